@@ -1,0 +1,239 @@
+//===- AttnBase.td - attn dialect, enums, attributes, types -*- tablegen -*-===//
+//
+// The `attn` dialect: attention over views of (paged) KV caches, variants
+// written as hook regions, and mergeable attention states.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLASHIR_DIALECT_ATTN_IR_ATTNBASE_TD
+#define FLASHIR_DIALECT_ATTN_IR_ATTNBASE_TD
+
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/OpBase.td"
+
+def Attn_Dialect : Dialect {
+  let name = "attn";
+  let cppNamespace = "::flashir::attn";
+  let summary = "Attention for LLM inference over paged KV caches";
+  let description = [{
+    The `attn` dialect makes three things first-class IR:
+
+    1. *Where KV lives*: block-sparse-row (BSR) views over a paged KV cache
+       (`!attn.paged_kv`), contiguous ragged KV (`!attn.ragged_kv`) and ragged
+       queries (`!attn.ragged_q`). Page tables are runtime values; page size,
+       layout, head count, head dimension and element type are compile-time
+       parameters of the view type.
+    2. *What is computed*: an `attn.variant` symbol holds optional hook regions
+       (query/key transform, logits transform, mask, output transform) and a
+       reduction kind (`softmax`, `sigmoid`, or the non-mergeable
+       `sparsemax`). A library of standard variants (`@plain`, `@causal`,
+       `@sliding_window`, `@soft_cap`, `@alibi`, `@custom_mask`, `@sigmoid`)
+       is written in the dialect itself and is available to every module.
+    3. *How partial results combine*: `!attn.state` values `(O, lse)` and
+       `attn.merge`, whose rule comes from the variant's reduction
+       (log-sum-exp weighted for softmax, plain sum for sigmoid).
+
+    Positions seen by hooks are logical: for a request with `Lq` queries and
+    `Lkv` keys, query row `i` sits at position `i + Lkv - Lq`; keys are
+    numbered `0 .. Lkv-1` across the concatenation of all views.
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+  let extraClassDeclaration = [{
+    /// Returns the standard variant named `name` from the built-in library,
+    /// or null. The library is parsed once per context, on first use.
+    VariantOp lookupStandardVariant(::llvm::StringRef name);
+
+    /// The MLIR source of the standard variant library.
+    static ::llvm::StringRef getStandardLibrarySource();
+
+  private:
+    ::mlir::OwningOpRef<::mlir::ModuleOp> standardLibrary;
+    bool standardLibraryParsed = false;
+    std::mutex standardLibraryMutex;
+  public:
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Attn_KVLayout : I32EnumAttr<"KVLayout", "KV page pool layout", [
+    I32EnumAttrCase<"NHD", 0, "nhd">,
+    I32EnumAttrCase<"HND", 1, "hnd">
+  ]> {
+  let cppNamespace = "::flashir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_ReductionKind : I32EnumAttr<"ReductionKind",
+    "how the scores of a query row are reduced over its keys", [
+    I32EnumAttrCase<"Softmax", 0, "softmax">,
+    I32EnumAttrCase<"Sigmoid", 1, "sigmoid">,
+    I32EnumAttrCase<"Sparsemax", 2, "sparsemax">
+  ]> {
+  let cppNamespace = "::flashir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_ParamKind : I32EnumAttr<"ParamKind",
+    "how a variant parameter is supplied and indexed", [
+    I32EnumAttrCase<"Scalar", 0, "scalar">,
+    I32EnumAttrCase<"PerRequest", 1, "per_request">,
+    I32EnumAttrCase<"PerHead", 2, "per_head">,
+    I32EnumAttrCase<"Buffer", 3, "buffer">
+  ]> {
+  let cppNamespace = "::flashir::attn";
+  let genSpecializedAttr = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+class Attn_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Attn_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def Attn_KVLayoutAttr : EnumAttr<Attn_Dialect, Attn_KVLayout, "layout"> {
+  let summary = "KV page pool layout: `nhd` = [pages, page, heads, dim], "
+                "`hnd` = [pages, heads, page, dim]";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Attn_ReductionKindAttr
+    : EnumAttr<Attn_Dialect, Attn_ReductionKind, "reduction"> {
+  let summary = "reduction of a query row's scores";
+  let description = [{
+    - `softmax`: `O = Σ exp(s_j) v_j / Σ exp(s_j)`, `lse = log Σ exp(s_j)`.
+      States merge by the log-sum-exp weighted rule (eq. 5/6).
+    - `sigmoid`: `O = Σ σ(s_j) v_j` (unnormalised), `lse = log Σ σ(s_j)`.
+      States merge by summing outputs (eq. 9).
+    - `sparsemax`: `O = Σ max(s_j - τ, 0) v_j` with `τ` chosen so the weights
+      sum to one. It needs the whole row at once: it has no merge rule, so its
+      attention cannot be split, composed or returned as a state.
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Attn_VariantParamAttr : Attn_Attr<"VariantParam", "param"> {
+  let summary = "a request-level parameter declared by a variant";
+  let description = [{
+    A named value the hooks of a variant receive as trailing block arguments.
+    The attention op supplies one operand per parameter:
+
+    | kind          | operand type          | hook argument          |
+    |---------------|-----------------------|------------------------|
+    | `scalar`      | `T`                   | `T`                    |
+    | `per_request` | `tensor<?xT>` [B]     | `T` of the query's request |
+    | `per_head`    | `tensor<HqxT>`        | `T` of the query head  |
+    | `buffer`      | the declared tensor   | the whole tensor       |
+
+    `T` is an integer, index or float type.
+
+    Example: `#attn.param<"window_left", i32, per_request>`
+  }];
+  let parameters = (ins StringRefParameter<"parameter name">:$name,
+                        "::mlir::Type":$type,
+                        EnumParameter<Attn_ParamKind>:$kind);
+  let assemblyFormat = "`<` $name `,` $type `,` $kind `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+class Attn_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<Attn_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
+}
+
+def Attn_PagedKVType : Attn_Type<"PagedKV", "paged_kv"> {
+  let summary = "block-sparse-row view of a paged KV cache";
+  let description = [{
+    A batch of requests whose keys/values live in fixed-size pages of a page
+    pool. Request `i` owns pages `indices[indptr[i] .. indptr[i+1])`, all full
+    except the last, which holds `last_page_len[i]` tokens (1..page_size); a
+    request with no pages is empty. Its KV length is
+    `(indptr[i+1] - indptr[i] - 1) * page_size + last_page_len[i]`.
+
+    Example: `!attn.paged_kv<page_size = 16, layout = nhd, heads = 8,
+    head_dim = 128, f16>`
+  }];
+  let parameters = (ins "int64_t":$pageSize,
+                        EnumParameter<Attn_KVLayout>:$layout,
+                        "int64_t":$numHeads, "int64_t":$headDim,
+                        "::mlir::Type":$elementType);
+  let assemblyFormat = [{
+    `<` `page_size` `=` $pageSize `,` `layout` `=` $layout `,`
+        `heads` `=` $numHeads `,` `head_dim` `=` $headDim `,` $elementType `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+def Attn_RaggedKVType : Attn_Type<"RaggedKV", "ragged_kv"> {
+  let summary = "contiguous ragged KV: request i owns rows kv_indptr[i]..";
+  let description = [{
+    Keys/values of all requests packed along the token dimension of
+    `[total_kv, heads, head_dim]` tensors; request `i` owns rows
+    `kv_indptr[i] .. kv_indptr[i+1]`.
+
+    Example: `!attn.ragged_kv<heads = 8, head_dim = 128, bf16>`
+  }];
+  let parameters = (ins "int64_t":$numHeads, "int64_t":$headDim,
+                        "::mlir::Type":$elementType);
+  let assemblyFormat = [{
+    `<` `heads` `=` $numHeads `,` `head_dim` `=` $headDim `,` $elementType `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+def Attn_RaggedQType : Attn_Type<"RaggedQ", "ragged_q"> {
+  let summary = "ragged queries: request i owns rows qo_indptr[i]..";
+  let description = [{
+    Queries of all requests packed as `[total_q, heads, head_dim]`; request
+    `i` owns rows `qo_indptr[i] .. qo_indptr[i+1]`. Outputs and states use the
+    same row numbering.
+
+    Example: `!attn.ragged_q<heads = 32, head_dim = 128, f16>`
+  }];
+  let parameters = (ins "int64_t":$numHeads, "int64_t":$headDim,
+                        "::mlir::Type":$elementType);
+  let assemblyFormat = [{
+    `<` `heads` `=` $numHeads `,` `head_dim` `=` $headDim `,` $elementType `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+def Attn_StateType : Attn_Type<"State", "state"> {
+  let summary = "mergeable attention state (O, lse) of one variant";
+  let description = [{
+    Per query row and head: an f32 output vector `O` and an f32 `lse` (natural
+    log of the reduction's normaliser). The variant is part of the type: only
+    states of the same variant merge, by the rule of its reduction. An empty
+    state (no visible key) has `lse = -inf` and is the identity of merge.
+
+    Example: `!attn.state<heads = 32, head_dim = 128, @causal>`
+  }];
+  let parameters = (ins "int64_t":$numHeads, "int64_t":$headDim,
+                        "::mlir::FlatSymbolRefAttr":$variant);
+  let assemblyFormat = [{
+    `<` `heads` `=` $numHeads `,` `head_dim` `=` $headDim `,` $variant `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+def Attn_AnyKVView : AnyTypeOf<[Attn_PagedKVType, Attn_RaggedKVType],
+                               "KV view">;
+
+#endif // FLASHIR_DIALECT_ATTN_IR_ATTNBASE_TD

@@ -1,0 +1,164 @@
+//===- AttnDialect.cpp - attn dialect registration and library ------------===//
+
+#include "flashir/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace flashir::attn;
+
+#include "flashir/Dialect/Attn/IR/AttnDialect.cpp.inc"
+#include "flashir/Dialect/Attn/IR/AttnEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "flashir/Dialect/Attn/IR/AttnAttrs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "flashir/Dialect/Attn/IR/AttnTypes.cpp.inc"
+
+void AttnDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "flashir/Dialect/Attn/IR/AttnAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "flashir/Dialect/Attn/IR/AttnTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "flashir/Dialect/Attn/IR/AttnOps.cpp.inc"
+      >();
+}
+
+StringRef AttnDialect::getStandardLibrarySource() {
+  static const char kSource[] =
+#include "StandardVariants.inc"
+      ;
+  return kSource;
+}
+
+VariantOp AttnDialect::lookupStandardVariant(StringRef name) {
+  std::lock_guard<std::mutex> lock(standardLibraryMutex);
+  if (!standardLibraryParsed) {
+    standardLibraryParsed = true;
+    // The library is checked by the test suite; a parse failure here would be
+    // a build defect, reported like any other diagnostic.
+    standardLibrary = parseSourceString<ModuleOp>(
+        getStandardLibrarySource(), ParserConfig(getContext()),
+        "flashir-standard-variants.mlir");
+  }
+  if (!standardLibrary)
+    return nullptr;
+  return dyn_cast_or_null<VariantOp>(
+      SymbolTable::lookupSymbolIn(*standardLibrary, name));
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers shared by the verifiers
+//===----------------------------------------------------------------------===//
+
+bool flashir::attn::isIndexArrayType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getRank() == 1 && tensor.isDynamicDim(0) &&
+         tensor.getElementType().isSignlessInteger(32);
+}
+
+bool flashir::attn::isSupportedElementType(Type type) {
+  return type.isF16() || type.isBF16() || type.isF32();
+}
+
+VariantOp flashir::attn::resolveVariant(Operation *from,
+                                        FlatSymbolRefAttr ref) {
+  if (!ref)
+    return nullptr;
+  if (Operation *sym = SymbolTable::lookupNearestSymbolFrom(from, ref))
+    return dyn_cast<VariantOp>(sym);
+  auto *dialect = from->getContext()->getLoadedDialect<AttnDialect>();
+  return dialect ? dialect->lookupStandardVariant(ref.getValue()) : nullptr;
+}
+
+VariantParamAttr flashir::attn::getCheckedVariantParam(
+    function_ref<InFlightDiagnostic()> emitError, MLIRContext *ctx,
+    StringRef name, Type type, ParamKind kind) {
+  return VariantParamAttr::getChecked(emitError, ctx, name, type, kind);
+}
+
+//===----------------------------------------------------------------------===//
+// Attribute and type verifiers
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+VariantParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         StringRef name, Type type, ParamKind kind) {
+  if (name.empty())
+    return emitError() << "variant parameter name must not be empty";
+  if (kind == ParamKind::Buffer) {
+    if (!isa<RankedTensorType>(type))
+      return emitError() << "buffer parameter '" << name
+                         << "' must have a ranked tensor type, got " << type;
+    return success();
+  }
+  if (!type.isIntOrIndexOrFloat())
+    return emitError() << stringifyParamKind(kind) << " parameter '" << name
+                       << "' must have an integer, index or float type, got "
+                       << type;
+  return success();
+}
+
+/// Checks the parameters every view/state type shares.
+static LogicalResult verifyHeadShape(function_ref<InFlightDiagnostic()> emitError,
+                                     int64_t numHeads, int64_t headDim) {
+  if (numHeads < 1)
+    return emitError() << "heads must be >= 1, got " << numHeads;
+  if (headDim < 2 || headDim % 2 != 0)
+    return emitError() << "head_dim must be a positive even number (hooks "
+                          "pair element i with i + head_dim/2), got "
+                       << headDim;
+  return success();
+}
+
+static LogicalResult
+verifyViewElementType(function_ref<InFlightDiagnostic()> emitError,
+                      Type elementType) {
+  if (!isSupportedElementType(elementType))
+    return emitError() << "element type must be f16, bf16 or f32, got "
+                       << elementType;
+  return success();
+}
+
+LogicalResult PagedKVType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  int64_t pageSize, KVLayout, int64_t numHeads,
+                                  int64_t headDim, Type elementType) {
+  if (pageSize < 1)
+    return emitError() << "page_size must be >= 1, got " << pageSize;
+  if (failed(verifyHeadShape(emitError, numHeads, headDim)))
+    return failure();
+  return verifyViewElementType(emitError, elementType);
+}
+
+LogicalResult RaggedKVType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   int64_t numHeads, int64_t headDim,
+                                   Type elementType) {
+  if (failed(verifyHeadShape(emitError, numHeads, headDim)))
+    return failure();
+  return verifyViewElementType(emitError, elementType);
+}
+
+LogicalResult RaggedQType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  int64_t numHeads, int64_t headDim,
+                                  Type elementType) {
+  if (failed(verifyHeadShape(emitError, numHeads, headDim)))
+    return failure();
+  return verifyViewElementType(emitError, elementType);
+}
+
+LogicalResult StateType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                int64_t numHeads, int64_t headDim,
+                                FlatSymbolRefAttr variant) {
+  if (!variant)
+    return emitError() << "state type needs a variant symbol";
+  return verifyHeadShape(emitError, numHeads, headDim);
+}
