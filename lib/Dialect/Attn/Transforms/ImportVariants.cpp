@@ -2,6 +2,7 @@
 
 #include "flashir/Dialect/Attn/Transforms/Passes.h"
 
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -20,22 +21,30 @@ struct ImportVariantsPass
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
 
-    // Every variant named by an op or a state type, in first-use order so the
-    // output is deterministic.
+    // Every variant named by an op or by a state type anywhere (operands,
+    // results, block arguments, type attributes such as function signatures),
+    // in first-use order so the output is deterministic.
     llvm::SetVector<StringAttr> used;
-    auto noteType = [&](Type type) {
-      if (auto state = dyn_cast<StateType>(type))
-        used.insert(state.getVariant().getAttr());
-    };
+    AttrTypeWalker walker;
+    walker.addWalk([&](StateType state) {
+      used.insert(state.getVariant().getAttr());
+    });
     module.walk([&](Operation *op) {
-      if (auto ref = op->getAttrOfType<FlatSymbolRefAttr>("variant"))
-        if (isa<AttnDialect>(op->getDialect()))
+      if (isa<AttnDialect>(op->getDialect()))
+        if (auto ref = op->getAttrOfType<FlatSymbolRefAttr>("variant"))
           used.insert(ref.getAttr());
-      llvm::for_each(op->getOperandTypes(), noteType);
-      llvm::for_each(op->getResultTypes(), noteType);
+      walker.walk(op->getAttrDictionary());
+      for (Type type : op->getResultTypes())
+        walker.walk(type);
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (Type type : block.getArgumentTypes())
+            walker.walk(type);
     });
 
-    auto *dialect = getContext().getLoadedDialect<AttnDialect>();
+    if (used.empty())
+      return;
+    auto *dialect = getContext().getOrLoadDialect<AttnDialect>();
     OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
     for (StringAttr name : used) {
       if (symbols.lookup(name))

@@ -113,7 +113,7 @@ def Attn_PagedKVOp : Attn_Op<"paged_kv", [Pure]> {
   let results = (outs Attn_PagedKVType:$result);
   let assemblyFormat = [{
     $k_pages `,` $v_pages `,` $indptr `,` $indices `,` $last_page_len attr-dict
-    `:` type($k_pages) `,` type($v_pages) `->` type($result)
+    `:` type($k_pages) `,` type($v_pages) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -132,7 +132,7 @@ def Attn_RaggedKVOp : Attn_Op<"ragged_kv", [Pure]> {
   let results = (outs Attn_RaggedKVType:$result);
   let assemblyFormat = [{
     $keys `,` $values `,` $kv_indptr attr-dict
-    `:` type($keys) `,` type($values) `->` type($result)
+    `:` type($keys) `,` type($values) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -148,7 +148,7 @@ def Attn_RaggedQOp : Attn_Op<"ragged_q", [Pure]> {
   let arguments = (ins AnyRankedTensor:$queries, Attn_IndexArray:$qo_indptr);
   let results = (outs Attn_RaggedQType:$result);
   let assemblyFormat = [{
-    $queries `,` $qo_indptr attr-dict `:` type($queries) `->` type($result)
+    $queries `,` $qo_indptr attr-dict `:` qualified(type($queries)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -196,7 +196,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
   let assemblyFormat = [{
     $variant `(` $queries `,` $views `)`
     (`params` `(` $params^ `:` type($params) `)`)?
-    attr-dict `:` type($queries) `,` type($views) `->` type($results)
+    attr-dict `:` qualified(type($queries)) `,` qualified(type($views)) `->` qualified(type($results))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -227,7 +227,7 @@ def Attn_EmptyStateOp : Attn_Op<"empty_state", [
   }];
   let arguments = (ins FlatSymbolRefAttr:$variant, Index:$rows);
   let results = (outs Attn_StateType:$result);
-  let assemblyFormat = "$variant $rows attr-dict `:` type($result)";
+  let assemblyFormat = "$variant $rows attr-dict `:` qualified(type($result))";
   let hasVerifier = 1;
 }
 
@@ -249,7 +249,7 @@ def Attn_MakeStateOp : Attn_Op<"make_state", [
   let results = (outs Attn_StateType:$result);
   let assemblyFormat = [{
     $variant $output `,` $lse attr-dict `:` type($output) `,` type($lse)
-    `->` type($result)
+    `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -275,7 +275,7 @@ def Attn_MergeOp : Attn_Op<"merge", [
   let arguments = (ins Variadic<Attn_StateType>:$states);
   let results = (outs Attn_StateType:$result);
   let assemblyFormat = [{
-    $states attr-dict `:` type($states) `->` type($result)
+    $states attr-dict `:` qualified(type($states)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -298,7 +298,7 @@ def Attn_FinalizeOp : Attn_Op<"finalize", [
   let arguments = (ins Attn_StateType:$state);
   let results = (outs AnyRankedTensor:$output, AnyRankedTensor:$lse);
   let assemblyFormat = [{
-    $state attr-dict `:` type($state) `->` type($output) `,` type($lse)
+    $state attr-dict `:` qualified(type($state)) `->` type($output) `,` type($lse)
   }];
   let hasVerifier = 1;
 }

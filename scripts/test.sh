@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Every test: unit tests (GoogleTest), the lit suite, the runtime-only build
+# (no LLVM/MLIR) and the check that docs/generated matches the ODS. Ends with
+# "N passed, N failed" and exits non-zero on any failure.
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh" || exit 1
+
+results=$(mktemp -d)
+passed=0
+failed=0
+
+# Reads JUnit XML files and adds their pass/fail counts.
+count() {
+  read -r p f < <(python3 - "$@" <<'PY'
+import sys, xml.etree.ElementTree as ET
+p = f = 0
+for path in sys.argv[1:]:
+    for case in ET.parse(path).getroot().iter("testcase"):
+        bad = case.find("failure") is not None or case.find("error") is not None
+        skipped = case.find("skipped") is not None
+        if bad: f += 1
+        elif not skipped: p += 1
+print(p, f)
+PY
+)
+  passed=$((passed + p))
+  failed=$((failed + f))
+}
+
+# A check that is not a test framework's: one pass or one failure.
+check() {
+  local name=$1; shift
+  if "$@" >"$results/$name.log" 2>&1; then
+    passed=$((passed + 1)); echo "PASS: $name"
+  else
+    failed=$((failed + 1)); echo "FAIL: $name"; cat "$results/$name.log"
+  fi
+}
+
+echo "== unit tests"
+(cd "$FLASHIR_BUILD_DIR" && ctest --output-on-failure --output-junit "$results/ctest.xml") ||
+  true
+if [ -f "$results/ctest.xml" ]; then count "$results/ctest.xml"; else failed=$((failed + 1)); fi
+
+echo "== lit"
+"$LLVM_PREFIX/bin/lit" -sv --xunit-xml-output "$results/lit.xml" \
+  "$FLASHIR_BUILD_DIR/test" || true
+if [ -f "$results/lit.xml" ]; then count "$results/lit.xml"; else failed=$((failed + 1)); fi
+
+echo "== generated docs match the ODS"
+check docs-up-to-date "$FLASHIR_ROOT/scripts/update-docs.sh" --check
+
+echo "== runtime-only build (no LLVM/MLIR)"
+rt="$FLASHIR_BUILD_DIR-runtime"
+check runtime-only-build bash -c "
+  cmake -S '$FLASHIR_ROOT' -B '$rt' -G Ninja -DFLASHIR_ENABLE_COMPILER=OFF \
+    -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+  cmake --build '$rt' &&
+  ! grep -q '^MLIR_DIR:PATH=/' '$rt/CMakeCache.txt' &&
+  cd '$rt' && ctest --output-on-failure"
+
+rm -rf "$results"
+echo
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
