@@ -5,8 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "flashir/Conversion/Passes.h"
 #include "flashir/Dialect/Attn/IR/Attn.h"
 #include "flashir/Dialect/Attn/Transforms/Passes.h"
+#include "flashir/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -22,6 +24,8 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   flashir::attn::registerAttnPasses();
+  flashir::registerFlashIRConversionPasses();
+  flashir::registerAttnPipelines();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

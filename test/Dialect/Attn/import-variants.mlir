@@ -6,7 +6,7 @@
 // CHECK: attn.variant @soft_cap reduction softmax params(cap : f32 scalar) {
 // CHECK: math.tanh
 // CHECK: attn.variant @causal reduction softmax {
-// CHECK: arith.cmpi ule
+// CHECK: arith.cmpi sle
 // CHECK: attn.variant @plain reduction softmax {
 // CHECK-NEXT: mask(
 // CHECK-NOT: attn.variant

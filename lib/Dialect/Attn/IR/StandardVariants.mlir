@@ -11,7 +11,7 @@ attn.variant @plain reduction softmax {}
 // Bottom-right aligned causal mask: key kpos is visible iff kpos <= qpos.
 attn.variant @causal reduction softmax {
   mask(%qpos: index, %kpos: index, %head: index) {
-    %keep = arith.cmpi ule, %kpos, %qpos : index
+    %keep = arith.cmpi sle, %kpos, %qpos : index
     attn.yield %keep : i1
   }
 }
@@ -22,12 +22,12 @@ attn.variant @causal reduction softmax {
 attn.variant @sliding_window reduction softmax
     params(window_left : i32 per_request) {
   mask(%qpos: index, %kpos: index, %head: index, %window_left: i32) {
-    %causal = arith.cmpi ule, %kpos, %qpos : index
+    %causal = arith.cmpi sle, %kpos, %qpos : index
     %zero = arith.constant 0 : i32
     %unbounded = arith.cmpi slt, %window_left, %zero : i32
     %w = arith.index_cast %window_left : i32 to index
     %reach = arith.addi %kpos, %w : index
-    %inside = arith.cmpi uge, %reach, %qpos : index
+    %inside = arith.cmpi sge, %reach, %qpos : index
     %near = arith.ori %unbounded, %inside : i1
     %keep = arith.andi %causal, %near : i1
     attn.yield %keep : i1
@@ -43,7 +43,7 @@ attn.variant @soft_cap reduction softmax params(cap : f32 scalar) {
     attn.yield %r : f32
   }
   mask(%qpos: index, %kpos: index, %head: index, %cap: f32) {
-    %keep = arith.cmpi ule, %kpos, %qpos : index
+    %keep = arith.cmpi sle, %kpos, %qpos : index
     attn.yield %keep : i1
   }
 }
@@ -60,7 +60,7 @@ attn.variant @alibi reduction softmax params(slope : f32 per_head) {
     attn.yield %r : f32
   }
   mask(%qpos: index, %kpos: index, %head: index, %slope: f32) {
-    %keep = arith.cmpi ule, %kpos, %qpos : index
+    %keep = arith.cmpi sle, %kpos, %qpos : index
     attn.yield %keep : i1
   }
 }

@@ -1,0 +1,24 @@
+//===- Passes.h - FlashIR conversion passes ---------------------*- C++ -*-===//
+
+#ifndef FLASHIR_CONVERSION_PASSES_H
+#define FLASHIR_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace flashir {
+
+#define GEN_PASS_DECL
+#include "flashir/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "flashir/Conversion/Passes.h.inc"
+
+} // namespace flashir
+
+#endif // FLASHIR_CONVERSION_PASSES_H

@@ -1,0 +1,830 @@
+//===- AttnToLoops.cpp - attn ops to scf loop nests -----------------------===//
+//
+// The executable meaning of the attn dialect: each op becomes a plain loop
+// nest with the variant's hooks inlined. This is the reference lowering the
+// CPU path runs and later transforms are checked against; it favours being
+// obviously right over being fast.
+//
+//===----------------------------------------------------------------------===//
+
+#include "flashir/Conversion/Passes.h"
+#include "flashir/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <limits>
+
+namespace flashir {
+#define GEN_PASS_DEF_CONVERTATTNTOLOOPS
+#include "flashir/Conversion/Passes.h.inc"
+} // namespace flashir
+
+using namespace mlir;
+using namespace flashir::attn;
+
+namespace {
+
+using Builder = ImplicitLocOpBuilder;
+using BodyFn = function_ref<SmallVector<Value>(Builder &, Value, ValueRange)>;
+
+//===----------------------------------------------------------------------===//
+// Small IR-building helpers
+//===----------------------------------------------------------------------===//
+
+Value cIndex(Builder &b, int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+Value cF32(Builder &b, float v) {
+  return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+}
+Value negInf(Builder &b) {
+  return cF32(b, -std::numeric_limits<float>::infinity());
+}
+
+/// scf.for %iv = lb to ub step 1 iter_args(inits); `body` returns the yield.
+ValueRange buildFor(Builder &b, Value lb, Value ub, ValueRange inits,
+                    BodyFn body) {
+  auto loop = scf::ForOp::create(
+      b, lb, ub, cIndex(b, 1), inits,
+      [&](OpBuilder &ob, Location loc, Value iv, ValueRange args) {
+        Builder nb(loc, ob);
+        scf::YieldOp::create(nb, body(nb, iv, args));
+      });
+  return loop.getResults();
+}
+
+/// A loop without loop-carried values.
+void buildFor(Builder &b, Value lb, Value ub,
+              function_ref<void(Builder &, Value)> body) {
+  buildFor(b, lb, ub, {}, [&](Builder &nb, Value iv, ValueRange) {
+    body(nb, iv);
+    return SmallVector<Value>();
+  });
+}
+
+/// scf.if with results; both branches return the values to yield.
+ValueRange buildIf(Builder &b, Value cond,
+                   function_ref<SmallVector<Value>(Builder &)> thenFn,
+                   function_ref<SmallVector<Value>(Builder &)> elseFn) {
+  auto ifOp = scf::IfOp::create(
+      b, cond,
+      [&](OpBuilder &ob, Location loc) {
+        Builder nb(loc, ob);
+        scf::YieldOp::create(nb, thenFn(nb));
+      },
+      [&](OpBuilder &ob, Location loc) {
+        Builder nb(loc, ob);
+        scf::YieldOp::create(nb, elseFn(nb));
+      });
+  return ifOp.getResults();
+}
+
+Value extract(Builder &b, Value tensor, ValueRange indices) {
+  return tensor::ExtractOp::create(b, tensor, indices);
+}
+
+/// Reads an i32 metadata entry as an index.
+Value extractIndex(Builder &b, Value tensor, Value i) {
+  return arith::IndexCastOp::create(b, b.getIndexType(),
+                                    extract(b, tensor, {i}));
+}
+
+/// Reads a float element and widens it to f32 (the accumulation type).
+Value extractF32(Builder &b, Value tensor, ValueRange indices) {
+  Value v = extract(b, tensor, indices);
+  if (v.getType().isF32())
+    return v;
+  if (v.getType().getIntOrFloatBitWidth() < 32)
+    return arith::ExtFOp::create(b, b.getF32Type(), v);
+  return arith::TruncFOp::create(b, b.getF32Type(), v);
+}
+
+/// Converts an f32 to the element type of a result.
+Value castFromF32(Builder &b, Value v, Type type) {
+  if (type.isF32())
+    return v;
+  if (type.getIntOrFloatBitWidth() < 32)
+    return arith::TruncFOp::create(b, type, v);
+  return arith::ExtFOp::create(b, type, v);
+}
+
+Value isNegInf(Builder &b, Value v) {
+  return arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, v, negInf(b));
+}
+
+/// Inlines the single-block hook `hook` with `args` for its block arguments
+/// and returns the value it yields.
+Value inlineHook(Builder &b, Region &hook, ArrayRef<Value> args) {
+  Block &block = hook.front();
+  IRMapping map;
+  for (auto [arg, value] : llvm::zip_equal(block.getArguments(), args))
+    map.map(arg, value);
+  for (Operation &op : block.without_terminator())
+    b.clone(op, map);
+  auto yield = cast<YieldOp>(block.getTerminator());
+  return map.lookupOrDefault(yield.getValues().front());
+}
+
+/// Builds a buffer of `type` and returns it with a tensor view of it.
+Value toTensor(Builder &b, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  auto tensorType = RankedTensorType::get(type.getShape(), type.getElementType());
+  return bufferization::ToTensorOp::create(b, tensorType, buffer,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+//===----------------------------------------------------------------------===//
+// KV views
+//===----------------------------------------------------------------------===//
+
+struct View {
+  // Paged: pools, page table; ragged: keys/values and kv_indptr.
+  bool paged = false;
+  bool hnd = false;
+  int64_t pageSize = 1;
+  Value keys, values;
+  Value indptr, indices, lastPageLen;
+  Value kvIndptr;
+
+  /// KV length of request `req`.
+  Value length(Builder &b, Value req) const {
+    Value next = arith::AddIOp::create(b, req, cIndex(b, 1));
+    if (!paged)
+      return arith::SubIOp::create(b, extractIndex(b, kvIndptr, next),
+                                   extractIndex(b, kvIndptr, req));
+    Value pages = arith::SubIOp::create(b, extractIndex(b, indptr, next),
+                                        extractIndex(b, indptr, req));
+    Value full = arith::MulIOp::create(
+        b, arith::SubIOp::create(b, pages, cIndex(b, 1)), cIndex(b, pageSize));
+    Value len = arith::AddIOp::create(b, full,
+                                      extractIndex(b, lastPageLen, req));
+    Value nonEmpty = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
+                                           pages, cIndex(b, 0));
+    return arith::SelectOp::create(b, nonEmpty, len, cIndex(b, 0));
+  }
+
+  /// Indices of key `j` of request `req`, KV head `head`, dim `d`, split as
+  /// a prefix computed once per key and the dim appended per element.
+  SmallVector<Value> keyPrefix(Builder &b, Value req, Value j,
+                               Value head) const {
+    if (!paged) {
+      Value row = arith::AddIOp::create(b, extractIndex(b, kvIndptr, req), j);
+      return {row, head};
+    }
+    Value slot = arith::RemUIOp::create(b, j, cIndex(b, pageSize));
+    Value logicalPage = arith::DivUIOp::create(b, j, cIndex(b, pageSize));
+    Value entry = arith::AddIOp::create(b, extractIndex(b, indptr, req),
+                                        logicalPage);
+    Value page = extractIndex(b, indices, entry);
+    if (hnd)
+      return {page, head, slot};
+    return {page, slot, head};
+  }
+};
+
+FailureOr<View> getView(Operation *user, Value value) {
+  View view;
+  if (auto paged = value.getDefiningOp<PagedKVOp>()) {
+    view.paged = true;
+    view.hnd = paged.getType().getLayout() == KVLayout::HND;
+    view.pageSize = paged.getType().getPageSize();
+    view.keys = paged.getKPages();
+    view.values = paged.getVPages();
+    view.indptr = paged.getIndptr();
+    view.indices = paged.getIndices();
+    view.lastPageLen = paged.getLastPageLen();
+    return view;
+  }
+  if (auto ragged = value.getDefiningOp<RaggedKVOp>()) {
+    view.keys = ragged.getKeys();
+    view.values = ragged.getValues();
+    view.kvIndptr = ragged.getKvIndptr();
+    return view;
+  }
+  return user->emitOpError("the CPU lowering needs every KV view to be "
+                           "defined by attn.paged_kv or attn.ragged_kv in the "
+                           "same function");
+}
+
+//===----------------------------------------------------------------------===//
+// attn.attention
+//===----------------------------------------------------------------------===//
+
+class AttentionLowering {
+public:
+  AttentionLowering(AttentionOp op, VariantOp variant, ArrayRef<View> views,
+                    RaggedQOp queries)
+      : op(op), variant(variant), views(views), queries(queries) {
+    RaggedQType qType = queries.getType();
+    numQoHeads = qType.getNumHeads();
+    headDim = qType.getHeadDim();
+    groupSize = numQoHeads / op.getNumKvHeads();
+    scale = op.getEffectiveScale();
+  }
+
+  /// Emits the loop nest before `op`; returns (output, lse) tensors. The
+  /// output is f32 without the output hook when `asState`.
+  std::pair<Value, Value> emit(Builder &b, bool asState, Type outputElement);
+
+private:
+  /// Parameter values visible to hooks of request `req`, query head `head`.
+  SmallVector<Value> paramValues(Builder &b, Value req, Value head);
+
+  /// Runs `body(b, view, j, kpos, args)` for every key of request `req`,
+  /// in order across the views, threading `inits` through.
+  SmallVector<Value>
+  forEachKey(Builder &b, Value req, ArrayRef<Value> lengths, ValueRange inits,
+             function_ref<SmallVector<Value>(Builder &, const View &, Value,
+                                             Value, ValueRange)>
+                 body);
+
+  /// Whether key `kpos` is visible to (qpos, head); null if no mask hook.
+  Value visible(Builder &b, Value qpos, Value kpos, Value head,
+                ArrayRef<Value> params);
+
+  /// scale * <q', key(k)>.
+  Value score(Builder &b, const View &view, Value req, Value j, Value kpos,
+              Value head, Value kvHead, ArrayRef<Value> params, Value qBuf);
+
+  /// acc[d] = acc[d] * keepScale + weight * v[d].
+  void accumulate(Builder &b, const View &view, Value req, Value j,
+                  Value kvHead, Value acc, Value keepScale, Value weight);
+
+  AttentionOp op;
+  VariantOp variant;
+  ArrayRef<View> views;
+  RaggedQOp queries;
+  int64_t numQoHeads, headDim, groupSize;
+  float scale;
+};
+
+SmallVector<Value> AttentionLowering::paramValues(Builder &b, Value req,
+                                                  Value head) {
+  SmallVector<Value> values;
+  for (auto [decl, value] : llvm::zip_equal(variant.getParamList(),
+                                            op.getParams())) {
+    switch (decl.getKind()) {
+    case ParamKind::Scalar:
+    case ParamKind::Buffer:
+      values.push_back(value);
+      break;
+    case ParamKind::PerRequest:
+      values.push_back(extract(b, value, {req}));
+      break;
+    case ParamKind::PerHead:
+      values.push_back(extract(b, value, {head}));
+      break;
+    }
+  }
+  return values;
+}
+
+SmallVector<Value> AttentionLowering::forEachKey(
+    Builder &b, Value req, ArrayRef<Value> lengths, ValueRange inits,
+    function_ref<SmallVector<Value>(Builder &, const View &, Value, Value,
+                                    ValueRange)>
+        body) {
+  SmallVector<Value> carried(inits);
+  Value base = cIndex(b, 0);
+  for (auto [view, length] : llvm::zip_equal(views, lengths)) {
+    Value viewBase = base;
+    const View &v = view;
+    carried = llvm::to_vector(buildFor(
+        b, cIndex(b, 0), length, carried,
+        [&](Builder &nb, Value j, ValueRange args) {
+          Value kpos = arith::AddIOp::create(nb, viewBase, j);
+          return body(nb, v, j, kpos, args);
+        }));
+    base = arith::AddIOp::create(b, base, length);
+  }
+  return carried;
+}
+
+Value AttentionLowering::visible(Builder &b, Value qpos, Value kpos,
+                                 Value head, ArrayRef<Value> params) {
+  if (variant.getMask().empty())
+    return nullptr;
+  SmallVector<Value> args = {qpos, kpos, head};
+  args.append(params.begin(), params.end());
+  return inlineHook(b, variant.getMask(), args);
+}
+
+Value AttentionLowering::score(Builder &b, const View &view, Value req,
+                               Value j, Value kpos, Value head, Value kvHead,
+                               ArrayRef<Value> params, Value qBuf) {
+  SmallVector<Value> prefix = view.keyPrefix(b, req, j, kvHead);
+  Region &keyHook = variant.getKey();
+  Value half = cIndex(b, headDim / 2), dim = cIndex(b, headDim);
+  Value zero = cF32(b, 0.0f);
+  Value dot = buildFor(
+      b, cIndex(b, 0), dim, {zero},
+      [&](Builder &nb, Value d, ValueRange args) -> SmallVector<Value> {
+        SmallVector<Value> idx(prefix);
+        idx.push_back(d);
+        Value k = extractF32(nb, view.keys, idx);
+        if (!keyHook.empty()) {
+          SmallVector<Value> rotIdx(prefix);
+          rotIdx.push_back(arith::RemUIOp::create(
+              nb, arith::AddIOp::create(nb, d, half), dim));
+          Value kRot = extractF32(nb, view.keys, rotIdx);
+          SmallVector<Value> hookArgs = {k, kRot, d, kpos, kvHead};
+          hookArgs.append(params.begin(), params.end());
+          k = inlineHook(nb, keyHook, hookArgs);
+        }
+        Value q = memref::LoadOp::create(nb, qBuf, d);
+        return {arith::AddFOp::create(nb, args[0],
+                                      arith::MulFOp::create(nb, q, k))};
+      })[0];
+  return arith::MulFOp::create(b, dot, cF32(b, scale));
+}
+
+void AttentionLowering::accumulate(Builder &b, const View &view, Value req,
+                                   Value j, Value kvHead, Value acc,
+                                   Value keepScale, Value weight) {
+  SmallVector<Value> prefix = view.keyPrefix(b, req, j, kvHead);
+  buildFor(b, cIndex(b, 0), cIndex(b, headDim), [&](Builder &nb, Value d) {
+    SmallVector<Value> idx(prefix);
+    idx.push_back(d);
+    Value v = extractF32(nb, view.values, idx);
+    Value a = memref::LoadOp::create(nb, acc, d);
+    if (keepScale)
+      a = arith::MulFOp::create(nb, a, keepScale);
+    a = arith::AddFOp::create(nb, a, arith::MulFOp::create(nb, weight, v));
+    memref::StoreOp::create(nb, a, acc, d);
+  });
+}
+
+std::pair<Value, Value> AttentionLowering::emit(Builder &b, bool asState,
+                                                Type outputElement) {
+  Type f32 = b.getF32Type();
+  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
+  Value qoIndptr = queries.getQoIndptr(), q = queries.getQueries();
+  Value numRequests = arith::SubIOp::create(
+      b, tensor::DimOp::create(b, qoIndptr, 0), c1);
+  Value totalQ = tensor::DimOp::create(b, q, 0);
+  int64_t dyn = ShapedType::kDynamic;
+  Value out = memref::AllocOp::create(
+      b, MemRefType::get({dyn, numQoHeads, headDim}, outputElement),
+      ValueRange{totalQ});
+  Value lse = memref::AllocOp::create(
+      b, MemRefType::get({dyn, numQoHeads}, f32), ValueRange{totalQ});
+  auto vecType = MemRefType::get({headDim}, f32);
+  Value qBuf = memref::AllocaOp::create(b, vecType);
+  Value acc = memref::AllocaOp::create(b, vecType);
+  ReductionKind reduction = variant.getReduction();
+  Region &logitsHook = variant.getLogits();
+  Region &queryHook = variant.getQuery();
+  Region &outputHook = variant.getOutput();
+
+  buildFor(b, c0, numRequests, [&](Builder &b, Value req) {
+    Value qBegin = extractIndex(b, qoIndptr, req);
+    Value qEnd = extractIndex(b, qoIndptr, arith::AddIOp::create(b, req, c1));
+    Value numQ = arith::SubIOp::create(b, qEnd, qBegin);
+    SmallVector<Value> lengths;
+    Value numKv = c0;
+    for (const View &view : views) {
+      lengths.push_back(view.length(b, req));
+      numKv = arith::AddIOp::create(b, numKv, lengths.back());
+    }
+    // Sparsemax keeps the request's scores: one row at a time.
+    Value scores;
+    if (reduction == ReductionKind::Sparsemax)
+      scores = memref::AllocOp::create(b, MemRefType::get({dyn}, f32),
+                                       ValueRange{numKv});
+
+    buildFor(b, c0, numQ, [&](Builder &b, Value i) {
+      Value row = arith::AddIOp::create(b, qBegin, i);
+      // Queries are the last numQ tokens: qpos = i + Lkv - Lq.
+      Value qpos = arith::SubIOp::create(
+          b, arith::AddIOp::create(b, i, numKv), numQ);
+      buildFor(b, c0, cIndex(b, numQoHeads), [&](Builder &b, Value head) {
+        Value kvHead = arith::DivUIOp::create(b, head, cIndex(b, groupSize));
+        SmallVector<Value> params = paramValues(b, req, head);
+
+        // q' = query(q), kept in f32.
+        Value dim = cIndex(b, headDim), half = cIndex(b, headDim / 2);
+        buildFor(b, c0, dim, [&](Builder &b, Value d) {
+          Value x = extractF32(b, q, {row, head, d});
+          if (!queryHook.empty()) {
+            Value rot = arith::RemUIOp::create(
+                b, arith::AddIOp::create(b, d, half), dim);
+            Value xRot = extractF32(b, q, {row, head, rot});
+            SmallVector<Value> args = {x, xRot, d, qpos, head};
+            args.append(params.begin(), params.end());
+            x = inlineHook(b, queryHook, args);
+          }
+          memref::StoreOp::create(b, x, qBuf, d);
+          memref::StoreOp::create(b, cF32(b, 0.0f), acc, d);
+        });
+
+        // The logits of key kpos (score + hook).
+        auto logits = [&](Builder &b, const View &view, Value j,
+                          Value kpos) -> Value {
+          Value s = score(b, view, req, j, kpos, head, kvHead, params, qBuf);
+          if (logitsHook.empty())
+            return s;
+          SmallVector<Value> args = {s, qpos, kpos, head};
+          args.append(params.begin(), params.end());
+          return inlineHook(b, logitsHook, args);
+        };
+        // Runs `update` only for visible keys; masked keys leave the
+        // carried values untouched (they are excluded, not down-weighted).
+        auto ifVisible =
+            [&](Builder &b, Value kpos, ValueRange args,
+                function_ref<SmallVector<Value>(Builder &)> update) {
+              Value keep = visible(b, qpos, kpos, head, params);
+              if (!keep)
+                return update(b);
+              return llvm::to_vector(buildIf(b, keep, update, [&](Builder &) {
+                return SmallVector<Value>(args);
+              }));
+            };
+
+        Value rowMax, denom;
+        Value oneF = cF32(b, 1.0f), zeroF = cF32(b, 0.0f);
+        if (reduction == ReductionKind::Softmax) {
+          // Online softmax: running max m, denominator l, rescaled acc.
+          SmallVector<Value> ml = forEachKey(
+              b, req, lengths, {negInf(b), zeroF},
+              [&](Builder &b, const View &view, Value j, Value kpos,
+                  ValueRange args) {
+                return ifVisible(b, kpos, args, [&](Builder &b) {
+                  Value m = args[0], l = args[1];
+                  Value s = logits(b, view, j, kpos);
+                  Value mNew = arith::MaximumFOp::create(b, m, s);
+                  // exp(-inf - -inf) is NaN: an empty history or a -inf
+                  // logit contributes exactly 0.
+                  Value c = arith::SelectOp::create(
+                      b, isNegInf(b, m), zeroF,
+                      math::ExpOp::create(b, arith::SubFOp::create(b, m, mNew)));
+                  Value p = arith::SelectOp::create(
+                      b, isNegInf(b, s), zeroF,
+                      math::ExpOp::create(b, arith::SubFOp::create(b, s, mNew)));
+                  accumulate(b, view, req, j, kvHead, acc, c, p);
+                  Value lNew = arith::AddFOp::create(
+                      b, arith::MulFOp::create(b, l, c), p);
+                  return SmallVector<Value>{mNew, lNew};
+                });
+              });
+          rowMax = ml[0];
+          denom = ml[1];
+        } else if (reduction == ReductionKind::Sigmoid) {
+          denom = forEachKey(
+              b, req, lengths, {zeroF},
+              [&](Builder &b, const View &view, Value j, Value kpos,
+                  ValueRange args) {
+                return ifVisible(b, kpos, args, [&](Builder &b) {
+                  Value s = logits(b, view, j, kpos);
+                  Value e = math::ExpOp::create(b, arith::NegFOp::create(b, s));
+                  Value p = arith::DivFOp::create(
+                      b, oneF, arith::AddFOp::create(b, oneF, e));
+                  accumulate(b, view, req, j, kvHead, acc, nullptr, p);
+                  return SmallVector<Value>{arith::AddFOp::create(b, args[0], p)};
+                });
+              })[0];
+        } else {
+          // Sparsemax: scores of the row (masked = -inf), then the threshold
+          // tau with sum(max(s - tau, 0)) = 1 by bisection on [max-1, max].
+          rowMax = forEachKey(
+              b, req, lengths, {negInf(b)},
+              [&](Builder &b, const View &view, Value j, Value kpos,
+                  ValueRange args) {
+                Value s = ifVisible(b, kpos, {negInf(b)}, [&](Builder &b) {
+                  return SmallVector<Value>{logits(b, view, j, kpos)};
+                })[0];
+                memref::StoreOp::create(b, s, scores, kpos);
+                return SmallVector<Value>{
+                    arith::MaximumFOp::create(b, args[0], s)};
+              })[0];
+          auto mass = [&](Builder &b, Value tau) {
+            return buildFor(b, c0, numKv, {zeroF},
+                            [&](Builder &b, Value k, ValueRange args) {
+                              Value s = memref::LoadOp::create(b, scores, k);
+                              Value w = arith::MaximumFOp::create(
+                                  b, arith::SubFOp::create(b, s, tau), zeroF);
+                              return SmallVector<Value>{
+                                  arith::AddFOp::create(b, args[0], w)};
+                            })[0];
+          };
+          Value lo0 = arith::SubFOp::create(b, rowMax, oneF);
+          SmallVector<Value> bounds = llvm::to_vector(buildFor(
+              b, c0, cIndex(b, 40), {lo0, rowMax},
+              [&](Builder &b, Value, ValueRange args) -> SmallVector<Value> {
+                Value mid = arith::MulFOp::create(
+                    b, arith::AddFOp::create(b, args[0], args[1]),
+                    cF32(b, 0.5f));
+                Value above = arith::CmpFOp::create(
+                    b, arith::CmpFPredicate::OGT, mass(b, mid), oneF);
+                return {arith::SelectOp::create(b, above, mid, args[0]),
+                        arith::SelectOp::create(b, above, args[1], mid)};
+              }));
+          Value tau = arith::MulFOp::create(
+              b, arith::AddFOp::create(b, bounds[0], bounds[1]), cF32(b, 0.5f));
+          denom = forEachKey(
+              b, req, lengths, {zeroF},
+              [&](Builder &b, const View &view, Value j, Value kpos,
+                  ValueRange args) {
+                Value s = memref::LoadOp::create(b, scores, kpos);
+                Value w = arith::MaximumFOp::create(
+                    b, arith::SubFOp::create(b, s, tau), zeroF);
+                accumulate(b, view, req, j, kvHead, acc, nullptr, w);
+                return SmallVector<Value>{arith::AddFOp::create(b, args[0], w)};
+              })[0];
+        }
+
+        // Row result. No visible key: output 0, lse = -inf.
+        Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                            denom, zeroF);
+        Value inv = oneF, rowLse;
+        Value logDenom = math::LogOp::create(b, denom);
+        switch (reduction) {
+        case ReductionKind::Softmax:
+          inv = arith::DivFOp::create(b, oneF, denom);
+          rowLse = arith::AddFOp::create(b, rowMax, logDenom);
+          break;
+        case ReductionKind::Sigmoid:
+          rowLse = logDenom;
+          break;
+        case ReductionKind::Sparsemax:
+          // Normalising by the found mass absorbs the bisection's residue.
+          inv = arith::DivFOp::create(b, oneF, denom);
+          rowLse = zeroF;
+          break;
+        }
+        inv = arith::SelectOp::create(b, empty, zeroF, inv);
+        rowLse = arith::SelectOp::create(b, empty, negInf(b), rowLse);
+        memref::StoreOp::create(b, rowLse, lse, ValueRange{row, head});
+        buildFor(b, c0, dim, [&](Builder &b, Value d) {
+          Value o = arith::MulFOp::create(
+              b, memref::LoadOp::create(b, acc, d), inv);
+          if (!asState && !outputHook.empty())
+            o = inlineHook(b, outputHook, {o, d, head});
+          memref::StoreOp::create(b, castFromF32(b, o, outputElement), out,
+                                  ValueRange{row, head, d});
+        });
+      });
+    });
+    if (scores)
+      memref::DeallocOp::create(b, scores);
+  });
+  return {toTensor(b, out), toTensor(b, lse)};
+}
+
+//===----------------------------------------------------------------------===//
+// States
+//===----------------------------------------------------------------------===//
+
+using StatePair = std::pair<Value, Value>; // (output f32 tensor, lse tensor)
+
+StatePair emitEmptyState(Builder &b, StateType type, Value rows) {
+  int64_t dyn = ShapedType::kDynamic;
+  Type f32 = b.getF32Type();
+  Value out = memref::AllocOp::create(
+      b, MemRefType::get({dyn, type.getNumHeads(), type.getHeadDim()}, f32),
+      ValueRange{rows});
+  Value lse = memref::AllocOp::create(
+      b, MemRefType::get({dyn, type.getNumHeads()}, f32), ValueRange{rows});
+  Value c0 = cIndex(b, 0);
+  buildFor(b, c0, rows, [&](Builder &b, Value r) {
+    buildFor(b, c0, cIndex(b, type.getNumHeads()), [&](Builder &b, Value h) {
+      memref::StoreOp::create(b, negInf(b), lse, ValueRange{r, h});
+      buildFor(b, c0, cIndex(b, type.getHeadDim()), [&](Builder &b, Value d) {
+        memref::StoreOp::create(b, cF32(b, 0.0f), out, ValueRange{r, h, d});
+      });
+    });
+  });
+  return {toTensor(b, out), toTensor(b, lse)};
+}
+
+/// Merges two states by the rule of `reduction` (eq. 6 for softmax, a sum
+/// for sigmoid); an empty side (lse = -inf) is the identity.
+StatePair emitMerge(Builder &b, StateType type, ReductionKind reduction,
+                    StatePair lhs, StatePair rhs) {
+  int64_t dyn = ShapedType::kDynamic;
+  Type f32 = b.getF32Type();
+  int64_t heads = type.getNumHeads(), dim = type.getHeadDim();
+  Value rows = tensor::DimOp::create(b, lhs.first, 0);
+  Value out = memref::AllocOp::create(
+      b, MemRefType::get({dyn, heads, dim}, f32), ValueRange{rows});
+  Value lse = memref::AllocOp::create(b, MemRefType::get({dyn, heads}, f32),
+                                      ValueRange{rows});
+  Value c0 = cIndex(b, 0);
+  buildFor(b, c0, rows, [&](Builder &b, Value r) {
+    buildFor(b, c0, cIndex(b, heads), [&](Builder &b, Value h) {
+      Value la = extract(b, lhs.second, {r, h});
+      Value lb = extract(b, rhs.second, {r, h});
+      Value aEmpty = isNegInf(b, la), bEmpty = isNegInf(b, lb);
+      Value m = arith::MaximumFOp::create(b, la, lb);
+      Value zero = cF32(b, 0.0f);
+      Value wa = arith::SelectOp::create(
+          b, aEmpty, zero,
+          math::ExpOp::create(b, arith::SubFOp::create(b, la, m)));
+      Value wb = arith::SelectOp::create(
+          b, bEmpty, zero,
+          math::ExpOp::create(b, arith::SubFOp::create(b, lb, m)));
+      Value sum = arith::AddFOp::create(b, wa, wb);
+      Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
+      Value merged = arith::AddFOp::create(
+          b, m, math::LogOp::create(b, sum));
+      memref::StoreOp::create(
+          b, arith::SelectOp::create(b, none, negInf(b), merged), lse,
+          ValueRange{r, h});
+      Value inv = arith::DivFOp::create(b, cF32(b, 1.0f), sum);
+      buildFor(b, c0, cIndex(b, dim), [&](Builder &b, Value d) {
+        Value oa = extract(b, lhs.first, {r, h, d});
+        Value ob = extract(b, rhs.first, {r, h, d});
+        Value o;
+        if (reduction == ReductionKind::Sigmoid) {
+          o = arith::AddFOp::create(b, oa, ob);
+        } else {
+          Value mix = arith::MulFOp::create(
+              b,
+              arith::AddFOp::create(b, arith::MulFOp::create(b, wa, oa),
+                                    arith::MulFOp::create(b, wb, ob)),
+              inv);
+          o = arith::SelectOp::create(
+              b, aEmpty, ob, arith::SelectOp::create(b, bEmpty, oa, mix));
+        }
+        memref::StoreOp::create(b, o, out, ValueRange{r, h, d});
+      });
+    });
+  });
+  return {toTensor(b, out), toTensor(b, lse)};
+}
+
+/// Applies the output hook and converts to `outputType`'s element type.
+Value emitFinalize(Builder &b, VariantOp variant, StateType type,
+                   StatePair state, RankedTensorType outputType) {
+  int64_t heads = type.getNumHeads(), dim = type.getHeadDim();
+  Value rows = tensor::DimOp::create(b, state.first, 0);
+  Type element = outputType.getElementType();
+  Value out = memref::AllocOp::create(
+      b, MemRefType::get({ShapedType::kDynamic, heads, dim}, element),
+      ValueRange{rows});
+  Value c0 = cIndex(b, 0);
+  Region &hook = variant.getOutput();
+  buildFor(b, c0, rows, [&](Builder &b, Value r) {
+    buildFor(b, c0, cIndex(b, heads), [&](Builder &b, Value h) {
+      buildFor(b, c0, cIndex(b, dim), [&](Builder &b, Value d) {
+        Value o = extract(b, state.first, {r, h, d});
+        if (!hook.empty())
+          o = inlineHook(b, hook, {o, d, h});
+        memref::StoreOp::create(b, castFromF32(b, o, element), out,
+                                ValueRange{r, h, d});
+      });
+    });
+  });
+  Value tensor = toTensor(b, out);
+  if (tensor.getType() != outputType)
+    tensor = tensor::CastOp::create(b, outputType, tensor);
+  return tensor;
+}
+
+/// Casts a lowered tensor to the type the original result had (static vs
+/// dynamic dimensions).
+Value castTo(Builder &b, Value value, Type type) {
+  if (value.getType() == type)
+    return value;
+  return tensor::CastOp::create(b, type, value);
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct ConvertAttnToLoopsPass
+    : flashir::impl::ConvertAttnToLoopsBase<ConvertAttnToLoopsPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<VariantOp>(op))
+        return WalkResult::skip();
+      if (isa<AttentionOp, EmptyStateOp, MakeStateOp, MergeOp, FinalizeOp>(op))
+        ops.push_back(op);
+      return WalkResult::advance();
+    });
+
+    llvm::DenseMap<Value, StatePair> states;
+    IRRewriter rewriter(&getContext());
+    for (Operation *op : ops) {
+      rewriter.setInsertionPoint(op);
+      Builder b(op->getLoc(), rewriter);
+      if (failed(lower(b, op, states)))
+        return signalPassFailure();
+    }
+
+    // Every state must have been consumed by a lowered op.
+    for (Operation *op : ops)
+      for (Value result : op->getResults())
+        if (isa<StateType>(result.getType()))
+          for (Operation *user : result.getUsers())
+            if (!llvm::is_contained(ops, user)) {
+              user->emitOpError("uses an !attn.state, which the CPU lowering "
+                                "cannot pass across this op");
+              return signalPassFailure();
+            }
+    for (Operation *op : llvm::reverse(ops)) {
+      op->dropAllUses();
+      rewriter.eraseOp(op);
+    }
+    // Views and ragged queries are pure and now unused.
+    SmallVector<Operation *> dead;
+    getOperation().walk([&](Operation *op) {
+      if (isa<PagedKVOp, RaggedKVOp, RaggedQOp>(op) && op->use_empty())
+        dead.push_back(op);
+    });
+    for (Operation *op : dead)
+      rewriter.eraseOp(op);
+    // Every use of a variant has been inlined.
+    for (VariantOp variant :
+         llvm::make_early_inc_range(getOperation().getOps<VariantOp>()))
+      rewriter.eraseOp(variant);
+  }
+
+  LogicalResult lower(Builder &b, Operation *op,
+                      llvm::DenseMap<Value, StatePair> &states) {
+    auto lookupState = [&](Value value) -> FailureOr<StatePair> {
+      auto it = states.find(value);
+      if (it == states.end())
+        return op->emitOpError("the CPU lowering needs this state to be "
+                               "produced by an attn op in the same function");
+      return it->second;
+    };
+
+    if (auto attention = dyn_cast<AttentionOp>(op)) {
+      VariantOp variant = resolveVariant(op, attention.getVariantAttr());
+      auto queries = attention.getQueries().getDefiningOp<RaggedQOp>();
+      if (!variant || !queries)
+        return op->emitOpError("the CPU lowering needs a resolvable variant "
+                               "and queries defined by attn.ragged_q");
+      SmallVector<View> views;
+      for (Value value : attention.getViews()) {
+        FailureOr<View> view = getView(op, value);
+        if (failed(view))
+          return failure();
+        views.push_back(*view);
+      }
+      AttentionLowering lowering(attention, variant, views, queries);
+      if (attention.returnsState()) {
+        states[attention.getResult(0)] =
+            lowering.emit(b, /*asState=*/true, b.getF32Type());
+        return success();
+      }
+      auto outType = cast<RankedTensorType>(attention.getResult(0).getType());
+      auto [out, lse] =
+          lowering.emit(b, /*asState=*/false, outType.getElementType());
+      attention.getResult(0).replaceAllUsesWith(castTo(b, out, outType));
+      attention.getResult(1).replaceAllUsesWith(
+          castTo(b, lse, attention.getResult(1).getType()));
+      return success();
+    }
+    if (auto empty = dyn_cast<EmptyStateOp>(op)) {
+      states[empty] = emitEmptyState(b, empty.getType(), empty.getRows());
+      return success();
+    }
+    if (auto make = dyn_cast<MakeStateOp>(op)) {
+      auto dynamic = [&](Value v) {
+        auto type = cast<RankedTensorType>(v.getType());
+        SmallVector<int64_t> shape(type.getShape());
+        shape[0] = ShapedType::kDynamic;
+        return castTo(b, v, RankedTensorType::get(shape, type.getElementType()));
+      };
+      states[make] = {dynamic(make.getOutput()), dynamic(make.getLse())};
+      return success();
+    }
+    if (auto merge = dyn_cast<MergeOp>(op)) {
+      VariantOp variant = resolveVariant(op, merge.getType().getVariant());
+      FailureOr<StatePair> acc = lookupState(merge.getStates().front());
+      if (failed(acc))
+        return failure();
+      StatePair merged = *acc;
+      for (Value next : merge.getStates().drop_front()) {
+        FailureOr<StatePair> rhs = lookupState(next);
+        if (failed(rhs))
+          return failure();
+        merged = emitMerge(b, merge.getType(), variant.getReduction(), merged,
+                           *rhs);
+      }
+      states[merge] = merged;
+      return success();
+    }
+    auto finalize = cast<FinalizeOp>(op);
+    StateType type = finalize.getState().getType();
+    FailureOr<StatePair> state = lookupState(finalize.getState());
+    if (failed(state))
+      return failure();
+    VariantOp variant = resolveVariant(op, type.getVariant());
+    Value out = emitFinalize(
+        b, variant, type, *state,
+        cast<RankedTensorType>(finalize.getOutput().getType()));
+    finalize.getOutput().replaceAllUsesWith(out);
+    finalize.getLse().replaceAllUsesWith(
+        castTo(b, state->second, finalize.getLse().getType()));
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,50 @@
+//===- Pipelines.cpp - FlashIR pass pipelines -----------------------------===//
+
+#include "flashir/Pipelines/Pipelines.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+// The pipelines are spelled as text so that they read like the command line
+// a user would type; every pass in them is registered by the tools.
+static const char kToLoops[] =
+    "attn-import-variants,convert-attn-to-loops,canonicalize,"
+    "one-shot-bufferize{bufferize-function-boundaries=1 "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
+    "canonicalize,cse";
+
+static const char kLoopsToLLVM[] =
+    "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+    "finalize-memref-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
+    "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
+    "convert-index-to-llvm,reconcile-unrealized-casts";
+
+static void addPipeline(OpPassManager &pm, StringRef text) {
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (failed(parsePassPipeline(text, pm, os)))
+    llvm::report_fatal_error(llvm::Twine("invalid built-in pipeline: ") + error);
+}
+
+void flashir::buildAttnToLoopsPipeline(OpPassManager &pm) {
+  addPipeline(pm, kToLoops);
+}
+
+void flashir::buildAttnToCPUPipeline(OpPassManager &pm) {
+  addPipeline(pm, kToLoops);
+  addPipeline(pm, kLoopsToLLVM);
+}
+
+void flashir::registerAttnPipelines() {
+  PassPipelineRegistration<>(
+      "attn-to-loops",
+      "Lower attn to bufferized scf/memref loop nests (CPU semantics)",
+      buildAttnToLoopsPipeline);
+  PassPipelineRegistration<>(
+      "attn-to-cpu", "Lower attn to the LLVM dialect for CPU execution",
+      buildAttnToCPUPipeline);
+}

@@ -1,0 +1,928 @@
+//===- flashir-run.cpp - JIT-run attn on the CPU against float64 ----------===//
+//
+// Generates a batch (ragged queries, paged or ragged KV with shuffled,
+// non-contiguous and optionally shared pages), writes the attn program for
+// it, lowers it with the CPU pipeline, runs it with the MLIR ExecutionEngine
+// and compares every output against the independent float64 reference
+// (lib/Reference). Exits 1 past tolerance, 2 on bad usage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HookInterpreter.h"
+
+#include "flashir/Conversion/Passes.h"
+#include "flashir/Dialect/Attn/IR/Attn.h"
+#include "flashir/Dialect/Attn/Transforms/Passes.h"
+#include "flashir/Pipelines/Pipelines.h"
+#include "flashir/Reference/Reference.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+using namespace mlir;
+using namespace flashir;
+namespace ref = flashir::reference;
+namespace cl = llvm::cl;
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+static cl::OptionCategory category("flashir-run options");
+static cl::opt<std::string> variantName("variant", cl::desc("variant symbol"),
+                                        cl::init("plain"), cl::cat(category));
+static cl::opt<std::string>
+    variantsFile("variants-file",
+                 cl::desc(".mlir file with attn.variant definitions (user "
+                          "variants; their hooks are interpreted in float64 "
+                          "for the reference)"),
+                 cl::cat(category));
+static cl::opt<std::string> dtype("dtype", cl::desc("f32, f16 or bf16"),
+                                  cl::init("f32"), cl::cat(category));
+static cl::opt<int64_t> headDim("head-dim", cl::init(64), cl::cat(category));
+static cl::opt<int64_t> numQoHeads("qo-heads", cl::init(4), cl::cat(category));
+static cl::opt<int64_t> numKvHeads("kv-heads", cl::init(1), cl::cat(category));
+static cl::opt<std::string> layout("layout", cl::desc("nhd, hnd or ragged"),
+                                   cl::init("nhd"), cl::cat(category));
+static cl::opt<int64_t> pageSize("page-size", cl::init(16), cl::cat(category));
+static cl::list<int64_t> qoLens("qo-lens", cl::CommaSeparated,
+                                cl::desc("queries per request"),
+                                cl::cat(category));
+static cl::list<int64_t> kvLens("kv-lens", cl::CommaSeparated,
+                                cl::desc("keys per request"), cl::cat(category));
+static cl::opt<int64_t> numViews(
+    "views", cl::init(1),
+    cl::desc("split every request's keys into this many consecutive views"),
+    cl::cat(category));
+static cl::opt<std::string>
+    mode("mode", cl::init("direct"),
+         cl::desc("direct: one attention over all views; merge: one state "
+                  "per view, merged in several orders (and with empty "
+                  "states), each finalized and checked"),
+         cl::cat(category));
+static cl::opt<bool> sharedPages(
+    "shared-pages", cl::init(false),
+    cl::desc("requests 1.. share request 0's first physical page"),
+    cl::cat(category));
+static cl::opt<unsigned> seed("seed", cl::init(1), cl::cat(category));
+static cl::opt<double> scaleOpt("scale", cl::init(0.0),
+                                cl::desc("logit scale (0: 1/sqrt(head_dim))"),
+                                cl::cat(category));
+static cl::opt<double> capOpt("cap", cl::init(2.0),
+                              cl::desc("soft_cap's cap"), cl::cat(category));
+static cl::opt<double> biasOpt("bias", cl::init(-1.0),
+                               cl::desc("sigmoid's bias"), cl::cat(category));
+static cl::opt<double> rtolOpt("rtol", cl::init(0.0),
+                               cl::desc("0: 1e-5 for f32, 1e-2 for f16/bf16"),
+                               cl::cat(category));
+static cl::opt<double> atolOpt("atol", cl::init(0.0),
+                               cl::desc("0: 1e-5 for f32, 1e-2 for f16/bf16"),
+                               cl::cat(category));
+static cl::opt<bool> dumpIR("dump-ir", cl::init(false),
+                            cl::desc("print the generated attn program"),
+                            cl::cat(category));
+
+//===----------------------------------------------------------------------===//
+// Storage types
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+enum class DType { F32, F16, BF16 };
+
+uint16_t toBF16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffff) > 0x7f800000)
+    return 0x7fc0; // NaN
+  u += 0x7fff + ((u >> 16) & 1); // round to nearest even
+  return uint16_t(u >> 16);
+}
+float fromBF16(uint16_t h) {
+  uint32_t u = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+float fromF16(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  int exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  float f;
+  if (exp == 0) {
+    f = std::ldexp(float(mant), -24);
+  } else if (exp == 31) {
+    f = mant ? NAN : INFINITY;
+  } else {
+    f = std::ldexp(float(mant | 0x400), exp - 25);
+  }
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u |= sign;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+uint16_t toF16(float f) {
+  if (std::isnan(f))
+    return 0x7e00;
+  uint16_t sign = std::signbit(f) ? 0x8000 : 0;
+  float a = std::fabs(f);
+  if (a >= 65520.0f)
+    return sign | 0x7c00;
+  if (a < std::ldexp(1.0f, -25))
+    return sign;
+  int e;
+  std::frexp(a, &e); // a = m * 2^e, m in [0.5, 1)
+  int exp = std::max(e - 1, -14);
+  // Quantum at this exponent: 2^(exp-10); round to nearest even.
+  float q = std::nearbyint(std::ldexp(a, 10 - exp));
+  uint32_t m = uint32_t(q);
+  if (m >= 2048) { // rounded up into the next binade
+    m >>= 1;
+    ++exp;
+  }
+  if (exp > 15)
+    return sign | 0x7c00;
+  if (m < 1024) // subnormal
+    return sign | uint16_t(m);
+  return sign | uint16_t(((exp + 15) << 10) | (m & 0x3ff));
+}
+
+/// A tensor as the kernel sees it (bytes) and as the reference sees it
+/// (double, after rounding to the storage type).
+struct HostTensor {
+  std::vector<int64_t> shape;
+  std::vector<double> value; // reference view
+  std::vector<uint8_t> bytes;
+  size_t elemSize = 4;
+
+  int64_t numel() const {
+    return std::accumulate(shape.begin(), shape.end(), int64_t(1),
+                           std::multiplies<int64_t>());
+  }
+};
+
+HostTensor makeFloat(DType t, std::vector<int64_t> shape,
+                     const std::vector<float> &data) {
+  HostTensor h;
+  h.shape = std::move(shape);
+  h.elemSize = t == DType::F32 ? 4 : 2;
+  h.bytes.resize(data.size() * h.elemSize);
+  h.value.resize(data.size());
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (t == DType::F32) {
+      std::memcpy(&h.bytes[4 * i], &data[i], 4);
+      h.value[i] = data[i];
+    } else {
+      uint16_t bits = t == DType::F16 ? toF16(data[i]) : toBF16(data[i]);
+      std::memcpy(&h.bytes[2 * i], &bits, 2);
+      h.value[i] = t == DType::F16 ? fromF16(bits) : fromBF16(bits);
+    }
+  }
+  return h;
+}
+
+template <typename T>
+HostTensor makeInt(std::vector<int64_t> shape, const std::vector<T> &data) {
+  HostTensor h;
+  h.shape = std::move(shape);
+  h.elemSize = sizeof(T);
+  h.bytes.resize(data.size() * sizeof(T));
+  std::memcpy(h.bytes.data(), data.data(), h.bytes.size());
+  h.value.assign(data.begin(), data.end());
+  return h;
+}
+
+std::vector<float> readFloat(DType t, const HostTensor &h) {
+  std::vector<float> out(h.numel());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (t == DType::F32) {
+      std::memcpy(&out[i], &h.bytes[4 * i], 4);
+    } else {
+      uint16_t bits;
+      std::memcpy(&bits, &h.bytes[2 * i], 2);
+      out[i] = t == DType::F16 ? fromF16(bits) : fromBF16(bits);
+    }
+  }
+  return out;
+}
+
+/// A memref descriptor {allocated, aligned, offset, sizes[N], strides[N]}.
+std::vector<int64_t> descriptor(HostTensor &h) {
+  std::vector<int64_t> d;
+  auto ptr = reinterpret_cast<int64_t>(h.bytes.data());
+  d.push_back(ptr);
+  d.push_back(ptr);
+  d.push_back(0);
+  for (int64_t s : h.shape)
+    d.push_back(s);
+  int64_t stride = 1;
+  std::vector<int64_t> strides(h.shape.size());
+  for (int i = int(h.shape.size()) - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= h.shape[i];
+  }
+  d.insert(d.end(), strides.begin(), strides.end());
+  return d;
+}
+
+[[noreturn]] void usage(const std::string &message) {
+  llvm::errs() << "flashir-run: " << message << "\n";
+  std::exit(2);
+}
+
+std::string shapeStr(const std::vector<int64_t> &shape, bool dynamicFirst,
+                     const std::string &elem) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i == 0 && dynamicFirst ? std::string("?") : std::to_string(shape[i])) +
+         "x";
+  return s + elem;
+}
+
+//===----------------------------------------------------------------------===//
+// The batch
+//===----------------------------------------------------------------------===//
+
+struct Batch {
+  int64_t B = 0;
+  std::vector<int64_t> qo, kv;
+  // One entry per view.
+  struct ViewData {
+    std::vector<int64_t> lens;
+    HostTensor k, v, indptr, indices, last, kvIndptr;
+    ref::View reference;
+  };
+  std::vector<ViewData> views;
+  HostTensor q, qoIndptr;
+};
+
+/// Builds view `part` of `count` for each request: a page-aligned slice of
+/// its keys, in a pool of shuffled pages with NaN in every unused slot.
+Batch::ViewData makeView(std::mt19937 &rng, DType t,
+                         const std::vector<int64_t> &lens, bool paged,
+                         bool hnd, int64_t P, int64_t Hkv, int64_t D,
+                         bool share) {
+  Batch::ViewData view;
+  view.lens = lens;
+  int64_t B = lens.size();
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  if (!paged) {
+    std::vector<int32_t> indptr(1, 0);
+    for (int64_t l : lens)
+      indptr.push_back(indptr.back() + int32_t(l));
+    int64_t total = indptr.back();
+    std::vector<float> k(total * Hkv * D), v(k.size());
+    for (auto &x : k) x = uni(rng);
+    for (auto &x : v) x = uni(rng);
+    view.k = makeFloat(t, {total, Hkv, D}, k);
+    view.v = makeFloat(t, {total, Hkv, D}, v);
+    view.kvIndptr = makeInt<int32_t>({B + 1}, indptr);
+    ref::RaggedView r;
+    r.k = view.k.value;
+    r.v = view.v.value;
+    r.kvIndptr = indptr;
+    view.reference = r;
+    return view;
+  }
+  std::vector<int64_t> pagesPer(B);
+  int64_t needed = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    pagesPer[b] = (lens[b] + P - 1) / P;
+    needed += pagesPer[b];
+  }
+  int64_t numPages = needed + 3; // spare pages the table never names
+  std::vector<int32_t> perm(numPages);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<int32_t> indptr(1, 0), indices, last;
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t p = 0; p < pagesPer[b]; ++p)
+      indices.push_back(perm[indices.size()]);
+    indptr.push_back(int32_t(indices.size()));
+    last.push_back(pagesPer[b] ? int32_t(lens[b] - (pagesPer[b] - 1) * P) : 0);
+  }
+  // Shared physical pages: every later request whose first page is full
+  // reuses request 0's first page (if that one is full too).
+  if (share && B > 1 && pagesPer[0] > 0 && lens[0] >= P)
+    for (int64_t b = 1; b < B; ++b)
+      if (pagesPer[b] > 0 && lens[b] >= P)
+        indices[indptr[b]] = indices[0];
+  // Fill the pool: NaN everywhere, then random values in every slot a
+  // request reads.
+  std::vector<float> k(numPages * P * Hkv * D, nan), v(k.size(), nan);
+  auto offset = [&](int64_t page, int64_t slot, int64_t h) {
+    return hnd ? ((page * Hkv + h) * P + slot) * D
+               : ((page * P + slot) * Hkv + h) * D;
+  };
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < lens[b]; ++t) {
+      int64_t page = indices[indptr[b] + t / P], slot = t % P;
+      for (int64_t h = 0; h < Hkv; ++h)
+        for (int64_t d = 0; d < D; ++d) {
+          int64_t o = offset(page, slot, h) + d;
+          if (std::isnan(k[o])) { // a shared slot keeps its first value
+            k[o] = uni(rng);
+            v[o] = uni(rng);
+          }
+        }
+    }
+  std::vector<int64_t> poolShape =
+      hnd ? std::vector<int64_t>{numPages, Hkv, P, D}
+          : std::vector<int64_t>{numPages, P, Hkv, D};
+  view.k = makeFloat(t, poolShape, k);
+  view.v = makeFloat(t, poolShape, v);
+  view.indptr = makeInt<int32_t>({B + 1}, indptr);
+  view.indices = makeInt<int32_t>({int64_t(indices.size())}, indices);
+  view.last = makeInt<int32_t>({B}, last);
+  ref::PagedView r;
+  r.pageSize = P;
+  r.layout = hnd ? ref::Layout::HND : ref::Layout::NHD;
+  r.numPages = numPages;
+  r.k = view.k.value;
+  r.v = view.v.value;
+  r.indptr = indptr;
+  r.indices = indices;
+  r.lastPageLen = last;
+  view.reference = r;
+  return view;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// main
+//===----------------------------------------------------------------------===//
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "JIT-run an attn program on the CPU and check "
+                              "it against the float64 reference\n");
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+
+  DType t;
+  std::string elem = dtype;
+  if (dtype == "f32")
+    t = DType::F32;
+  else if (dtype == "f16")
+    t = DType::F16;
+  else if (dtype == "bf16")
+    t = DType::BF16;
+  else
+    usage("--dtype must be f32, f16 or bf16");
+  if (layout != "nhd" && layout != "hnd" && layout != "ragged")
+    usage("--layout must be nhd, hnd or ragged");
+  if (mode != "direct" && mode != "merge")
+    usage("--mode must be direct or merge");
+  if (qoLens.empty() || qoLens.size() != kvLens.size())
+    usage("--qo-lens and --kv-lens must list the same number (>= 1) of "
+          "requests");
+  int64_t D = headDim, Hq = numQoHeads, Hkv = numKvHeads, P = pageSize;
+  if (D < 2 || D % 2 || Hq < 1 || Hkv < 1 || Hq % Hkv || P < 1 ||
+      numViews < 1)
+    usage("need an even --head-dim, --qo-heads a multiple of --kv-heads, "
+          "--page-size >= 1 and --views >= 1");
+  for (size_t i = 0; i < qoLens.size(); ++i)
+    if (qoLens[i] < 0 || kvLens[i] < 0)
+      usage("lengths must be >= 0");
+  bool paged = layout != "ragged", hnd = layout == "hnd";
+  double scale = scaleOpt > 0 ? double(scaleOpt) : 1.0 / std::sqrt(double(D));
+  double rtol = rtolOpt > 0 ? double(rtolOpt) : (t == DType::F32 ? 1e-5 : 1e-2);
+  double atol = atolOpt > 0 ? double(atolOpt) : (t == DType::F32 ? 1e-5 : 1e-2);
+
+  // The MLIR side.
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registry.insert<attn::AttnDialect>();
+  registerAllPasses();
+  attn::registerAttnPasses();
+  registerFlashIRConversionPasses();
+  MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+
+  std::string userVariants;
+  if (!variantsFile.empty()) {
+    auto file = llvm::MemoryBuffer::getFile(variantsFile);
+    if (!file)
+      usage("cannot read " + variantsFile);
+    userVariants = (*file)->getBuffer().str();
+  }
+  // Resolve the variant: the user's file first, then the standard library.
+  OwningOpRef<ModuleOp> userModule;
+  attn::VariantOp variant;
+  bool standard = false;
+  if (!userVariants.empty()) {
+    userModule = parseSourceString<ModuleOp>(userVariants, &ctx, variantsFile);
+    if (!userModule)
+      usage("cannot parse " + variantsFile);
+    variant = dyn_cast_or_null<attn::VariantOp>(
+        SymbolTable::lookupSymbolIn(*userModule, variantName));
+  }
+  if (!variant) {
+    variant = ctx.getOrLoadDialect<attn::AttnDialect>()->lookupStandardVariant(
+        variantName);
+    standard = true;
+  }
+  if (!variant)
+    usage("no variant named '" + variantName + "'");
+  bool mergeMode = mode == "merge";
+  if (mergeMode && !variant.isMergeable())
+    usage("--mode=merge needs a variant with a merge rule");
+
+  // The batch.
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  Batch batch;
+  batch.B = qoLens.size();
+  batch.qo.assign(qoLens.begin(), qoLens.end());
+  batch.kv.assign(kvLens.begin(), kvLens.end());
+  std::vector<int32_t> qoIndptr(1, 0);
+  for (int64_t l : batch.qo)
+    qoIndptr.push_back(qoIndptr.back() + int32_t(l));
+  int64_t totalQ = qoIndptr.back();
+  std::vector<float> qData(totalQ * Hq * D);
+  for (auto &x : qData)
+    x = uni(rng);
+  batch.q = makeFloat(t, {totalQ, Hq, D}, qData);
+  batch.qoIndptr = makeInt<int32_t>({batch.B + 1}, qoIndptr);
+  // Split each request's keys into numViews page-aligned consecutive parts.
+  std::vector<std::vector<int64_t>> partLens(numViews,
+                                             std::vector<int64_t>(batch.B));
+  for (int64_t b = 0; b < batch.B; ++b) {
+    int64_t left = batch.kv[b], unit = paged ? P : 1;
+    int64_t units = (left + unit - 1) / unit;
+    for (int64_t v = 0; v < numViews; ++v) {
+      int64_t share = v + 1 == numViews ? left
+                                        : std::min(left, (units / numViews) * unit);
+      partLens[v][b] = share;
+      left -= share;
+    }
+  }
+  for (int64_t v = 0; v < numViews; ++v)
+    batch.views.push_back(makeView(rng, t, partLens[v], paged, hnd, P, Hkv, D,
+                                   sharedPages && v == 0));
+
+  // Variant parameters: generated per declaration, shared by the kernel and
+  // the reference.
+  std::vector<run::ParamData> params;
+  std::vector<HostTensor> paramTensors; // for non-scalar params
+  std::vector<float> scalarParams;
+  ref::Variant refVariant;
+  for (attn::VariantParamAttr decl : variant.getParamList()) {
+    run::ParamData p;
+    p.kind = decl.getKind();
+    p.type = decl.getType();
+    if (auto tensor = dyn_cast<RankedTensorType>(p.type))
+      p.type = tensor.getElementType();
+    int64_t n = p.kind == attn::ParamKind::PerRequest ? batch.B
+                : p.kind == attn::ParamKind::PerHead  ? Hq
+                                                      : 1;
+    bool isFloat = isa<FloatType>(p.type);
+    StringRef name = decl.getName();
+    if (standard && name == "window_left") {
+      for (int64_t b = 0; b < batch.B; ++b)
+        p.i.push_back(std::uniform_int_distribution<int64_t>(
+            -1, std::max<int64_t>(batch.kv[b], 1))(rng));
+    } else if (standard && name == "cap") {
+      p.f.push_back(capOpt);
+    } else if (standard && name == "bias") {
+      p.f.push_back(biasOpt);
+    } else if (standard && name == "slope") {
+      for (int64_t h = 0; h < Hq; ++h)
+        p.f.push_back(std::exp2(-8.0 * double(h + 1) / double(Hq)));
+    } else if (standard && name == "bits") {
+      // Filled with the other custom-mask parameters below.
+    } else if (standard && (name == "row0" || name == "stride")) {
+    } else if (p.kind == attn::ParamKind::Buffer) {
+      for (int i = 0; i < 4096; ++i)
+        p.i.push_back(std::uniform_int_distribution<int>(-128, 127)(rng));
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        if (isFloat)
+          p.f.push_back(std::uniform_real_distribution<double>(0.5, 1.5)(rng));
+        else
+          p.i.push_back(std::uniform_int_distribution<int64_t>(0, 8)(rng));
+      }
+    }
+    params.push_back(std::move(p));
+  }
+  if (standard && variantName == "custom_mask") {
+    std::vector<std::vector<uint8_t>> masks(batch.B);
+    for (int64_t b = 0; b < batch.B; ++b)
+      for (int64_t i = 0; i < batch.qo[b] * batch.kv[b]; ++i)
+        masks[b].push_back(std::uniform_int_distribution<int>(0, 1)(rng));
+    ref::CustomMaskParams cm;
+    if (ref::Status s = ref::customMaskParams(masks, batch.qo, batch.kv, cm); !s)
+      usage(s.message());
+    if (cm.bits.empty())
+      cm.bits.push_back(0); // a zero-sized buffer is still a buffer
+    params[0].i.assign(cm.bits.begin(), cm.bits.end());
+    for (auto &x : params[0].i)
+      x = int8_t(uint8_t(x));
+    params[1].i = cm.row0;
+    params[2].i = cm.stride;
+    refVariant = ref::customMask(cm.bits, cm.row0, cm.stride);
+  }
+
+  if (standard && variantName != "custom_mask") {
+    if (variantName == "plain")
+      refVariant = ref::plain();
+    else if (variantName == "causal")
+      refVariant = ref::causal();
+    else if (variantName == "sliding_window")
+      refVariant = ref::slidingWindow(
+          std::vector<int32_t>(params[0].i.begin(), params[0].i.end()));
+    else if (variantName == "soft_cap")
+      refVariant = ref::softCap(params[0].f[0]);
+    else if (variantName == "alibi")
+      refVariant = ref::alibi(params[0].f);
+    else if (variantName == "sigmoid")
+      refVariant = ref::sigmoid(params[0].f[0]);
+    else
+      usage("no reference for standard variant '" + variantName + "'");
+  } else if (!standard) {
+    if (runtime::Status s = run::interpretVariant(variant, params, refVariant);
+        !s)
+      usage(s.message());
+  }
+
+  // Kernel arguments and the attn program.
+  std::string T = elem;
+  std::ostringstream fn;
+  std::vector<HostTensor *> memrefArgs; // in argument order (tensors)
+  std::vector<std::string> argDecls;
+  std::ostringstream body;
+  int argNo = 0;
+  auto addMemref = [&](HostTensor &h, const std::string &elemType,
+                       bool dynamicFirst) {
+    std::string name = "%a" + std::to_string(argNo++);
+    std::string shape = shapeStr(h.shape, dynamicFirst, elemType);
+    argDecls.push_back(name + ": memref<" + shape + ">");
+    memrefArgs.push_back(&h);
+    std::string tname = name + "_t";
+    body << "  " << tname << " = bufferization.to_tensor " << name
+         << " restrict : memref<" << shape << "> to tensor<" << shape << ">\n";
+    return std::make_pair(tname, "tensor<" + shape + ">");
+  };
+  std::vector<std::pair<std::string, std::string>> viewNames;
+  auto poolType = [&]() -> std::string {
+    if (!paged)
+      return "!attn.ragged_kv<heads = " + std::to_string(Hkv) +
+             ", head_dim = " + std::to_string(D) + ", " + T + ">";
+    return "!attn.paged_kv<page_size = " + std::to_string(P) + ", layout = " +
+           std::string(hnd ? "hnd" : "nhd") + ", heads = " + std::to_string(Hkv) +
+           ", head_dim = " + std::to_string(D) + ", " + T + ">";
+  };
+  std::string viewType = poolType();
+  for (size_t v = 0; v < batch.views.size(); ++v) {
+    Batch::ViewData &vd = batch.views[v];
+    auto k = addMemref(vd.k, T, true);
+    auto val = addMemref(vd.v, T, true);
+    std::string name = "%view" + std::to_string(v);
+    if (paged) {
+      auto ip = addMemref(vd.indptr, "i32", true);
+      auto ix = addMemref(vd.indices, "i32", true);
+      auto lp = addMemref(vd.last, "i32", true);
+      body << "  " << name << " = attn.paged_kv " << k.first << ", "
+           << val.first << ", " << ip.first << ", " << ix.first << ", "
+           << lp.first << " : " << k.second << ", " << val.second << " -> "
+           << viewType << "\n";
+    } else {
+      auto ip = addMemref(vd.kvIndptr, "i32", true);
+      body << "  " << name << " = attn.ragged_kv " << k.first << ", "
+           << val.first << ", " << ip.first << " : " << k.second << ", "
+           << val.second << " -> " << viewType << "\n";
+    }
+    viewNames.push_back({name, viewType});
+  }
+  auto q = addMemref(batch.q, T, true);
+  auto qo = addMemref(batch.qoIndptr, "i32", true);
+  std::string qType = "!attn.ragged_q<heads = " + std::to_string(Hq) +
+                      ", head_dim = " + std::to_string(D) + ", " + T + ">";
+  body << "  %q = attn.ragged_q " << q.first << ", " << qo.first << " : "
+       << q.second << " -> " << qType << "\n";
+
+  // Parameters.
+  std::vector<std::string> paramNames, paramTypes;
+  paramTensors.reserve(params.size());
+  std::vector<size_t> scalarArgIndex; // argNo of scalar params
+  for (auto [decl, p] : llvm::zip_equal(variant.getParamList(), params)) {
+    std::string typeStr;
+    llvm::raw_string_ostream ts(typeStr);
+    ts << p.type;
+    if (p.kind == attn::ParamKind::Scalar) {
+      std::string name = "%a" + std::to_string(argNo++);
+      if (!isa<FloatType>(p.type) || !p.type.isF32())
+        usage("the runner supports scalar parameters of type f32 only");
+      argDecls.push_back(name + ": f32");
+      scalarParams.push_back(float(p.f[0]));
+      scalarArgIndex.push_back(argDecls.size() - 1);
+      paramNames.push_back(name);
+      paramTypes.push_back("f32");
+      continue;
+    }
+    HostTensor h;
+    int64_t n = int64_t(isa<FloatType>(p.type) ? p.f.size() : p.i.size());
+    if (p.type.isF32())
+      h = makeFloat(DType::F32, {n},
+                    std::vector<float>(p.f.begin(), p.f.end()));
+    else if (p.type.isInteger(32))
+      h = makeInt<int32_t>({n}, std::vector<int32_t>(p.i.begin(), p.i.end()));
+    else if (p.type.isInteger(64))
+      h = makeInt<int64_t>({n}, p.i);
+    else if (p.type.isInteger(8))
+      h = makeInt<int8_t>({n}, std::vector<int8_t>(p.i.begin(), p.i.end()));
+    else
+      usage("the runner supports f32, i8, i32 and i64 parameter tensors only");
+    paramTensors.push_back(std::move(h));
+    std::string declType;
+    llvm::raw_string_ostream ds(declType);
+    if (p.kind == attn::ParamKind::Buffer)
+      ds << decl.getType();
+    else
+      ds << "tensor<?x" << typeStr << ">";
+    auto m = addMemref(paramTensors.back(), typeStr, true);
+    if (m.second != declType)
+      usage("buffer parameter '" + decl.getName().str() +
+            "' must be a dynamic 1-D tensor");
+    paramNames.push_back(m.first);
+    paramTypes.push_back(m.second);
+  }
+  std::string paramClause;
+  if (!paramNames.empty()) {
+    paramClause = " params(";
+    for (size_t i = 0; i < paramNames.size(); ++i)
+      paramClause += (i ? ", " : "") + paramNames[i];
+    paramClause += " : ";
+    for (size_t i = 0; i < paramTypes.size(); ++i)
+      paramClause += (i ? ", " : "") + paramTypes[i];
+    paramClause += ")";
+  }
+  // The scale as an exact f32 hex literal.
+  std::string heads;
+  {
+    char buf[16];
+    float s = float(scale);
+    uint32_t bits;
+    std::memcpy(&bits, &s, 4);
+    std::snprintf(buf, sizeof(buf), "0x%08X", bits);
+    heads = "{num_qo_heads = " + std::to_string(Hq) +
+            " : i64, num_kv_heads = " + std::to_string(Hkv) +
+            " : i64, scale = " + buf + " : f32}";
+  }
+
+  // Outputs: one (o, lse) pair per result.
+  std::string oType = "tensor<?x" + std::to_string(Hq) + "x" +
+                      std::to_string(D) + "x" + T + ">";
+  std::string lType = "tensor<?x" + std::to_string(Hq) + "xf32>";
+  std::string stType = "!attn.state<heads = " + std::to_string(Hq) +
+                       ", head_dim = " + std::to_string(D) + ", @" +
+                       variantName + ">";
+  std::vector<std::string> resultNames; // each "%x" meaning %x_o / %x_l
+  std::vector<std::string> resultLabels;
+  std::string sym = "@" + variantName.getValue();
+  if (!mergeMode) {
+    std::string views;
+    std::string types;
+    for (auto &[n, ty] : viewNames) {
+      views += ", " + n;
+      types += ", " + ty;
+    }
+    body << "  %r0_o, %r0_l = attn.attention " << sym << "(%q" << views << ")"
+         << paramClause << " " << heads << " : " << qType << types << " -> "
+         << oType << ", " << lType << "\n";
+    resultNames.push_back("%r0");
+    resultLabels.push_back(numViews > 1 ? "attention over " +
+                                              std::to_string(numViews.getValue()) +
+                                              " views"
+                                        : "attention");
+  } else {
+    int64_t K = numViews;
+    for (int64_t v = 0; v < K; ++v)
+      body << "  %s" << v << " = attn.attention " << sym << "(%q, "
+           << viewNames[v].first << ")" << paramClause << " " << heads << " : "
+           << qType << ", " << viewNames[v].second << " -> " << stType << "\n";
+    body << "  %rows = arith.constant " << totalQ << " : index\n"
+         << "  %empty = attn.empty_state " << sym << " %rows : " << stType
+         << "\n";
+    auto merge = [&](const std::string &out,
+                     const std::vector<std::string> &in) {
+      body << "  " << out << " = attn.merge ";
+      for (size_t i = 0; i < in.size(); ++i)
+        body << (i ? ", " : "") << in[i];
+      body << " : ";
+      for (size_t i = 0; i < in.size(); ++i)
+        body << (i ? ", " : "") << stType;
+      body << " -> " << stType << "\n";
+    };
+    std::vector<std::string> all, reversed;
+    for (int64_t v = 0; v < K; ++v)
+      all.push_back("%s" + std::to_string(v));
+    reversed.assign(all.rbegin(), all.rend());
+    // Left fold (N-ary), right-nested binary, reversed order, and the
+    // states interleaved with empty states.
+    merge("%m0", all);
+    std::string acc = all.back();
+    for (int64_t v = K - 2; v >= 0; --v) {
+      merge("%n" + std::to_string(v), {all[v], acc});
+      acc = "%n" + std::to_string(v);
+    }
+    std::vector<std::string> withEmpty = {"%empty"};
+    for (auto &s : all) {
+      withEmpty.push_back(s);
+      withEmpty.push_back("%empty");
+    }
+    merge("%m2", reversed);
+    merge("%m3", withEmpty);
+    std::vector<std::pair<std::string, std::string>> finals = {
+        {"%m0", "merge left-to-right"},
+        {acc, "merge right-nested"},
+        {"%m2", "merge reversed"},
+        {"%m3", "merge with empty states"}};
+    for (size_t i = 0; i < finals.size(); ++i) {
+      std::string r = "%r" + std::to_string(i);
+      body << "  " << r << "_o, " << r << "_l = attn.finalize "
+           << finals[i].first << " : " << stType << " -> " << oType << ", "
+           << lType << "\n";
+      resultNames.push_back(r);
+      resultLabels.push_back(finals[i].second);
+    }
+  }
+  // Output buffers.
+  std::vector<HostTensor> outs(2 * resultNames.size());
+  for (size_t i = 0; i < resultNames.size(); ++i) {
+    HostTensor &o = outs[2 * i], &l = outs[2 * i + 1];
+    o.shape = {totalQ, Hq, D};
+    o.elemSize = t == DType::F32 ? 4 : 2;
+    o.bytes.assign(o.numel() * o.elemSize, 0xff); // NaN-ish poison
+    l.shape = {totalQ, Hq};
+    l.elemSize = 4;
+    l.bytes.assign(l.numel() * 4, 0xff);
+  }
+  for (size_t i = 0; i < resultNames.size(); ++i) {
+    for (int part = 0; part < 2; ++part) {
+      HostTensor &h = outs[2 * i + part];
+      std::string name = "%a" + std::to_string(argNo++);
+      std::string shape = shapeStr(h.shape, true, part ? "f32" : T);
+      argDecls.push_back(name + ": memref<" + shape + ">");
+      memrefArgs.push_back(&h);
+      body << "  bufferization.materialize_in_destination " << resultNames[i]
+           << (part ? "_l" : "_o") << " in restrict writable " << name
+           << " : (tensor<" << shape << ">, memref<" << shape << ">) -> ()\n";
+    }
+  }
+
+  fn << userVariants << "\n";
+  fn << "func.func @kernel(";
+  for (size_t i = 0; i < argDecls.size(); ++i)
+    fn << (i ? ", " : "") << argDecls[i];
+  fn << ") attributes {llvm.emit_c_interface} {\n" << body.str() << "  return\n}\n";
+  std::string program = fn.str();
+  if (dumpIR)
+    llvm::outs() << program << "\n";
+
+  // Compile and run.
+  auto t0 = std::chrono::steady_clock::now();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(program, &ctx);
+  if (!module)
+    usage("the generated program does not verify (see above)");
+  PassManager pm(&ctx);
+  buildAttnToCPUPipeline(pm);
+  if (failed(pm.run(*module)))
+    usage("the CPU pipeline failed (see above)");
+  ExecutionEngineOptions options;
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
+                                /*targetMachine=*/nullptr);
+  options.transformer = transformer;
+  auto engine = ExecutionEngine::create(*module, options);
+  if (!engine) {
+    llvm::errs() << "flashir-run: JIT failed: "
+                 << llvm::toString(engine.takeError()) << "\n";
+    return 2;
+  }
+  auto t1 = std::chrono::steady_clock::now();
+
+  std::vector<std::vector<int64_t>> descriptors;
+  descriptors.reserve(memrefArgs.size());
+  std::vector<void *> pointers(argDecls.size());
+  std::vector<void *> packed(argDecls.size());
+  size_t memrefIndex = 0, scalarIndex = 0;
+  for (size_t i = 0; i < argDecls.size(); ++i) {
+    if (scalarIndex < scalarArgIndex.size() &&
+        scalarArgIndex[scalarIndex] == i) {
+      packed[i] = &scalarParams[scalarIndex++];
+      continue;
+    }
+    descriptors.push_back(descriptor(*memrefArgs[memrefIndex++]));
+    pointers[i] = descriptors.back().data();
+    packed[i] = &pointers[i];
+  }
+  if (llvm::Error err = (*engine)->invokePacked("_mlir_ciface_kernel", packed)) {
+    llvm::errs() << "flashir-run: call failed: "
+                 << llvm::toString(std::move(err)) << "\n";
+    return 2;
+  }
+  auto t2 = std::chrono::steady_clock::now();
+
+  // The reference.
+  ref::Problem problem;
+  problem.numQoHeads = Hq;
+  problem.numKvHeads = Hkv;
+  problem.headDim = D;
+  problem.scale = double(float(scale)); // the kernel's f32 scale
+  problem.qoIndptr = qoIndptr;
+  problem.q = batch.q.value;
+  ref::State expected;
+  if (!mergeMode) {
+    for (auto &vd : batch.views)
+      problem.views.push_back(vd.reference);
+    if (ref::Status s = ref::attention(problem, refVariant, true, expected); !s)
+      usage("reference: " + s.message());
+  } else {
+    std::vector<ref::State> parts;
+    for (auto &vd : batch.views) {
+      ref::Problem one = problem;
+      one.views = {vd.reference};
+      ref::State s;
+      if (ref::Status st = ref::attention(one, refVariant, false, s); !st)
+        usage("reference: " + st.message());
+      parts.push_back(std::move(s));
+    }
+    ref::State merged;
+    if (ref::Status s = ref::mergeAll(parts, refVariant.reduction, merged); !s)
+      usage("reference: " + s.message());
+    expected = ref::finalize(merged, refVariant);
+  }
+  auto t3 = std::chrono::steady_clock::now();
+  // The kernel writes outputs in the storage type: compare against the
+  // reference rounded the same way, so the tolerance measures computation.
+  std::vector<double> expectedO(expected.o.size());
+  {
+    std::vector<float> f(expected.o.begin(), expected.o.end());
+    HostTensor r = makeFloat(t, {int64_t(f.size())}, f);
+    expectedO = r.value;
+  }
+
+  auto ms = [](auto a, auto b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  llvm::outs() << "variant=" << variantName << " reduction="
+               << ref::toString(refVariant.reduction) << " dtype=" << dtype
+               << " head_dim=" << D << " qo_heads=" << Hq
+               << " kv_heads=" << Hkv << " layout=" << layout;
+  if (paged)
+    llvm::outs() << " page_size=" << P;
+  llvm::outs() << " views=" << numViews << " mode=" << mode
+               << " requests=" << batch.B << " rows=" << totalQ
+               << " seed=" << seed << "\n";
+  llvm::outs() << llvm::format("compile %.0f ms, run %.1f ms, reference %.1f ms\n",
+                               ms(t0, t1), ms(t1, t2), ms(t2, t3));
+  ref::CompareOptions copts;
+  copts.rtol = rtol;
+  copts.atol = atol;
+  bool ok = true;
+  for (size_t i = 0; i < resultNames.size(); ++i) {
+    std::vector<float> o = readFloat(t, outs[2 * i]);
+    std::vector<float> l = readFloat(DType::F32, outs[2 * i + 1]);
+    ref::Errors eo = ref::compare(expectedO.data(), o.data(), o.size(), copts);
+    ref::Errors el =
+        ref::compare(expected.lse.data(), l.data(), l.size(), copts);
+    llvm::outs() << resultLabels[i] << ": output " << eo.summary() << "\n"
+                 << resultLabels[i] << ": lse    " << el.summary() << "\n";
+    ok &= eo.ok() && el.ok();
+  }
+  llvm::outs() << (ok ? "PASS" : "FAIL")
+               << llvm::format(" (rtol %g, atol %g)\n", rtol, atol);
+  return ok ? 0 : 1;
+}
