@@ -20,5 +20,12 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.flashir_tools_dir, config.llvm_tools_dir]
-tools = [ToolSubst("flashir-opt", unresolved="fatal")]
+tools = [
+    ToolSubst("flashir-opt", unresolved="fatal"),
+    ToolSubst("flashir-run", unresolved="fatal"),
+]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+# `not` and `count` from LLVM's tools (the external shell has no builtin).
+llvm_config.add_tool_substitutions(
+    [ToolSubst("not", unresolved="fatal"), ToolSubst("count", unresolved="fatal")],
+    [config.llvm_tools_dir])

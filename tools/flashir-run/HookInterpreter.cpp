@@ -112,6 +112,7 @@ public:
               arith::TruncIOp, arith::ExtFOp, arith::TruncFOp, math::TanhOp,
               math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op,
               math::SqrtOp, math::RsqrtOp, math::AbsFOp, math::PowFOp,
+              math::SinOp, math::CosOp,
               tensor::ExtractOp>(op))
         continue;
       return Status::error(StatusCode::InvalidArgument,
@@ -227,6 +228,8 @@ public:
           .Case([&](math::RsqrtOp) { r.f = 1.0 / std::sqrt(a(0).f); })
           .Case([&](math::AbsFOp) { r.f = std::fabs(a(0).f); })
           .Case([&](math::PowFOp) { r.f = std::pow(a(0).f, a(1).f); })
+          .Case([&](math::SinOp) { r.f = std::sin(a(0).f); })
+          .Case([&](math::CosOp) { r.f = std::cos(a(0).f); })
           .Case([&](tensor::ExtractOp e) {
             const std::vector<int64_t> *buf = a(0).buffer;
             int64_t idx = get(e.getIndices().front()).i;

@@ -251,6 +251,7 @@ std::vector<int64_t> descriptor(HostTensor &h) {
 
 [[noreturn]] void usage(const std::string &message) {
   llvm::errs() << "flashir-run: " << message << "\n";
+  llvm::errs().flush();
   std::exit(2);
 }
 

@@ -389,7 +389,8 @@ std::pair<Value, Value> AttentionLowering::emit(Builder &b, bool asState,
       lengths.push_back(view.length(b, req));
       numKv = arith::AddIOp::create(b, numKv, lengths.back());
     }
-    // Sparsemax keeps the request's scores: one row at a time.
+    // Sparsemax keeps one row of scores per request (freed by the buffer
+    // deallocation pipeline).
     Value scores;
     if (reduction == ReductionKind::Sparsemax)
       scores = memref::AllocOp::create(b, MemRefType::get({dyn}, f32),
@@ -521,8 +522,13 @@ std::pair<Value, Value> AttentionLowering::emit(Builder &b, bool asState,
                 return {arith::SelectOp::create(b, above, mid, args[0]),
                         arith::SelectOp::create(b, above, args[1], mid)};
               }));
-          Value tau = arith::MulFOp::create(
-              b, arith::AddFOp::create(b, bounds[0], bounds[1]), cF32(b, 0.5f));
+          // A row without visible keys has no threshold (-inf bounds give
+          // NaN); any finite one leaves every weight 0.
+          Value tau = arith::SelectOp::create(
+              b, isNegInf(b, rowMax), zeroF,
+              arith::MulFOp::create(
+                  b, arith::AddFOp::create(b, bounds[0], bounds[1]),
+                  cF32(b, 0.5f)));
           denom = forEachKey(
               b, req, lengths, {zeroF},
               [&](Builder &b, const View &view, Value j, Value kpos,
@@ -567,8 +573,6 @@ std::pair<Value, Value> AttentionLowering::emit(Builder &b, bool asState,
         });
       });
     });
-    if (scores)
-      memref::DeallocOp::create(b, scores);
   });
   return {toTensor(b, out), toTensor(b, lse)};
 }
