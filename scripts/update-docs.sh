@@ -7,7 +7,7 @@ build=${FLASHIR_BUILD_DIR:-$root/build}
 cmake --build "$build" --target flashir-doc >/dev/null
 mkdir -p "$root/docs/generated"
 status=0
-for f in Dialects/AttnDialect.md Passes/AttnPasses.md; do
+for f in Dialects/AttnDialect.md Passes/AttnPasses.md Passes/ConversionPasses.md; do
   out="$root/docs/generated/$(basename "$f")"
   if [ "${1:-}" = --check ]; then
     if ! diff -u "$out" "$build/docs/$f"; then
