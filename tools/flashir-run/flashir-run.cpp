@@ -278,7 +278,16 @@ struct Batch {
     ref::View reference;
   };
   std::vector<ViewData> views;
+  // The shared prefix (view 0 of the attention) when --prefix-len is given.
+  bool hasPrefix = false;
+  int64_t prefixLen = 0;
+  HostTensor prefixK, prefixV, prefixIndices, prefixLenTensor;
+  ref::PagedView prefixReference; // per-request rows filled by referenceOf
   HostTensor q, qoIndptr;
+  std::vector<HostTensor> paramTensors; // non-scalar parameters, in order
+  std::vector<float> scalarParams;      // scalar parameters, in order
+  std::vector<HostTensor> planner;      // runtime chunk arrays, if any
+  std::vector<HostTensor> outs;         // (o, lse) per result
 };
 
 /// Builds view `part` of `count` for each request: a page-aligned slice of
@@ -375,9 +384,214 @@ Batch::ViewData makeView(std::mt19937 &rng, DType t,
 
 } // namespace
 
+namespace {
+
+/// One argument of the generated kernel.
+struct Slot {
+  enum Kind { Tensor, Scalar } kind;
+  std::function<HostTensor &(Batch &)> tensor; // Tensor
+  size_t scalarIndex = 0;                      // Scalar
+};
+
+/// The rows of request `b` of a batch, as a batch of its own: the same pools,
+/// the page-table rows of `b`, its queries and per-request parameters.
+Batch sliceRequest(const Batch &full, int64_t b,
+                   ArrayRef<run::ParamData> params, DType t) {
+  Batch one;
+  one.B = 1;
+  one.qo = {full.qo[b]};
+  one.kv = {full.kv[b]};
+  int32_t q0 = ((const int32_t *)full.qoIndptr.bytes.data())[b];
+  int64_t rowBytes = full.q.numel() / std::max<int64_t>(full.q.shape[0], 1) *
+                     full.q.elemSize;
+  one.q = full.q;
+  one.q.shape[0] = full.qo[b];
+  one.q.bytes.assign(full.q.bytes.begin() + q0 * rowBytes,
+                     full.q.bytes.begin() + (q0 + full.qo[b]) * rowBytes);
+  one.qoIndptr = makeInt<int32_t>({2}, std::vector<int32_t>{0, int32_t(full.qo[b])});
+  for (const Batch::ViewData &v : full.views) {
+    Batch::ViewData w;
+    w.lens = {v.lens[b]};
+    if (!v.kvIndptr.bytes.empty()) {
+      auto *ip = (const int32_t *)v.kvIndptr.bytes.data();
+      int64_t tokenBytes =
+          v.k.numel() / std::max<int64_t>(v.k.shape[0], 1) * v.k.elemSize;
+      w.k = v.k;
+      w.v = v.v;
+      w.k.shape[0] = w.v.shape[0] = ip[b + 1] - ip[b];
+      w.k.bytes.assign(v.k.bytes.begin() + ip[b] * tokenBytes,
+                       v.k.bytes.begin() + ip[b + 1] * tokenBytes);
+      w.v.bytes.assign(v.v.bytes.begin() + ip[b] * tokenBytes,
+                       v.v.bytes.begin() + ip[b + 1] * tokenBytes);
+      w.kvIndptr = makeInt<int32_t>({2}, std::vector<int32_t>{0, ip[b + 1] - ip[b]});
+    } else {
+      auto *ip = (const int32_t *)v.indptr.bytes.data();
+      auto *ix = (const int32_t *)v.indices.bytes.data();
+      auto *last = (const int32_t *)v.last.bytes.data();
+      w.k = v.k;
+      w.v = v.v;
+      w.indptr = makeInt<int32_t>({2}, std::vector<int32_t>{0, ip[b + 1] - ip[b]});
+      w.indices = makeInt<int32_t>(
+          {ip[b + 1] - ip[b]}, std::vector<int32_t>(ix + ip[b], ix + ip[b + 1]));
+      w.last = makeInt<int32_t>({1}, std::vector<int32_t>{last[b]});
+    }
+    one.views.push_back(std::move(w));
+  }
+  one.hasPrefix = full.hasPrefix;
+  one.prefixLen = full.prefixLen;
+  one.prefixK = full.prefixK;
+  one.prefixV = full.prefixV;
+  one.prefixIndices = full.prefixIndices;
+  one.prefixLenTensor = full.prefixLenTensor;
+  one.scalarParams = full.scalarParams;
+  size_t tensorIndex = 0;
+  for (const run::ParamData &p : params) {
+    if (p.kind == attn::ParamKind::Scalar)
+      continue;
+    HostTensor h = full.paramTensors[tensorIndex++];
+    if (p.kind == attn::ParamKind::PerRequest) {
+      std::vector<uint8_t> bytes(h.bytes.begin() + b * h.elemSize,
+                                 h.bytes.begin() + (b + 1) * h.elemSize);
+      h.bytes = bytes;
+      h.shape = {1};
+    }
+    one.paramTensors.push_back(std::move(h));
+  }
+  for (const HostTensor &o : full.outs) {
+    HostTensor h = o;
+    h.shape[0] = full.qo[b];
+    h.bytes.assign(h.numel() * h.elemSize, 0xff);
+    one.outs.push_back(std::move(h));
+  }
+  (void)t;
+  return one;
+}
+
+/// Bytes of rows [r0, r0 + n) of an output.
+std::vector<uint8_t> rowBytes(const HostTensor &h, int64_t r0, int64_t n) {
+  int64_t row = h.numel() / std::max<int64_t>(h.shape[0], 1) * h.elemSize;
+  return std::vector<uint8_t>(h.bytes.begin() + r0 * row,
+                              h.bytes.begin() + (r0 + n) * row);
+}
+
+/// Compiles the attn program (after `transform`, if any) for the JIT.
+/// Returns the engine and the number of planner arguments the transform
+/// appended.
+std::unique_ptr<ExecutionEngine> compile(MLIRContext &ctx,
+                                         const std::string &program,
+                                         const std::string &transform,
+                                         unsigned &plannerArgs,
+                                         std::string &transformedIR) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(program, &ctx);
+  if (!module)
+    usage("the generated program does not verify (see above)");
+  auto kernel = module->lookupSymbol<func::FuncOp>("kernel");
+  unsigned before = kernel.getNumArguments();
+  if (!transform.empty()) {
+    PassManager tpm(&ctx);
+    std::string error;
+    llvm::raw_string_ostream os(error);
+    if (failed(parsePassPipeline(transform, tpm, os)))
+      usage("bad --transform: " + error);
+    if (failed(tpm.run(*module)))
+      usage("the --transform pipeline failed (see above)");
+    llvm::raw_string_ostream ir(transformedIR);
+    module->print(ir);
+  }
+  plannerArgs = kernel.getNumArguments() - before;
+  PassManager pm(&ctx);
+  buildAttnToCPUPipeline(pm);
+  if (failed(pm.run(*module)))
+    usage("the CPU pipeline failed (see above)");
+  ExecutionEngineOptions options;
+  static std::function<llvm::Error(llvm::Module *)> transformer =
+      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
+                                /*targetMachine=*/nullptr);
+  options.transformer = transformer;
+  auto engine = ExecutionEngine::create(*module, options);
+  if (!engine) {
+    llvm::errs() << "flashir-run: JIT failed: "
+                 << llvm::toString(engine.takeError()) << "\n";
+    std::exit(2);
+  }
+  return std::move(*engine);
+}
+
+/// Calls the kernel on `batch`.
+void invoke(ExecutionEngine &engine, ArrayRef<Slot> slots, Batch &batch) {
+  std::vector<std::vector<int64_t>> descriptors;
+  descriptors.reserve(slots.size() + batch.planner.size());
+  std::vector<void *> pointers(slots.size() + batch.planner.size());
+  std::vector<void *> packed(pointers.size());
+  size_t i = 0;
+  for (const Slot &slot : slots) {
+    if (slot.kind == Slot::Scalar) {
+      packed[i++] = &batch.scalarParams[slot.scalarIndex];
+      continue;
+    }
+    descriptors.push_back(descriptor(slot.tensor(batch)));
+    pointers[i] = descriptors.back().data();
+    packed[i] = &pointers[i];
+    ++i;
+  }
+  for (HostTensor &h : batch.planner) {
+    descriptors.push_back(descriptor(h));
+    pointers[i] = descriptors.back().data();
+    packed[i] = &pointers[i];
+    ++i;
+  }
+  if (llvm::Error err = engine.invokePacked("_mlir_ciface_kernel", packed)) {
+    llvm::errs() << "flashir-run: call failed: "
+                 << llvm::toString(std::move(err)) << "\n";
+    std::exit(2);
+  }
+}
+
+/// Random runtime chunks: each request's keys cut at 0..3 random positions
+/// (anywhere, also inside a page), as a host planner might.
+std::vector<HostTensor> randomChunks(std::mt19937 &rng, const Batch &batch) {
+  std::vector<int32_t> indptr(1, 0), starts, ends;
+  for (int64_t b = 0; b < batch.B; ++b) {
+    int64_t n = batch.kv[b] + batch.prefixLen;
+    std::vector<int64_t> cuts = {0, n};
+    int extra = std::uniform_int_distribution<int>(0, 3)(rng);
+    for (int c = 0; c < extra && n > 1; ++c)
+      cuts.push_back(std::uniform_int_distribution<int64_t>(1, n - 1)(rng));
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+      starts.push_back(int32_t(cuts[c]));
+      ends.push_back(int32_t(cuts[c + 1]));
+    }
+    indptr.push_back(int32_t(starts.size()));
+  }
+  return {makeInt<int32_t>({batch.B + 1}, indptr),
+          makeInt<int32_t>({int64_t(starts.size())}, starts),
+          makeInt<int32_t>({int64_t(ends.size())}, ends)};
+}
+
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // main
 //===----------------------------------------------------------------------===//
+
+static cl::opt<std::string> transformOpt(
+    "transform",
+    cl::desc("pass pipeline applied to the attn program (e.g. "
+             "'attn-split-kv{chunk-size=37}'); the transformed and the "
+             "untransformed programs both run and are compared"),
+    cl::cat(category));
+static cl::opt<int64_t> prefixLenOpt(
+    "prefix-len", cl::init(-1),
+    cl::desc("add a shared prefix of this many tokens (attn.shared_paged_kv) "
+             "as the first view"),
+    cl::cat(category));
+static cl::opt<bool> batchInvariance(
+    "check-batch-invariance", cl::init(false),
+    cl::desc("also run every request alone and require bitwise-identical "
+             "rows"),
+    cl::cat(category));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -414,6 +628,11 @@ int main(int argc, char **argv) {
     if (qoLens[i] < 0 || kvLens[i] < 0)
       usage("lengths must be >= 0");
   bool paged = layout != "ragged", hnd = layout == "hnd";
+  bool hasPrefix = prefixLenOpt >= 0;
+  bool mergeMode = mode == "merge";
+  if (hasPrefix && mergeMode)
+    usage("--prefix-len works with --mode=direct (compose with "
+          "--transform=attn-compose-prefix)");
   double scale = scaleOpt > 0 ? double(scaleOpt) : 1.0 / std::sqrt(double(D));
   double rtol = rtolOpt > 0 ? double(rtolOpt) : (t == DType::F32 ? 1e-5 : 1e-2);
   double atol = atolOpt > 0 ? double(atolOpt) : (t == DType::F32 ? 1e-5 : 1e-2);
@@ -456,7 +675,6 @@ int main(int argc, char **argv) {
   }
   if (!variant)
     usage("no variant named '" + variantName + "'");
-  bool mergeMode = mode == "merge";
   if (mergeMode && !variant.isMergeable())
     usage("--mode=merge needs a variant with a merge rule");
 
@@ -476,6 +694,32 @@ int main(int argc, char **argv) {
     x = uni(rng);
   batch.q = makeFloat(t, {totalQ, Hq, D}, qData);
   batch.qoIndptr = makeInt<int32_t>({batch.B + 1}, qoIndptr);
+  if (hasPrefix) {
+    if (!paged)
+      usage("--prefix-len needs a paged --layout");
+    Batch::ViewData shared = makeView(rng, t, {int64_t(prefixLenOpt)}, true,
+                                      hnd, P, Hkv, D, false);
+    batch.hasPrefix = true;
+    batch.prefixLen = prefixLenOpt;
+    batch.prefixK = shared.k;
+    batch.prefixV = shared.v;
+    batch.prefixIndices = shared.indices;
+    batch.prefixLenTensor =
+        makeInt<int32_t>({1}, std::vector<int32_t>{int32_t(prefixLenOpt)});
+    // The reference sees it as a paged view whose rows all name the same
+    // pages.
+    auto &r = std::get<ref::PagedView>(shared.reference);
+    ref::PagedView all = r;
+    all.indptr = {0};
+    all.indices.clear();
+    all.lastPageLen.clear();
+    for (int64_t b = 0; b < batch.B; ++b) {
+      all.indices.insert(all.indices.end(), r.indices.begin(), r.indices.end());
+      all.indptr.push_back(int32_t(all.indices.size()));
+      all.lastPageLen.push_back(r.lastPageLen[0]);
+    }
+    batch.prefixReference = all;
+  }
   // Split each request's keys into numViews page-aligned consecutive parts.
   std::vector<std::vector<int64_t>> partLens(numViews,
                                              std::vector<int64_t>(batch.B));
@@ -492,12 +736,14 @@ int main(int argc, char **argv) {
   for (int64_t v = 0; v < numViews; ++v)
     batch.views.push_back(makeView(rng, t, partLens[v], paged, hnd, P, Hkv, D,
                                    sharedPages && v == 0));
+  // Per-request key counts the variant parameters see include the prefix.
+  std::vector<int64_t> totalKv(batch.kv);
+  for (auto &n : totalKv)
+    n += batch.prefixLen;
 
   // Variant parameters: generated per declaration, shared by the kernel and
   // the reference.
   std::vector<run::ParamData> params;
-  std::vector<HostTensor> paramTensors; // for non-scalar params
-  std::vector<float> scalarParams;
   ref::Variant refVariant;
   for (attn::VariantParamAttr decl : variant.getParamList()) {
     run::ParamData p;
@@ -513,7 +759,7 @@ int main(int argc, char **argv) {
     if (standard && name == "window_left") {
       for (int64_t b = 0; b < batch.B; ++b)
         p.i.push_back(std::uniform_int_distribution<int64_t>(
-            -1, std::max<int64_t>(batch.kv[b], 1))(rng));
+            -1, std::max<int64_t>(totalKv[b], 1))(rng));
     } else if (standard && name == "cap") {
       p.f.push_back(capOpt);
     } else if (standard && name == "bias") {
@@ -521,9 +767,9 @@ int main(int argc, char **argv) {
     } else if (standard && name == "slope") {
       for (int64_t h = 0; h < Hq; ++h)
         p.f.push_back(std::exp2(-8.0 * double(h + 1) / double(Hq)));
-    } else if (standard && name == "bits") {
-      // Filled with the other custom-mask parameters below.
-    } else if (standard && (name == "row0" || name == "stride")) {
+    } else if (standard && (name == "bits" || name == "row0" ||
+                            name == "stride")) {
+      // Filled together below.
     } else if (p.kind == attn::ParamKind::Buffer) {
       for (int i = 0; i < 4096; ++i)
         p.i.push_back(std::uniform_int_distribution<int>(-128, 127)(rng));
@@ -540,10 +786,10 @@ int main(int argc, char **argv) {
   if (standard && variantName == "custom_mask") {
     std::vector<std::vector<uint8_t>> masks(batch.B);
     for (int64_t b = 0; b < batch.B; ++b)
-      for (int64_t i = 0; i < batch.qo[b] * batch.kv[b]; ++i)
+      for (int64_t i = 0; i < batch.qo[b] * totalKv[b]; ++i)
         masks[b].push_back(std::uniform_int_distribution<int>(0, 1)(rng));
     ref::CustomMaskParams cm;
-    if (ref::Status s = ref::customMaskParams(masks, batch.qo, batch.kv, cm); !s)
+    if (ref::Status s = ref::customMaskParams(masks, batch.qo, totalKv, cm); !s)
       usage(s.message());
     if (cm.bits.empty())
       cm.bits.push_back(0); // a zero-sized buffer is still a buffer
@@ -553,9 +799,7 @@ int main(int argc, char **argv) {
     params[1].i = cm.row0;
     params[2].i = cm.stride;
     refVariant = ref::customMask(cm.bits, cm.row0, cm.stride);
-  }
-
-  if (standard && variantName != "custom_mask") {
+  } else if (standard) {
     if (variantName == "plain")
       refVariant = ref::plain();
     else if (variantName == "causal")
@@ -571,63 +815,81 @@ int main(int argc, char **argv) {
       refVariant = ref::sigmoid(params[0].f[0]);
     else
       usage("no reference for standard variant '" + variantName + "'");
-  } else if (!standard) {
-    if (runtime::Status s = run::interpretVariant(variant, params, refVariant);
-        !s)
-      usage(s.message());
+  } else if (runtime::Status s =
+                 run::interpretVariant(variant, params, refVariant);
+             !s) {
+    usage(s.message());
   }
 
-  // Kernel arguments and the attn program.
+  // The attn program: its arguments (slots) in order, then its body.
   std::string T = elem;
-  std::ostringstream fn;
-  std::vector<HostTensor *> memrefArgs; // in argument order (tensors)
+  std::vector<Slot> slots;
   std::vector<std::string> argDecls;
   std::ostringstream body;
-  int argNo = 0;
-  auto addMemref = [&](HostTensor &h, const std::string &elemType,
-                       bool dynamicFirst) {
-    std::string name = "%a" + std::to_string(argNo++);
-    std::string shape = shapeStr(h.shape, dynamicFirst, elemType);
+  auto addTensor = [&](std::function<HostTensor &(Batch &)> get,
+                       const std::string &elemType) {
+    HostTensor &h = get(batch);
+    std::string name = "%a" + std::to_string(argDecls.size());
+    std::string shape = shapeStr(h.shape, true, elemType);
     argDecls.push_back(name + ": memref<" + shape + ">");
-    memrefArgs.push_back(&h);
+    slots.push_back({Slot::Tensor, std::move(get), 0});
     std::string tname = name + "_t";
     body << "  " << tname << " = bufferization.to_tensor " << name
          << " restrict : memref<" << shape << "> to tensor<" << shape << ">\n";
     return std::make_pair(tname, "tensor<" + shape + ">");
   };
-  std::vector<std::pair<std::string, std::string>> viewNames;
-  auto poolType = [&]() -> std::string {
-    if (!paged)
-      return "!attn.ragged_kv<heads = " + std::to_string(Hkv) +
-             ", head_dim = " + std::to_string(D) + ", " + T + ">";
-    return "!attn.paged_kv<page_size = " + std::to_string(P) + ", layout = " +
-           std::string(hnd ? "hnd" : "nhd") + ", heads = " + std::to_string(Hkv) +
-           ", head_dim = " + std::to_string(D) + ", " + T + ">";
-  };
-  std::string viewType = poolType();
+  std::string viewType =
+      paged ? "!attn.paged_kv<page_size = " + std::to_string(P) + ", layout = " +
+                  std::string(hnd ? "hnd" : "nhd") + ", heads = " +
+                  std::to_string(Hkv) + ", head_dim = " + std::to_string(D) +
+                  ", " + T + ">"
+            : "!attn.ragged_kv<heads = " + std::to_string(Hkv) +
+                  ", head_dim = " + std::to_string(D) + ", " + T + ">";
+  std::vector<std::string> viewNames;
+  if (hasPrefix) {
+    auto k = addTensor([](Batch &b) -> HostTensor & { return b.prefixK; }, T);
+    auto v = addTensor([](Batch &b) -> HostTensor & { return b.prefixV; }, T);
+    auto ix = addTensor(
+        [](Batch &b) -> HostTensor & { return b.prefixIndices; }, "i32");
+    auto len = addTensor(
+        [](Batch &b) -> HostTensor & { return b.prefixLenTensor; }, "i32");
+    body << "  %c0 = arith.constant 0 : index\n"
+         << "  %plen_i32 = tensor.extract " << len.first << "[%c0] : "
+         << len.second << "\n"
+         << "  %plen = arith.index_cast %plen_i32 : i32 to index\n"
+         << "  %prefix = attn.shared_paged_kv " << k.first << ", " << v.first
+         << ", " << ix.first << ", %plen : " << k.second << ", " << v.second
+         << " -> " << viewType << "\n";
+    viewNames.push_back("%prefix");
+  }
   for (size_t v = 0; v < batch.views.size(); ++v) {
-    Batch::ViewData &vd = batch.views[v];
-    auto k = addMemref(vd.k, T, true);
-    auto val = addMemref(vd.v, T, true);
+    auto view = [v](Batch &b) -> Batch::ViewData & { return b.views[v]; };
+    auto k = addTensor([=](Batch &b) -> HostTensor & { return view(b).k; }, T);
+    auto val =
+        addTensor([=](Batch &b) -> HostTensor & { return view(b).v; }, T);
     std::string name = "%view" + std::to_string(v);
     if (paged) {
-      auto ip = addMemref(vd.indptr, "i32", true);
-      auto ix = addMemref(vd.indices, "i32", true);
-      auto lp = addMemref(vd.last, "i32", true);
+      auto ip = addTensor(
+          [=](Batch &b) -> HostTensor & { return view(b).indptr; }, "i32");
+      auto ix = addTensor(
+          [=](Batch &b) -> HostTensor & { return view(b).indices; }, "i32");
+      auto lp = addTensor(
+          [=](Batch &b) -> HostTensor & { return view(b).last; }, "i32");
       body << "  " << name << " = attn.paged_kv " << k.first << ", "
            << val.first << ", " << ip.first << ", " << ix.first << ", "
            << lp.first << " : " << k.second << ", " << val.second << " -> "
            << viewType << "\n";
     } else {
-      auto ip = addMemref(vd.kvIndptr, "i32", true);
+      auto ip = addTensor(
+          [=](Batch &b) -> HostTensor & { return view(b).kvIndptr; }, "i32");
       body << "  " << name << " = attn.ragged_kv " << k.first << ", "
            << val.first << ", " << ip.first << " : " << k.second << ", "
            << val.second << " -> " << viewType << "\n";
     }
-    viewNames.push_back({name, viewType});
+    viewNames.push_back(name);
   }
-  auto q = addMemref(batch.q, T, true);
-  auto qo = addMemref(batch.qoIndptr, "i32", true);
+  auto q = addTensor([](Batch &b) -> HostTensor & { return b.q; }, T);
+  auto qo = addTensor([](Batch &b) -> HostTensor & { return b.qoIndptr; }, "i32");
   std::string qType = "!attn.ragged_q<heads = " + std::to_string(Hq) +
                       ", head_dim = " + std::to_string(D) + ", " + T + ">";
   body << "  %q = attn.ragged_q " << q.first << ", " << qo.first << " : "
@@ -635,19 +897,17 @@ int main(int argc, char **argv) {
 
   // Parameters.
   std::vector<std::string> paramNames, paramTypes;
-  paramTensors.reserve(params.size());
-  std::vector<size_t> scalarArgIndex; // argNo of scalar params
   for (auto [decl, p] : llvm::zip_equal(variant.getParamList(), params)) {
     std::string typeStr;
     llvm::raw_string_ostream ts(typeStr);
     ts << p.type;
     if (p.kind == attn::ParamKind::Scalar) {
-      std::string name = "%a" + std::to_string(argNo++);
-      if (!isa<FloatType>(p.type) || !p.type.isF32())
+      if (!p.type.isF32())
         usage("the runner supports scalar parameters of type f32 only");
+      std::string name = "%a" + std::to_string(argDecls.size());
       argDecls.push_back(name + ": f32");
-      scalarParams.push_back(float(p.f[0]));
-      scalarArgIndex.push_back(argDecls.size() - 1);
+      slots.push_back({Slot::Scalar, nullptr, batch.scalarParams.size()});
+      batch.scalarParams.push_back(float(p.f[0]));
       paramNames.push_back(name);
       paramTypes.push_back("f32");
       continue;
@@ -655,8 +915,7 @@ int main(int argc, char **argv) {
     HostTensor h;
     int64_t n = int64_t(isa<FloatType>(p.type) ? p.f.size() : p.i.size());
     if (p.type.isF32())
-      h = makeFloat(DType::F32, {n},
-                    std::vector<float>(p.f.begin(), p.f.end()));
+      h = makeFloat(DType::F32, {n}, std::vector<float>(p.f.begin(), p.f.end()));
     else if (p.type.isInteger(32))
       h = makeInt<int32_t>({n}, std::vector<int32_t>(p.i.begin(), p.i.end()));
     else if (p.type.isInteger(64))
@@ -665,14 +924,17 @@ int main(int argc, char **argv) {
       h = makeInt<int8_t>({n}, std::vector<int8_t>(p.i.begin(), p.i.end()));
     else
       usage("the runner supports f32, i8, i32 and i64 parameter tensors only");
-    paramTensors.push_back(std::move(h));
+    size_t index = batch.paramTensors.size();
+    batch.paramTensors.push_back(std::move(h));
     std::string declType;
     llvm::raw_string_ostream ds(declType);
     if (p.kind == attn::ParamKind::Buffer)
       ds << decl.getType();
     else
       ds << "tensor<?x" << typeStr << ">";
-    auto m = addMemref(paramTensors.back(), typeStr, true);
+    auto m = addTensor(
+        [index](Batch &b) -> HostTensor & { return b.paramTensors[index]; },
+        typeStr);
     if (m.second != declType)
       usage("buffer parameter '" + decl.getName().str() +
             "' must be a dynamic 1-D tensor");
@@ -702,38 +964,37 @@ int main(int argc, char **argv) {
             " : i64, scale = " + buf + " : f32}";
   }
 
-  // Outputs: one (o, lse) pair per result.
   std::string oType = "tensor<?x" + std::to_string(Hq) + "x" +
                       std::to_string(D) + "x" + T + ">";
   std::string lType = "tensor<?x" + std::to_string(Hq) + "xf32>";
   std::string stType = "!attn.state<heads = " + std::to_string(Hq) +
                        ", head_dim = " + std::to_string(D) + ", @" +
                        variantName + ">";
-  std::vector<std::string> resultNames; // each "%x" meaning %x_o / %x_l
-  std::vector<std::string> resultLabels;
+  std::vector<std::string> resultNames, resultLabels;
   std::string sym = "@" + variantName.getValue();
   if (!mergeMode) {
-    std::string views;
-    std::string types;
-    for (auto &[n, ty] : viewNames) {
+    std::string views, types;
+    for (auto &n : viewNames) {
       views += ", " + n;
-      types += ", " + ty;
+      types += ", " + viewType;
     }
     body << "  %r0_o, %r0_l = attn.attention " << sym << "(%q" << views << ")"
          << paramClause << " " << heads << " : " << qType << types << " -> "
          << oType << ", " << lType << "\n";
     resultNames.push_back("%r0");
-    resultLabels.push_back(numViews > 1 ? "attention over " +
-                                              std::to_string(numViews.getValue()) +
-                                              " views"
-                                        : "attention");
+    resultLabels.push_back(viewNames.size() > 1
+                               ? "attention over " +
+                                     std::to_string(viewNames.size()) + " views"
+                               : "attention");
   } else {
     int64_t K = numViews;
     for (int64_t v = 0; v < K; ++v)
       body << "  %s" << v << " = attn.attention " << sym << "(%q, "
-           << viewNames[v].first << ")" << paramClause << " " << heads << " : "
-           << qType << ", " << viewNames[v].second << " -> " << stType << "\n";
-    body << "  %rows = arith.constant " << totalQ << " : index\n"
+           << viewNames[v] << ")" << paramClause << " " << heads << " : "
+           << qType << ", " << viewType << " -> " << stType << "\n";
+    body << "  %c0_rows = arith.constant 0 : index\n"
+         << "  %rows = tensor.dim " << q.first << ", %c0_rows : " << q.second
+         << "\n"
          << "  %empty = attn.empty_state " << sym << " %rows : " << stType
          << "\n";
     auto merge = [&](const std::string &out,
@@ -779,80 +1040,71 @@ int main(int argc, char **argv) {
       resultLabels.push_back(finals[i].second);
     }
   }
-  // Output buffers.
-  std::vector<HostTensor> outs(2 * resultNames.size());
-  for (size_t i = 0; i < resultNames.size(); ++i) {
-    HostTensor &o = outs[2 * i], &l = outs[2 * i + 1];
-    o.shape = {totalQ, Hq, D};
-    o.elemSize = t == DType::F32 ? 4 : 2;
-    o.bytes.assign(o.numel() * o.elemSize, 0xff); // NaN-ish poison
-    l.shape = {totalQ, Hq};
-    l.elemSize = 4;
-    l.bytes.assign(l.numel() * 4, 0xff);
-  }
+  // Output buffers, written with materialize_in_destination.
   for (size_t i = 0; i < resultNames.size(); ++i) {
     for (int part = 0; part < 2; ++part) {
-      HostTensor &h = outs[2 * i + part];
-      std::string name = "%a" + std::to_string(argNo++);
-      std::string shape = shapeStr(h.shape, true, part ? "f32" : T);
+      HostTensor h;
+      h.shape = part ? std::vector<int64_t>{totalQ, Hq}
+                     : std::vector<int64_t>{totalQ, Hq, D};
+      h.elemSize = part || t == DType::F32 ? 4 : 2;
+      h.bytes.assign(h.numel() * h.elemSize, 0xff); // NaN-ish poison
+      size_t index = batch.outs.size();
+      batch.outs.push_back(std::move(h));
+      std::string name = "%a" + std::to_string(argDecls.size());
+      std::string shape = shapeStr(batch.outs.back().shape, true,
+                                   part ? "f32" : T);
       argDecls.push_back(name + ": memref<" + shape + ">");
-      memrefArgs.push_back(&h);
+      slots.push_back({Slot::Tensor,
+                       [index](Batch &b) -> HostTensor & { return b.outs[index]; },
+                       0});
       body << "  bufferization.materialize_in_destination " << resultNames[i]
            << (part ? "_l" : "_o") << " in restrict writable " << name
            << " : (tensor<" << shape << ">, memref<" << shape << ">) -> ()\n";
     }
   }
 
+  std::ostringstream fn;
   fn << userVariants << "\n";
   fn << "func.func @kernel(";
   for (size_t i = 0; i < argDecls.size(); ++i)
     fn << (i ? ", " : "") << argDecls[i];
-  fn << ") attributes {llvm.emit_c_interface} {\n" << body.str() << "  return\n}\n";
+  fn << ") attributes {llvm.emit_c_interface} {\n"
+     << body.str() << "  return\n}\n";
   std::string program = fn.str();
   if (dumpIR)
     llvm::outs() << program << "\n";
 
-  // Compile and run.
+  // Compile: the program as written and, with --transform, transformed.
   auto t0 = std::chrono::steady_clock::now();
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(program, &ctx);
-  if (!module)
-    usage("the generated program does not verify (see above)");
-  PassManager pm(&ctx);
-  buildAttnToCPUPipeline(pm);
-  if (failed(pm.run(*module)))
-    usage("the CPU pipeline failed (see above)");
-  ExecutionEngineOptions options;
-  std::function<llvm::Error(llvm::Module *)> transformer =
-      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
-                                /*targetMachine=*/nullptr);
-  options.transformer = transformer;
-  auto engine = ExecutionEngine::create(*module, options);
-  if (!engine) {
-    llvm::errs() << "flashir-run: JIT failed: "
-                 << llvm::toString(engine.takeError()) << "\n";
-    return 2;
+  unsigned unusedPlanner = 0, plannerArgs = 0;
+  std::string transformedIR;
+  std::unique_ptr<ExecutionEngine> baseline =
+      compile(ctx, program, "", unusedPlanner, transformedIR);
+  std::unique_ptr<ExecutionEngine> transformed;
+  if (!transformOpt.empty()) {
+    transformed =
+        compile(ctx, program, transformOpt, plannerArgs, transformedIR);
+    if (dumpIR)
+      llvm::outs() << "// after --transform:\n" << transformedIR << "\n";
+    if (plannerArgs != 0 && plannerArgs != 3)
+      usage("the transform appended an unexpected number of arguments");
   }
   auto t1 = std::chrono::steady_clock::now();
 
-  std::vector<std::vector<int64_t>> descriptors;
-  descriptors.reserve(memrefArgs.size());
-  std::vector<void *> pointers(argDecls.size());
-  std::vector<void *> packed(argDecls.size());
-  size_t memrefIndex = 0, scalarIndex = 0;
-  for (size_t i = 0; i < argDecls.size(); ++i) {
-    if (scalarIndex < scalarArgIndex.size() &&
-        scalarArgIndex[scalarIndex] == i) {
-      packed[i] = &scalarParams[scalarIndex++];
-      continue;
-    }
-    descriptors.push_back(descriptor(*memrefArgs[memrefIndex++]));
-    pointers[i] = descriptors.back().data();
-    packed[i] = &pointers[i];
-  }
-  if (llvm::Error err = (*engine)->invokePacked("_mlir_ciface_kernel", packed)) {
-    llvm::errs() << "flashir-run: call failed: "
-                 << llvm::toString(std::move(err)) << "\n";
-    return 2;
+  // Run: the baseline twice (determinism), the transformed program once.
+  Batch second = batch;
+  invoke(*baseline, slots, batch);
+  invoke(*baseline, slots, second);
+  bool deterministic = true;
+  for (size_t i = 0; i < batch.outs.size(); ++i)
+    deterministic &= batch.outs[i].bytes == second.outs[i].bytes;
+  Batch chunked = batch;
+  if (transformed) {
+    if (plannerArgs == 3)
+      chunked.planner = randomChunks(rng, chunked);
+    for (HostTensor &o : chunked.outs)
+      std::fill(o.bytes.begin(), o.bytes.end(), 0xff);
+    invoke(*transformed, slots, chunked);
   }
   auto t2 = std::chrono::steady_clock::now();
 
@@ -864,6 +1116,8 @@ int main(int argc, char **argv) {
   problem.scale = double(float(scale)); // the kernel's f32 scale
   problem.qoIndptr = qoIndptr;
   problem.q = batch.q.value;
+  if (hasPrefix)
+    problem.views.push_back(batch.prefixReference);
   ref::State expected;
   if (!mergeMode) {
     for (auto &vd : batch.views)
@@ -888,11 +1142,10 @@ int main(int argc, char **argv) {
   auto t3 = std::chrono::steady_clock::now();
   // The kernel writes outputs in the storage type: compare against the
   // reference rounded the same way, so the tolerance measures computation.
-  std::vector<double> expectedO(expected.o.size());
+  std::vector<double> expectedO;
   {
     std::vector<float> f(expected.o.begin(), expected.o.end());
-    HostTensor r = makeFloat(t, {int64_t(f.size())}, f);
-    expectedO = r.value;
+    expectedO = makeFloat(t, {int64_t(f.size())}, f).value;
   }
 
   auto ms = [](auto a, auto b) {
@@ -904,24 +1157,70 @@ int main(int argc, char **argv) {
                << " kv_heads=" << Hkv << " layout=" << layout;
   if (paged)
     llvm::outs() << " page_size=" << P;
+  if (hasPrefix)
+    llvm::outs() << " prefix=" << batch.prefixLen;
   llvm::outs() << " views=" << numViews << " mode=" << mode
                << " requests=" << batch.B << " rows=" << totalQ
                << " seed=" << seed << "\n";
-  llvm::outs() << llvm::format("compile %.0f ms, run %.1f ms, reference %.1f ms\n",
-                               ms(t0, t1), ms(t1, t2), ms(t2, t3));
+  llvm::outs() << llvm::format(
+      "compile %.0f ms, run %.1f ms, reference %.1f ms\n", ms(t0, t1),
+      ms(t1, t2), ms(t2, t3));
   ref::CompareOptions copts;
   copts.rtol = rtol;
   copts.atol = atol;
   bool ok = true;
-  for (size_t i = 0; i < resultNames.size(); ++i) {
-    std::vector<float> o = readFloat(t, outs[2 * i]);
-    std::vector<float> l = readFloat(DType::F32, outs[2 * i + 1]);
-    ref::Errors eo = ref::compare(expectedO.data(), o.data(), o.size(), copts);
-    ref::Errors el =
-        ref::compare(expected.lse.data(), l.data(), l.size(), copts);
-    llvm::outs() << resultLabels[i] << ": output " << eo.summary() << "\n"
-                 << resultLabels[i] << ": lse    " << el.summary() << "\n";
-    ok &= eo.ok() && el.ok();
+  auto check = [&](Batch &b, const std::string &prefix) {
+    for (size_t i = 0; i < resultNames.size(); ++i) {
+      std::vector<float> o = readFloat(t, b.outs[2 * i]);
+      std::vector<float> l = readFloat(DType::F32, b.outs[2 * i + 1]);
+      ref::Errors eo =
+          ref::compare(expectedO.data(), o.data(), o.size(), copts);
+      ref::Errors el =
+          ref::compare(expected.lse.data(), l.data(), l.size(), copts);
+      llvm::outs() << prefix << resultLabels[i] << ": output " << eo.summary()
+                   << "\n"
+                   << prefix << resultLabels[i] << ": lse    " << el.summary()
+                   << "\n";
+      ok &= eo.ok() && el.ok();
+    }
+  };
+  check(batch, "");
+  llvm::outs() << "deterministic: " << (deterministic ? "yes" : "NO") << "\n";
+  ok &= deterministic;
+  if (transformed) {
+    check(chunked, "transformed: ");
+    // Transformed vs untransformed, both f32-accumulated.
+    double maxDiff = 0;
+    bool bitwise = true;
+    for (size_t i = 0; i < batch.outs.size(); ++i) {
+      bitwise &= batch.outs[i].bytes == chunked.outs[i].bytes;
+      std::vector<float> a = readFloat(i % 2 ? DType::F32 : t, batch.outs[i]);
+      std::vector<float> c = readFloat(i % 2 ? DType::F32 : t, chunked.outs[i]);
+      for (size_t j = 0; j < a.size(); ++j)
+        if (std::isfinite(a[j]) && std::isfinite(c[j]))
+          maxDiff = std::max(maxDiff, double(std::fabs(a[j] - c[j])));
+    }
+    llvm::outs() << llvm::format("transformed vs untransformed: max abs diff "
+                                 "%.3g, bitwise identical: %s\n",
+                                 maxDiff, bitwise ? "yes" : "no");
+  }
+  if (batchInvariance) {
+    // Every request alone, through the transformed program if any: its rows
+    // must be bitwise identical to the rows of the batched run.
+    ExecutionEngine &engine = transformed ? *transformed : *baseline;
+    Batch &full = transformed ? chunked : batch;
+    if (plannerArgs)
+      usage("--check-batch-invariance needs chunks fixed at compile time");
+    bool invariant = true;
+    for (int64_t b = 0; b < batch.B; ++b) {
+      Batch one = sliceRequest(full, b, params, t);
+      invoke(engine, slots, one);
+      for (size_t i = 0; i < full.outs.size(); ++i)
+        invariant &= one.outs[i].bytes ==
+                     rowBytes(full.outs[i], qoIndptr[b], batch.qo[b]);
+    }
+    llvm::outs() << "batch-invariant: " << (invariant ? "yes" : "NO") << "\n";
+    ok &= invariant;
   }
   llvm::outs() << (ok ? "PASS" : "FAIL")
                << llvm::format(" (rtol %g, atol %g)\n", rtol, atol);

@@ -141,16 +141,20 @@ Value toTensor(Builder &b, Value buffer) {
 //===----------------------------------------------------------------------===//
 
 struct View {
-  // Paged: pools, page table; ragged: keys/values and kv_indptr.
+  // Paged (per-request or shared page list) or ragged.
   bool paged = false;
+  bool shared = false;
   bool hnd = false;
   int64_t pageSize = 1;
   Value keys, values;
-  Value indptr, indices, lastPageLen;
-  Value kvIndptr;
+  Value indptr, indices, lastPageLen; // paged
+  Value sharedLength;                 // shared
+  Value kvIndptr;                     // ragged
 
   /// KV length of request `req`.
   Value length(Builder &b, Value req) const {
+    if (shared)
+      return sharedLength;
     Value next = arith::AddIOp::create(b, req, cIndex(b, 1));
     if (!paged)
       return arith::SubIOp::create(b, extractIndex(b, kvIndptr, next),
@@ -166,8 +170,17 @@ struct View {
     return arith::SelectOp::create(b, nonEmpty, len, cIndex(b, 0));
   }
 
-  /// Indices of key `j` of request `req`, KV head `head`, dim `d`, split as
-  /// a prefix computed once per key and the dim appended per element.
+  /// Number of requests the view describes, or null for a shared view.
+  Value numRequests(Builder &b) const {
+    if (shared)
+      return nullptr;
+    Value ptr = paged ? indptr : kvIndptr;
+    return arith::SubIOp::create(b, tensor::DimOp::create(b, ptr, 0),
+                                 cIndex(b, 1));
+  }
+
+  /// Indices of key `j` of request `req`, KV head `head`, without the dim:
+  /// computed once per key, the dim appended per element.
   SmallVector<Value> keyPrefix(Builder &b, Value req, Value j,
                                Value head) const {
     if (!paged) {
@@ -176,8 +189,9 @@ struct View {
     }
     Value slot = arith::RemUIOp::create(b, j, cIndex(b, pageSize));
     Value logicalPage = arith::DivUIOp::create(b, j, cIndex(b, pageSize));
-    Value entry = arith::AddIOp::create(b, extractIndex(b, indptr, req),
-                                        logicalPage);
+    Value entry = shared ? logicalPage
+                         : arith::AddIOp::create(
+                               b, extractIndex(b, indptr, req), logicalPage);
     Value page = extractIndex(b, indices, entry);
     if (hnd)
       return {page, head, slot};
@@ -198,6 +212,16 @@ FailureOr<View> getView(Operation *user, Value value) {
     view.lastPageLen = paged.getLastPageLen();
     return view;
   }
+  if (auto shared = value.getDefiningOp<SharedPagedKVOp>()) {
+    view.paged = view.shared = true;
+    view.hnd = shared.getType().getLayout() == KVLayout::HND;
+    view.pageSize = shared.getType().getPageSize();
+    view.keys = shared.getKPages();
+    view.values = shared.getVPages();
+    view.indices = shared.getIndices();
+    view.sharedLength = shared.getLength();
+    return view;
+  }
   if (auto ragged = value.getDefiningOp<RaggedKVOp>()) {
     view.keys = ragged.getKeys();
     view.values = ragged.getValues();
@@ -205,9 +229,18 @@ FailureOr<View> getView(Operation *user, Value value) {
     return view;
   }
   return user->emitOpError("the CPU lowering needs every KV view to be "
-                           "defined by attn.paged_kv or attn.ragged_kv in the "
-                           "same function");
+                           "defined by attn.paged_kv, attn.shared_paged_kv or "
+                           "attn.ragged_kv in the same function");
 }
+
+/// A half-open range of key positions [lo, hi) a chunk attends; null bounds
+/// mean every key.
+struct KeyRange {
+  Value lo, hi;
+};
+
+using KeyBody = function_ref<SmallVector<Value>(Builder &, const View &, Value,
+                                                Value, ValueRange)>;
 
 //===----------------------------------------------------------------------===//
 // attn.attention
@@ -220,26 +253,55 @@ public:
       : op(op), variant(variant), views(views), queries(queries) {
     RaggedQType qType = queries.getType();
     numQoHeads = qType.getNumHeads();
+    numKvHeads = op.getNumKvHeads();
     headDim = qType.getHeadDim();
-    groupSize = numQoHeads / op.getNumKvHeads();
+    groupSize = numQoHeads / numKvHeads;
     scale = op.getEffectiveScale();
+    if (std::optional<ArrayRef<bool>> flags = op.getAttendedViews())
+      attended.assign(flags->begin(), flags->end());
+    else
+      attended.assign(views.size(), true);
+    if (TileConfigAttr tiles = op.getTilesAttr())
+      kvTile = tiles.getKv();
   }
 
   /// Emits the loop nest before `op`; returns (output, lse) tensors. The
-  /// output is f32 without the output hook when `asState`.
+  /// output is f32 without the output hook when `asState`. With chunks, rows
+  /// are the chunked-state rows.
   std::pair<Value, Value> emit(Builder &b, bool asState, Type outputElement);
 
 private:
+  /// Everything about one request the row computation needs.
+  struct Request {
+    Value index, qBegin, numQ, numKv;
+    SmallVector<Value> lengths;
+    Value scores; // sparsemax scratch
+  };
+
+  Request loadRequest(Builder &b, Value req);
+
+  /// Computes one (query row, head) into out[outRow], lse[outRow].
+  void emitRow(Builder &b, const Request &r, Value i, Value head,
+               Value outRow, KeyRange range, bool asState, Type outputElement);
+
+  /// Runs the rows of request `r` (fused or not) with `range`, writing to
+  /// output rows `outBase + i`.
+  void emitRows(Builder &b, const Request &r, Value outBase, KeyRange range,
+                bool asState, Type outputElement);
+
   /// Parameter values visible to hooks of request `req`, query head `head`.
   SmallVector<Value> paramValues(Builder &b, Value req, Value head);
 
-  /// Runs `body(b, view, j, kpos, args)` for every key of request `req`,
-  /// in order across the views, threading `inits` through.
+  /// Runs `body(b, view, j, kpos, args)` for every attended key of request
+  /// `r` within `range`, in order across the views; with `tile` > 0 runs
+  /// `tileBody(b, view, j0, j1, kposBase, args)` per tile of keys instead.
+  SmallVector<Value> forEachKey(Builder &b, const Request &r, KeyRange range,
+                                ValueRange inits, KeyBody body);
   SmallVector<Value>
-  forEachKey(Builder &b, Value req, ArrayRef<Value> lengths, ValueRange inits,
-             function_ref<SmallVector<Value>(Builder &, const View &, Value,
-                                             Value, ValueRange)>
-                 body);
+  forEachTile(Builder &b, const Request &r, KeyRange range, ValueRange inits,
+              function_ref<SmallVector<Value>(Builder &, const View &, Value,
+                                              Value, Value, ValueRange)>
+                  tileBody);
 
   /// Whether key `kpos` is visible to (qpos, head); null if no mask hook.
   Value visible(Builder &b, Value qpos, Value kpos, Value head,
@@ -247,7 +309,7 @@ private:
 
   /// scale * <q', key(k)>.
   Value score(Builder &b, const View &view, Value req, Value j, Value kpos,
-              Value head, Value kvHead, ArrayRef<Value> params, Value qBuf);
+              Value kvHead, ArrayRef<Value> params, Value qBuf);
 
   /// acc[d] = acc[d] * keepScale + weight * v[d].
   void accumulate(Builder &b, const View &view, Value req, Value j,
@@ -257,8 +319,12 @@ private:
   VariantOp variant;
   ArrayRef<View> views;
   RaggedQOp queries;
-  int64_t numQoHeads, headDim, groupSize;
+  SmallVector<bool> attended;
+  int64_t numQoHeads, numKvHeads, headDim, groupSize;
+  int64_t kvTile = 0;
   float scale;
+  // Buffers shared by every row.
+  Value out, lse, qBuf, acc, tileScores;
 };
 
 SmallVector<Value> AttentionLowering::paramValues(Builder &b, Value req,
@@ -282,22 +348,69 @@ SmallVector<Value> AttentionLowering::paramValues(Builder &b, Value req,
   return values;
 }
 
-SmallVector<Value> AttentionLowering::forEachKey(
-    Builder &b, Value req, ArrayRef<Value> lengths, ValueRange inits,
-    function_ref<SmallVector<Value>(Builder &, const View &, Value, Value,
-                                    ValueRange)>
-        body) {
+/// Clamps `v - base` into [0, len].
+static Value clampLocal(Builder &b, Value v, Value base, Value len) {
+  Value local = arith::SubIOp::create(b, v, base);
+  local = arith::MaxSIOp::create(b, local, cIndex(b, 0));
+  return arith::MinSIOp::create(b, local, len);
+}
+
+SmallVector<Value> AttentionLowering::forEachKey(Builder &b, const Request &r,
+                                                 KeyRange range,
+                                                 ValueRange inits,
+                                                 KeyBody body) {
   SmallVector<Value> carried(inits);
   Value base = cIndex(b, 0);
-  for (auto [view, length] : llvm::zip_equal(views, lengths)) {
-    Value viewBase = base;
-    const View &v = view;
-    carried = llvm::to_vector(buildFor(
-        b, cIndex(b, 0), length, carried,
-        [&](Builder &nb, Value j, ValueRange args) {
-          Value kpos = arith::AddIOp::create(nb, viewBase, j);
-          return body(nb, v, j, kpos, args);
-        }));
+  for (auto [index, view] : llvm::enumerate(views)) {
+    Value length = r.lengths[index];
+    if (attended[index]) {
+      Value lo = cIndex(b, 0), hi = length;
+      if (range.lo) {
+        lo = clampLocal(b, range.lo, base, length);
+        hi = clampLocal(b, range.hi, base, length);
+      }
+      Value viewBase = base;
+      const View &v = view;
+      carried = llvm::to_vector(
+          buildFor(b, lo, hi, carried,
+                   [&](Builder &nb, Value j, ValueRange args) {
+                     Value kpos = arith::AddIOp::create(nb, viewBase, j);
+                     return body(nb, v, j, kpos, args);
+                   }));
+    }
+    base = arith::AddIOp::create(b, base, length);
+  }
+  return carried;
+}
+
+SmallVector<Value> AttentionLowering::forEachTile(
+    Builder &b, const Request &r, KeyRange range, ValueRange inits,
+    function_ref<SmallVector<Value>(Builder &, const View &, Value, Value,
+                                    Value, ValueRange)>
+        tileBody) {
+  SmallVector<Value> carried(inits);
+  Value base = cIndex(b, 0);
+  Value tile = cIndex(b, kvTile);
+  for (auto [index, view] : llvm::enumerate(views)) {
+    Value length = r.lengths[index];
+    if (attended[index]) {
+      Value lo = cIndex(b, 0), hi = length;
+      if (range.lo) {
+        lo = clampLocal(b, range.lo, base, length);
+        hi = clampLocal(b, range.hi, base, length);
+      }
+      Value viewBase = base;
+      const View &v = view;
+      auto loop = scf::ForOp::create(
+          b, lo, hi, tile, carried,
+          [&](OpBuilder &ob, Location loc, Value j0, ValueRange args) {
+            Builder nb(loc, ob);
+            Value j1 = arith::MinSIOp::create(
+                nb, arith::AddIOp::create(nb, j0, tile), hi);
+            scf::YieldOp::create(nb, tileBody(nb, v, j0, j1, viewBase, args));
+          });
+      carried.assign(loop.getResults().begin(), loop.getResults().end());
+    }
     base = arith::AddIOp::create(b, base, length);
   }
   return carried;
@@ -313,7 +426,7 @@ Value AttentionLowering::visible(Builder &b, Value qpos, Value kpos,
 }
 
 Value AttentionLowering::score(Builder &b, const View &view, Value req,
-                               Value j, Value kpos, Value head, Value kvHead,
+                               Value j, Value kpos, Value kvHead,
                                ArrayRef<Value> params, Value qBuf) {
   SmallVector<Value> prefix = view.keyPrefix(b, req, j, kvHead);
   Region &keyHook = variant.getKey();
@@ -357,223 +470,347 @@ void AttentionLowering::accumulate(Builder &b, const View &view, Value req,
   });
 }
 
-std::pair<Value, Value> AttentionLowering::emit(Builder &b, bool asState,
-                                                Type outputElement) {
-  Type f32 = b.getF32Type();
-  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
-  Value qoIndptr = queries.getQoIndptr(), q = queries.getQueries();
-  Value numRequests = arith::SubIOp::create(
-      b, tensor::DimOp::create(b, qoIndptr, 0), c1);
-  Value totalQ = tensor::DimOp::create(b, q, 0);
-  int64_t dyn = ShapedType::kDynamic;
-  Value out = memref::AllocOp::create(
-      b, MemRefType::get({dyn, numQoHeads, headDim}, outputElement),
-      ValueRange{totalQ});
-  Value lse = memref::AllocOp::create(
-      b, MemRefType::get({dyn, numQoHeads}, f32), ValueRange{totalQ});
-  auto vecType = MemRefType::get({headDim}, f32);
-  Value qBuf = memref::AllocaOp::create(b, vecType);
-  Value acc = memref::AllocaOp::create(b, vecType);
+AttentionLowering::Request AttentionLowering::loadRequest(Builder &b,
+                                                          Value req) {
+  Request r;
+  r.index = req;
+  Value qoIndptr = queries.getQoIndptr();
+  r.qBegin = extractIndex(b, qoIndptr, req);
+  Value qEnd =
+      extractIndex(b, qoIndptr, arith::AddIOp::create(b, req, cIndex(b, 1)));
+  r.numQ = arith::SubIOp::create(b, qEnd, r.qBegin);
+  r.numKv = cIndex(b, 0);
+  for (const View &view : views) {
+    r.lengths.push_back(view.length(b, req));
+    r.numKv = arith::AddIOp::create(b, r.numKv, r.lengths.back());
+  }
+  // Sparsemax keeps one row of scores per request (freed by the buffer
+  // deallocation pipeline).
+  if (variant.getReduction() == ReductionKind::Sparsemax)
+    r.scores = memref::AllocOp::create(
+        b, MemRefType::get({ShapedType::kDynamic}, b.getF32Type()),
+        ValueRange{r.numKv});
+  return r;
+}
+
+void AttentionLowering::emitRows(Builder &b, const Request &r, Value outBase,
+                                 KeyRange range, bool asState,
+                                 Type outputElement) {
+  Value c0 = cIndex(b, 0);
+  if (!op.getFusedHeadGroups()) {
+    buildFor(b, c0, r.numQ, [&](Builder &b, Value i) {
+      Value outRow = arith::AddIOp::create(b, outBase, i);
+      buildFor(b, c0, cIndex(b, numQoHeads), [&](Builder &b, Value head) {
+        emitRow(b, r, i, head, outRow, range, asState, outputElement);
+      });
+    });
+    return;
+  }
+  // Fused head groups (eq. 3): per KV head, g * Lq rows; row f is query
+  // position f / g of query head g * hkv + f mod g.
+  Value g = cIndex(b, groupSize);
+  Value fusedRows = arith::MulIOp::create(b, r.numQ, g);
+  buildFor(b, c0, cIndex(b, numKvHeads), [&](Builder &b, Value kvHead) {
+    buildFor(b, c0, fusedRows, [&](Builder &b, Value f) {
+      Value i = arith::DivUIOp::create(b, f, g);
+      Value head = arith::AddIOp::create(b, arith::MulIOp::create(b, kvHead, g),
+                                         arith::RemUIOp::create(b, f, g));
+      Value outRow = arith::AddIOp::create(b, outBase, i);
+      emitRow(b, r, i, head, outRow, range, asState, outputElement);
+    });
+  });
+}
+
+void AttentionLowering::emitRow(Builder &b, const Request &r, Value i,
+                                Value head, Value outRow, KeyRange range,
+                                bool asState, Type outputElement) {
+  Value c0 = cIndex(b, 0);
+  Value q = queries.getQueries();
+  Value req = r.index;
+  Value row = arith::AddIOp::create(b, r.qBegin, i);
+  // Queries are the last numQ tokens: qpos = i + Lkv - Lq.
+  Value qpos =
+      arith::SubIOp::create(b, arith::AddIOp::create(b, i, r.numKv), r.numQ);
+  Value kvHead = arith::DivUIOp::create(b, head, cIndex(b, groupSize));
+  SmallVector<Value> params = paramValues(b, req, head);
   ReductionKind reduction = variant.getReduction();
   Region &logitsHook = variant.getLogits();
   Region &queryHook = variant.getQuery();
   Region &outputHook = variant.getOutput();
 
-  buildFor(b, c0, numRequests, [&](Builder &b, Value req) {
-    Value qBegin = extractIndex(b, qoIndptr, req);
-    Value qEnd = extractIndex(b, qoIndptr, arith::AddIOp::create(b, req, c1));
-    Value numQ = arith::SubIOp::create(b, qEnd, qBegin);
-    SmallVector<Value> lengths;
-    Value numKv = c0;
-    for (const View &view : views) {
-      lengths.push_back(view.length(b, req));
-      numKv = arith::AddIOp::create(b, numKv, lengths.back());
+  // q' = query(q), kept in f32; the accumulator starts at 0.
+  Value dim = cIndex(b, headDim), half = cIndex(b, headDim / 2);
+  buildFor(b, c0, dim, [&](Builder &b, Value d) {
+    Value x = extractF32(b, q, {row, head, d});
+    if (!queryHook.empty()) {
+      Value rot =
+          arith::RemUIOp::create(b, arith::AddIOp::create(b, d, half), dim);
+      Value xRot = extractF32(b, q, {row, head, rot});
+      SmallVector<Value> args = {x, xRot, d, qpos, head};
+      args.append(params.begin(), params.end());
+      x = inlineHook(b, queryHook, args);
     }
-    // Sparsemax keeps one row of scores per request (freed by the buffer
-    // deallocation pipeline).
-    Value scores;
-    if (reduction == ReductionKind::Sparsemax)
-      scores = memref::AllocOp::create(b, MemRefType::get({dyn}, f32),
-                                       ValueRange{numKv});
-
-    buildFor(b, c0, numQ, [&](Builder &b, Value i) {
-      Value row = arith::AddIOp::create(b, qBegin, i);
-      // Queries are the last numQ tokens: qpos = i + Lkv - Lq.
-      Value qpos = arith::SubIOp::create(
-          b, arith::AddIOp::create(b, i, numKv), numQ);
-      buildFor(b, c0, cIndex(b, numQoHeads), [&](Builder &b, Value head) {
-        Value kvHead = arith::DivUIOp::create(b, head, cIndex(b, groupSize));
-        SmallVector<Value> params = paramValues(b, req, head);
-
-        // q' = query(q), kept in f32.
-        Value dim = cIndex(b, headDim), half = cIndex(b, headDim / 2);
-        buildFor(b, c0, dim, [&](Builder &b, Value d) {
-          Value x = extractF32(b, q, {row, head, d});
-          if (!queryHook.empty()) {
-            Value rot = arith::RemUIOp::create(
-                b, arith::AddIOp::create(b, d, half), dim);
-            Value xRot = extractF32(b, q, {row, head, rot});
-            SmallVector<Value> args = {x, xRot, d, qpos, head};
-            args.append(params.begin(), params.end());
-            x = inlineHook(b, queryHook, args);
-          }
-          memref::StoreOp::create(b, x, qBuf, d);
-          memref::StoreOp::create(b, cF32(b, 0.0f), acc, d);
-        });
-
-        // The logits of key kpos (score + hook).
-        auto logits = [&](Builder &b, const View &view, Value j,
-                          Value kpos) -> Value {
-          Value s = score(b, view, req, j, kpos, head, kvHead, params, qBuf);
-          if (logitsHook.empty())
-            return s;
-          SmallVector<Value> args = {s, qpos, kpos, head};
-          args.append(params.begin(), params.end());
-          return inlineHook(b, logitsHook, args);
-        };
-        // Runs `update` only for visible keys; masked keys leave the
-        // carried values untouched (they are excluded, not down-weighted).
-        auto ifVisible =
-            [&](Builder &b, Value kpos, ValueRange args,
-                function_ref<SmallVector<Value>(Builder &)> update) {
-              Value keep = visible(b, qpos, kpos, head, params);
-              if (!keep)
-                return update(b);
-              return llvm::to_vector(buildIf(b, keep, update, [&](Builder &) {
-                return SmallVector<Value>(args);
-              }));
-            };
-
-        Value rowMax, denom;
-        Value oneF = cF32(b, 1.0f), zeroF = cF32(b, 0.0f);
-        if (reduction == ReductionKind::Softmax) {
-          // Online softmax: running max m, denominator l, rescaled acc.
-          SmallVector<Value> ml = forEachKey(
-              b, req, lengths, {negInf(b), zeroF},
-              [&](Builder &b, const View &view, Value j, Value kpos,
-                  ValueRange args) {
-                return ifVisible(b, kpos, args, [&](Builder &b) {
-                  Value m = args[0], l = args[1];
-                  Value s = logits(b, view, j, kpos);
-                  Value mNew = arith::MaximumFOp::create(b, m, s);
-                  // exp(-inf - -inf) is NaN: an empty history or a -inf
-                  // logit contributes exactly 0.
-                  Value c = arith::SelectOp::create(
-                      b, isNegInf(b, m), zeroF,
-                      math::ExpOp::create(b, arith::SubFOp::create(b, m, mNew)));
-                  Value p = arith::SelectOp::create(
-                      b, isNegInf(b, s), zeroF,
-                      math::ExpOp::create(b, arith::SubFOp::create(b, s, mNew)));
-                  accumulate(b, view, req, j, kvHead, acc, c, p);
-                  Value lNew = arith::AddFOp::create(
-                      b, arith::MulFOp::create(b, l, c), p);
-                  return SmallVector<Value>{mNew, lNew};
-                });
-              });
-          rowMax = ml[0];
-          denom = ml[1];
-        } else if (reduction == ReductionKind::Sigmoid) {
-          denom = forEachKey(
-              b, req, lengths, {zeroF},
-              [&](Builder &b, const View &view, Value j, Value kpos,
-                  ValueRange args) {
-                return ifVisible(b, kpos, args, [&](Builder &b) {
-                  Value s = logits(b, view, j, kpos);
-                  Value e = math::ExpOp::create(b, arith::NegFOp::create(b, s));
-                  Value p = arith::DivFOp::create(
-                      b, oneF, arith::AddFOp::create(b, oneF, e));
-                  accumulate(b, view, req, j, kvHead, acc, nullptr, p);
-                  return SmallVector<Value>{arith::AddFOp::create(b, args[0], p)};
-                });
-              })[0];
-        } else {
-          // Sparsemax: scores of the row (masked = -inf), then the threshold
-          // tau with sum(max(s - tau, 0)) = 1 by bisection on [max-1, max].
-          rowMax = forEachKey(
-              b, req, lengths, {negInf(b)},
-              [&](Builder &b, const View &view, Value j, Value kpos,
-                  ValueRange args) {
-                Value s = ifVisible(b, kpos, {negInf(b)}, [&](Builder &b) {
-                  return SmallVector<Value>{logits(b, view, j, kpos)};
-                })[0];
-                memref::StoreOp::create(b, s, scores, kpos);
-                return SmallVector<Value>{
-                    arith::MaximumFOp::create(b, args[0], s)};
-              })[0];
-          auto mass = [&](Builder &b, Value tau) {
-            return buildFor(b, c0, numKv, {zeroF},
-                            [&](Builder &b, Value k, ValueRange args) {
-                              Value s = memref::LoadOp::create(b, scores, k);
-                              Value w = arith::MaximumFOp::create(
-                                  b, arith::SubFOp::create(b, s, tau), zeroF);
-                              return SmallVector<Value>{
-                                  arith::AddFOp::create(b, args[0], w)};
-                            })[0];
-          };
-          Value lo0 = arith::SubFOp::create(b, rowMax, oneF);
-          SmallVector<Value> bounds = llvm::to_vector(buildFor(
-              b, c0, cIndex(b, 40), {lo0, rowMax},
-              [&](Builder &b, Value, ValueRange args) -> SmallVector<Value> {
-                Value mid = arith::MulFOp::create(
-                    b, arith::AddFOp::create(b, args[0], args[1]),
-                    cF32(b, 0.5f));
-                Value above = arith::CmpFOp::create(
-                    b, arith::CmpFPredicate::OGT, mass(b, mid), oneF);
-                return {arith::SelectOp::create(b, above, mid, args[0]),
-                        arith::SelectOp::create(b, above, args[1], mid)};
-              }));
-          // A row without visible keys has no threshold (-inf bounds give
-          // NaN); any finite one leaves every weight 0.
-          Value tau = arith::SelectOp::create(
-              b, isNegInf(b, rowMax), zeroF,
-              arith::MulFOp::create(
-                  b, arith::AddFOp::create(b, bounds[0], bounds[1]),
-                  cF32(b, 0.5f)));
-          denom = forEachKey(
-              b, req, lengths, {zeroF},
-              [&](Builder &b, const View &view, Value j, Value kpos,
-                  ValueRange args) {
-                Value s = memref::LoadOp::create(b, scores, kpos);
-                Value w = arith::MaximumFOp::create(
-                    b, arith::SubFOp::create(b, s, tau), zeroF);
-                accumulate(b, view, req, j, kvHead, acc, nullptr, w);
-                return SmallVector<Value>{arith::AddFOp::create(b, args[0], w)};
-              })[0];
-        }
-
-        // Row result. No visible key: output 0, lse = -inf.
-        Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
-                                            denom, zeroF);
-        Value inv = oneF, rowLse;
-        Value logDenom = math::LogOp::create(b, denom);
-        switch (reduction) {
-        case ReductionKind::Softmax:
-          inv = arith::DivFOp::create(b, oneF, denom);
-          rowLse = arith::AddFOp::create(b, rowMax, logDenom);
-          break;
-        case ReductionKind::Sigmoid:
-          rowLse = logDenom;
-          break;
-        case ReductionKind::Sparsemax:
-          // Normalising by the found mass absorbs the bisection's residue.
-          inv = arith::DivFOp::create(b, oneF, denom);
-          rowLse = zeroF;
-          break;
-        }
-        inv = arith::SelectOp::create(b, empty, zeroF, inv);
-        rowLse = arith::SelectOp::create(b, empty, negInf(b), rowLse);
-        memref::StoreOp::create(b, rowLse, lse, ValueRange{row, head});
-        buildFor(b, c0, dim, [&](Builder &b, Value d) {
-          Value o = arith::MulFOp::create(
-              b, memref::LoadOp::create(b, acc, d), inv);
-          if (!asState && !outputHook.empty())
-            o = inlineHook(b, outputHook, {o, d, head});
-          memref::StoreOp::create(b, castFromF32(b, o, outputElement), out,
-                                  ValueRange{row, head, d});
-        });
-      });
-    });
+    memref::StoreOp::create(b, x, qBuf, d);
+    memref::StoreOp::create(b, cF32(b, 0.0f), acc, d);
   });
+
+  // The logits of key kpos (score + hook).
+  auto logits = [&](Builder &b, const View &view, Value j,
+                    Value kpos) -> Value {
+    Value s = score(b, view, req, j, kpos, kvHead, params, qBuf);
+    if (logitsHook.empty())
+      return s;
+    SmallVector<Value> args = {s, qpos, kpos, head};
+    args.append(params.begin(), params.end());
+    return inlineHook(b, logitsHook, args);
+  };
+  // Runs `update` only for visible keys; masked keys leave the carried
+  // values untouched (they are excluded, not down-weighted).
+  auto ifVisible = [&](Builder &b, Value kpos, ValueRange args,
+                       function_ref<SmallVector<Value>(Builder &)> update) {
+    Value keep = visible(b, qpos, kpos, head, params);
+    if (!keep)
+      return update(b);
+    return llvm::to_vector(buildIf(b, keep, update, [&](Builder &) {
+      return SmallVector<Value>(args);
+    }));
+  };
+  // The logit of a key, -inf when masked.
+  auto maskedLogits = [&](Builder &b, const View &view, Value j, Value kpos) {
+    return ifVisible(b, kpos, {negInf(b)}, [&](Builder &b) {
+      return SmallVector<Value>{logits(b, view, j, kpos)};
+    })[0];
+  };
+
+  Value rowMax, denom;
+  Value oneF = cF32(b, 1.0f), zeroF = cF32(b, 0.0f);
+  if (reduction == ReductionKind::Softmax && kvTile > 0) {
+    // Tiled online softmax (FA2): a tile's logits, its max, one rescale of
+    // the accumulator per tile, then the tile's weighted values.
+    SmallVector<Value> ml = forEachTile(
+        b, r, range, {negInf(b), zeroF},
+        [&](Builder &b, const View &view, Value j0, Value j1, Value viewBase,
+            ValueRange args) -> SmallVector<Value> {
+          Value m = args[0], l = args[1];
+          Value tileMax = buildFor(
+              b, j0, j1, {negInf(b)},
+              [&](Builder &b, Value j, ValueRange a) -> SmallVector<Value> {
+                Value kpos = arith::AddIOp::create(b, viewBase, j);
+                Value s = maskedLogits(b, view, j, kpos);
+                memref::StoreOp::create(
+                    b, s, tileScores,
+                    ValueRange{arith::SubIOp::create(b, j, j0)});
+                return {arith::MaximumFOp::create(b, a[0], s)};
+              })[0];
+          Value mNew = arith::MaximumFOp::create(b, m, tileMax);
+          Value c = arith::SelectOp::create(
+              b, isNegInf(b, m), zeroF,
+              math::ExpOp::create(b, arith::SubFOp::create(b, m, mNew)));
+          buildFor(b, c0, dim, [&](Builder &b, Value d) {
+            Value a = memref::LoadOp::create(b, acc, d);
+            memref::StoreOp::create(b, arith::MulFOp::create(b, a, c), acc, d);
+          });
+          Value lNew = buildFor(
+              b, j0, j1, {arith::MulFOp::create(b, l, c)},
+              [&](Builder &b, Value j, ValueRange a) -> SmallVector<Value> {
+                Value s = memref::LoadOp::create(
+                    b, tileScores, ValueRange{arith::SubIOp::create(b, j, j0)});
+                Value p = arith::SelectOp::create(
+                    b, isNegInf(b, s), zeroF,
+                    math::ExpOp::create(b, arith::SubFOp::create(b, s, mNew)));
+                accumulate(b, view, req, j, kvHead, acc, nullptr, p);
+                return {arith::AddFOp::create(b, a[0], p)};
+              })[0];
+          return {mNew, lNew};
+        });
+    rowMax = ml[0];
+    denom = ml[1];
+  } else if (reduction == ReductionKind::Softmax) {
+    // Online softmax: running max m, denominator l, rescaled acc.
+    SmallVector<Value> ml = forEachKey(
+        b, r, range, {negInf(b), zeroF},
+        [&](Builder &b, const View &view, Value j, Value kpos,
+            ValueRange args) {
+          return ifVisible(b, kpos, args, [&](Builder &b) {
+            Value m = args[0], l = args[1];
+            Value s = logits(b, view, j, kpos);
+            Value mNew = arith::MaximumFOp::create(b, m, s);
+            // exp(-inf - -inf) is NaN: an empty history or a -inf logit
+            // contributes exactly 0.
+            Value c = arith::SelectOp::create(
+                b, isNegInf(b, m), zeroF,
+                math::ExpOp::create(b, arith::SubFOp::create(b, m, mNew)));
+            Value p = arith::SelectOp::create(
+                b, isNegInf(b, s), zeroF,
+                math::ExpOp::create(b, arith::SubFOp::create(b, s, mNew)));
+            accumulate(b, view, req, j, kvHead, acc, c, p);
+            Value lNew =
+                arith::AddFOp::create(b, arith::MulFOp::create(b, l, c), p);
+            return SmallVector<Value>{mNew, lNew};
+          });
+        });
+    rowMax = ml[0];
+    denom = ml[1];
+  } else if (reduction == ReductionKind::Sigmoid) {
+    denom = forEachKey(
+        b, r, range, {zeroF},
+        [&](Builder &b, const View &view, Value j, Value kpos,
+            ValueRange args) {
+          return ifVisible(b, kpos, args, [&](Builder &b) {
+            Value s = logits(b, view, j, kpos);
+            Value e = math::ExpOp::create(b, arith::NegFOp::create(b, s));
+            Value p = arith::DivFOp::create(
+                b, oneF, arith::AddFOp::create(b, oneF, e));
+            accumulate(b, view, req, j, kvHead, acc, nullptr, p);
+            return SmallVector<Value>{arith::AddFOp::create(b, args[0], p)};
+          });
+        })[0];
+  } else {
+    // Sparsemax: scores of the row (masked = -inf), then the threshold tau
+    // with sum(max(s - tau, 0)) = 1 by bisection on [max - 1, max].
+    Value scores = r.scores;
+    rowMax = forEachKey(
+        b, r, range, {negInf(b)},
+        [&](Builder &b, const View &view, Value j, Value kpos,
+            ValueRange args) {
+          Value s = maskedLogits(b, view, j, kpos);
+          memref::StoreOp::create(b, s, scores, kpos);
+          return SmallVector<Value>{arith::MaximumFOp::create(b, args[0], s)};
+        })[0];
+    auto mass = [&](Builder &b, Value tau) {
+      return forEachKey(b, r, range, {zeroF},
+                        [&](Builder &b, const View &, Value, Value kpos,
+                            ValueRange args) {
+                          Value s = memref::LoadOp::create(b, scores, kpos);
+                          Value w = arith::MaximumFOp::create(
+                              b, arith::SubFOp::create(b, s, tau), zeroF);
+                          return SmallVector<Value>{
+                              arith::AddFOp::create(b, args[0], w)};
+                        })[0];
+    };
+    Value lo0 = arith::SubFOp::create(b, rowMax, oneF);
+    SmallVector<Value> bounds = llvm::to_vector(buildFor(
+        b, c0, cIndex(b, 40), {lo0, rowMax},
+        [&](Builder &b, Value, ValueRange args) -> SmallVector<Value> {
+          Value mid = arith::MulFOp::create(
+              b, arith::AddFOp::create(b, args[0], args[1]), cF32(b, 0.5f));
+          Value above = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
+                                              mass(b, mid), oneF);
+          return {arith::SelectOp::create(b, above, mid, args[0]),
+                  arith::SelectOp::create(b, above, args[1], mid)};
+        }));
+    // A row without visible keys has no threshold (-inf bounds give NaN);
+    // any finite one leaves every weight 0.
+    Value tau = arith::SelectOp::create(
+        b, isNegInf(b, rowMax), zeroF,
+        arith::MulFOp::create(b, arith::AddFOp::create(b, bounds[0], bounds[1]),
+                              cF32(b, 0.5f)));
+    denom = forEachKey(
+        b, r, range, {zeroF},
+        [&](Builder &b, const View &view, Value j, Value kpos,
+            ValueRange args) {
+          Value s = memref::LoadOp::create(b, scores, kpos);
+          Value w = arith::MaximumFOp::create(
+              b, arith::SubFOp::create(b, s, tau), zeroF);
+          accumulate(b, view, req, j, kvHead, acc, nullptr, w);
+          return SmallVector<Value>{arith::AddFOp::create(b, args[0], w)};
+        })[0];
+  }
+
+  // Row result. No visible key: output 0, lse = -inf.
+  Value empty =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, denom, zeroF);
+  Value inv = oneF, rowLse;
+  Value logDenom = math::LogOp::create(b, denom);
+  switch (reduction) {
+  case ReductionKind::Softmax:
+    inv = arith::DivFOp::create(b, oneF, denom);
+    rowLse = arith::AddFOp::create(b, rowMax, logDenom);
+    break;
+  case ReductionKind::Sigmoid:
+    rowLse = logDenom;
+    break;
+  case ReductionKind::Sparsemax:
+    // Normalising by the found mass absorbs the bisection's residue.
+    inv = arith::DivFOp::create(b, oneF, denom);
+    rowLse = zeroF;
+    break;
+  }
+  inv = arith::SelectOp::create(b, empty, zeroF, inv);
+  rowLse = arith::SelectOp::create(b, empty, negInf(b), rowLse);
+  memref::StoreOp::create(b, rowLse, lse, ValueRange{outRow, head});
+  buildFor(b, c0, dim, [&](Builder &b, Value d) {
+    Value o = arith::MulFOp::create(b, memref::LoadOp::create(b, acc, d), inv);
+    if (!asState && !outputHook.empty())
+      o = inlineHook(b, outputHook, {o, d, head});
+    memref::StoreOp::create(b, castFromF32(b, o, outputElement), out,
+                            ValueRange{outRow, head, d});
+  });
+}
+
+std::pair<Value, Value> AttentionLowering::emit(Builder &b, bool asState,
+                                                Type outputElement) {
+  Type f32 = b.getF32Type();
+  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
+  Value qoIndptr = queries.getQoIndptr();
+  Value numRequests = arith::SubIOp::create(
+      b, tensor::DimOp::create(b, qoIndptr, 0), c1);
+  Value chunkIndptr = op.getChunkIndptr();
+  Value starts = op.getChunkStarts(), ends = op.getChunkEnds();
+
+  // Output rows: the queries, or one per (request, chunk, query row).
+  Value rows = tensor::DimOp::create(b, queries.getQueries(), 0);
+  if (chunkIndptr)
+    rows = buildFor(b, c0, numRequests, {c0},
+                    [&](Builder &b, Value req, ValueRange args) {
+                      Value next = arith::AddIOp::create(b, req, c1);
+                      Value numQ = arith::SubIOp::create(
+                          b, extractIndex(b, qoIndptr, next),
+                          extractIndex(b, qoIndptr, req));
+                      Value numChunks = arith::SubIOp::create(
+                          b, extractIndex(b, chunkIndptr, next),
+                          extractIndex(b, chunkIndptr, req));
+                      return SmallVector<Value>{arith::AddIOp::create(
+                          b, args[0], arith::MulIOp::create(b, numQ, numChunks))};
+                    })[0];
+  int64_t dyn = ShapedType::kDynamic;
+  out = memref::AllocOp::create(
+      b, MemRefType::get({dyn, numQoHeads, headDim}, outputElement),
+      ValueRange{rows});
+  lse = memref::AllocOp::create(b, MemRefType::get({dyn, numQoHeads}, f32),
+                                ValueRange{rows});
+  auto vecType = MemRefType::get({headDim}, f32);
+  qBuf = memref::AllocaOp::create(b, vecType);
+  acc = memref::AllocaOp::create(b, vecType);
+  if (kvTile > 0)
+    tileScores = memref::AllocaOp::create(b, MemRefType::get({kvTile}, f32));
+
+  if (!chunkIndptr) {
+    buildFor(b, c0, numRequests, [&](Builder &b, Value req) {
+      Request r = loadRequest(b, req);
+      emitRows(b, r, r.qBegin, KeyRange(), asState, outputElement);
+    });
+  } else {
+    buildFor(b, c0, numRequests, {c0},
+             [&](Builder &b, Value req, ValueRange args) -> SmallVector<Value> {
+               Request r = loadRequest(b, req);
+               Value first = extractIndex(b, chunkIndptr, req);
+               Value last = extractIndex(b, chunkIndptr,
+                                         arith::AddIOp::create(b, req, c1));
+               buildFor(b, first, last, [&](Builder &b, Value c) {
+                 KeyRange range{extractIndex(b, starts, c),
+                                extractIndex(b, ends, c)};
+                 Value base = arith::AddIOp::create(
+                     b, args[0],
+                     arith::MulIOp::create(b, arith::SubIOp::create(b, c, first),
+                                           r.numQ));
+                 emitRows(b, r, base, range, asState, outputElement);
+               });
+               Value numChunks = arith::SubIOp::create(b, last, first);
+               return {arith::AddIOp::create(
+                   b, args[0], arith::MulIOp::create(b, r.numQ, numChunks))};
+             });
+  }
   return {toTensor(b, out), toTensor(b, lse)};
 }
 
@@ -603,60 +840,182 @@ StatePair emitEmptyState(Builder &b, StateType type, Value rows) {
   return {toTensor(b, out), toTensor(b, lse)};
 }
 
-/// Merges two states by the rule of `reduction` (eq. 6 for softmax, a sum
-/// for sigmoid); an empty side (lse = -inf) is the identity.
-StatePair emitMerge(Builder &b, StateType type, ReductionKind reduction,
-                    StatePair lhs, StatePair rhs) {
+/// The merge of two (row, head) entries (eq. 6 for softmax, a sum for
+/// sigmoid); an empty side (lse = -inf) is the identity.
+struct MergeStep {
+  Value aEmpty, bEmpty, wa, wb, inv, lse;
+
+  MergeStep(Builder &b, Value la, Value lb) {
+    aEmpty = isNegInf(b, la);
+    bEmpty = isNegInf(b, lb);
+    Value m = arith::MaximumFOp::create(b, la, lb);
+    Value zero = cF32(b, 0.0f);
+    wa = arith::SelectOp::create(
+        b, aEmpty, zero, math::ExpOp::create(b, arith::SubFOp::create(b, la, m)));
+    wb = arith::SelectOp::create(
+        b, bEmpty, zero, math::ExpOp::create(b, arith::SubFOp::create(b, lb, m)));
+    Value sum = arith::AddFOp::create(b, wa, wb);
+    Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
+    Value merged = arith::AddFOp::create(b, m, math::LogOp::create(b, sum));
+    lse = arith::SelectOp::create(b, none, negInf(b), merged);
+    inv = arith::DivFOp::create(b, cF32(b, 1.0f), sum);
+  }
+
+  Value element(Builder &b, ReductionKind reduction, Value oa, Value ob) const {
+    if (reduction == ReductionKind::Sigmoid)
+      return arith::AddFOp::create(b, oa, ob);
+    Value mix = arith::MulFOp::create(
+        b,
+        arith::AddFOp::create(b, arith::MulFOp::create(b, wa, oa),
+                              arith::MulFOp::create(b, wb, ob)),
+        inv);
+    return arith::SelectOp::create(b, aEmpty, ob,
+                                   arith::SelectOp::create(b, bEmpty, oa, mix));
+  }
+};
+
+/// Allocates an f32 state of `rows` rows.
+std::pair<Value, Value> allocState(Builder &b, int64_t heads, int64_t dim,
+                                   Value rows) {
   int64_t dyn = ShapedType::kDynamic;
   Type f32 = b.getF32Type();
+  return {memref::AllocOp::create(b, MemRefType::get({dyn, heads, dim}, f32),
+                                  ValueRange{rows}),
+          memref::AllocOp::create(b, MemRefType::get({dyn, heads}, f32),
+                                  ValueRange{rows})};
+}
+
+StatePair emitMerge(Builder &b, StateType type, ReductionKind reduction,
+                    StatePair lhs, StatePair rhs) {
   int64_t heads = type.getNumHeads(), dim = type.getHeadDim();
   Value rows = tensor::DimOp::create(b, lhs.first, 0);
-  Value out = memref::AllocOp::create(
-      b, MemRefType::get({dyn, heads, dim}, f32), ValueRange{rows});
-  Value lse = memref::AllocOp::create(b, MemRefType::get({dyn, heads}, f32),
-                                      ValueRange{rows});
+  auto [outBuf, lseBuf] = allocState(b, heads, dim, rows);
+  Value out = outBuf, lse = lseBuf;
   Value c0 = cIndex(b, 0);
   buildFor(b, c0, rows, [&](Builder &b, Value r) {
     buildFor(b, c0, cIndex(b, heads), [&](Builder &b, Value h) {
-      Value la = extract(b, lhs.second, {r, h});
-      Value lb = extract(b, rhs.second, {r, h});
-      Value aEmpty = isNegInf(b, la), bEmpty = isNegInf(b, lb);
-      Value m = arith::MaximumFOp::create(b, la, lb);
-      Value zero = cF32(b, 0.0f);
-      Value wa = arith::SelectOp::create(
-          b, aEmpty, zero,
-          math::ExpOp::create(b, arith::SubFOp::create(b, la, m)));
-      Value wb = arith::SelectOp::create(
-          b, bEmpty, zero,
-          math::ExpOp::create(b, arith::SubFOp::create(b, lb, m)));
-      Value sum = arith::AddFOp::create(b, wa, wb);
-      Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
-      Value merged = arith::AddFOp::create(
-          b, m, math::LogOp::create(b, sum));
-      memref::StoreOp::create(
-          b, arith::SelectOp::create(b, none, negInf(b), merged), lse,
-          ValueRange{r, h});
-      Value inv = arith::DivFOp::create(b, cF32(b, 1.0f), sum);
+      MergeStep step(b, extract(b, lhs.second, {r, h}),
+                     extract(b, rhs.second, {r, h}));
+      memref::StoreOp::create(b, step.lse, lse, ValueRange{r, h});
       buildFor(b, c0, cIndex(b, dim), [&](Builder &b, Value d) {
-        Value oa = extract(b, lhs.first, {r, h, d});
-        Value ob = extract(b, rhs.first, {r, h, d});
-        Value o;
-        if (reduction == ReductionKind::Sigmoid) {
-          o = arith::AddFOp::create(b, oa, ob);
-        } else {
-          Value mix = arith::MulFOp::create(
-              b,
-              arith::AddFOp::create(b, arith::MulFOp::create(b, wa, oa),
-                                    arith::MulFOp::create(b, wb, ob)),
-              inv);
-          o = arith::SelectOp::create(
-              b, aEmpty, ob, arith::SelectOp::create(b, bEmpty, oa, mix));
-        }
+        Value o = step.element(b, reduction, extract(b, lhs.first, {r, h, d}),
+                               extract(b, rhs.first, {r, h, d}));
         memref::StoreOp::create(b, o, out, ValueRange{r, h, d});
       });
     });
   });
   return {toTensor(b, out), toTensor(b, lse)};
+}
+
+/// Merges each row's chunk states in chunk order (attn.merge_chunks).
+StatePair emitMergeChunks(Builder &b, StateType type, ReductionKind reduction,
+                          StatePair parts, Value qoIndptr, Value rowsTensor,
+                          Value chunkIndptr) {
+  int64_t heads = type.getNumHeads(), dim = type.getHeadDim();
+  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
+  Value rows = tensor::DimOp::create(b, rowsTensor, 0);
+  auto [outBuf, lseBuf] = allocState(b, heads, dim, rows);
+  Value out = outBuf, lse = lseBuf;
+  Value acc = memref::AllocaOp::create(
+      b, MemRefType::get({dim}, b.getF32Type()));
+  Value numRequests =
+      arith::SubIOp::create(b, tensor::DimOp::create(b, qoIndptr, 0), c1);
+  buildFor(
+      b, c0, numRequests, {c0},
+      [&](Builder &b, Value req, ValueRange args) -> SmallVector<Value> {
+        Value next = arith::AddIOp::create(b, req, c1);
+        Value qBegin = extractIndex(b, qoIndptr, req);
+        Value numQ =
+            arith::SubIOp::create(b, extractIndex(b, qoIndptr, next), qBegin);
+        Value first = extractIndex(b, chunkIndptr, req);
+        Value last = extractIndex(b, chunkIndptr, next);
+        buildFor(b, c0, numQ, [&](Builder &b, Value i) {
+          buildFor(b, c0, cIndex(b, heads), [&](Builder &b, Value h) {
+            buildFor(b, c0, cIndex(b, dim), [&](Builder &b, Value d) {
+              memref::StoreOp::create(b, cF32(b, 0.0f), acc, d);
+            });
+            Value merged = buildFor(
+                b, first, last, {negInf(b)},
+                [&](Builder &b, Value c, ValueRange la) -> SmallVector<Value> {
+                  Value part = arith::AddIOp::create(
+                      b, args[0],
+                      arith::AddIOp::create(
+                          b,
+                          arith::MulIOp::create(
+                              b, arith::SubIOp::create(b, c, first), numQ),
+                          i));
+                  MergeStep step(b, la[0], extract(b, parts.second, {part, h}));
+                  buildFor(b, c0, cIndex(b, dim), [&](Builder &b, Value d) {
+                    Value o = step.element(b, reduction,
+                                           memref::LoadOp::create(b, acc, d),
+                                           extract(b, parts.first, {part, h, d}));
+                    memref::StoreOp::create(b, o, acc, d);
+                  });
+                  return {step.lse};
+                })[0];
+            Value row = arith::AddIOp::create(b, qBegin, i);
+            memref::StoreOp::create(b, merged, lse, ValueRange{row, h});
+            buildFor(b, c0, cIndex(b, dim), [&](Builder &b, Value d) {
+              memref::StoreOp::create(b, memref::LoadOp::create(b, acc, d), out,
+                                      ValueRange{row, h, d});
+            });
+          });
+        });
+        Value numChunks = arith::SubIOp::create(b, last, first);
+        return {arith::AddIOp::create(b, args[0],
+                                      arith::MulIOp::create(b, numQ, numChunks))};
+      });
+  return {toTensor(b, out), toTensor(b, lse)};
+}
+
+/// Chunks of `chunkSize` keys per request (attn.uniform_chunks).
+SmallVector<Value> emitUniformChunks(Builder &b, ArrayRef<View> views,
+                                     int64_t chunkSize) {
+  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1), size = cIndex(b, chunkSize);
+  Value numRequests;
+  for (const View &view : views)
+    if ((numRequests = view.numRequests(b)))
+      break;
+  auto keys = [&](Builder &b, Value req) {
+    Value total = c0;
+    for (const View &view : views)
+      total = arith::AddIOp::create(b, total, view.length(b, req));
+    return total;
+  };
+  auto chunksOf = [&](Builder &b, Value total) {
+    return arith::CeilDivUIOp::create(b, total, size);
+  };
+  Value numChunks = buildFor(b, c0, numRequests, {c0},
+                             [&](Builder &b, Value req, ValueRange args) {
+                               return SmallVector<Value>{arith::AddIOp::create(
+                                   b, args[0], chunksOf(b, keys(b, req)))};
+                             })[0];
+  auto i32Array = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
+  Value indptr = memref::AllocOp::create(
+      b, i32Array, ValueRange{arith::AddIOp::create(b, numRequests, c1)});
+  Value starts = memref::AllocOp::create(b, i32Array, ValueRange{numChunks});
+  Value ends = memref::AllocOp::create(b, i32Array, ValueRange{numChunks});
+  auto toI32 = [&](Builder &b, Value v) {
+    return arith::IndexCastOp::create(b, b.getI32Type(), v);
+  };
+  Value total = buildFor(
+      b, c0, numRequests, {c0},
+      [&](Builder &b, Value req, ValueRange args) -> SmallVector<Value> {
+        memref::StoreOp::create(b, toI32(b, args[0]), indptr, req);
+        Value n = keys(b, req);
+        Value count = chunksOf(b, n);
+        buildFor(b, c0, count, [&](Builder &b, Value c) {
+          Value slot = arith::AddIOp::create(b, args[0], c);
+          Value start = arith::MulIOp::create(b, c, size);
+          Value end = arith::MinSIOp::create(
+              b, arith::AddIOp::create(b, start, size), n);
+          memref::StoreOp::create(b, toI32(b, start), starts, slot);
+          memref::StoreOp::create(b, toI32(b, end), ends, slot);
+        });
+        return {arith::AddIOp::create(b, args[0], count)};
+      })[0];
+  memref::StoreOp::create(b, toI32(b, total), indptr, numRequests);
+  return {toTensor(b, indptr), toTensor(b, starts), toTensor(b, ends)};
 }
 
 /// Applies the output hook and converts to `outputType`'s element type.
@@ -706,7 +1065,8 @@ struct ConvertAttnToLoopsPass
     getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (isa<VariantOp>(op))
         return WalkResult::skip();
-      if (isa<AttentionOp, EmptyStateOp, MakeStateOp, MergeOp, FinalizeOp>(op))
+      if (isa<AttentionOp, EmptyStateOp, MakeStateOp, MergeOp, MergeChunksOp,
+              UniformChunksOp, FinalizeOp>(op))
         ops.push_back(op);
       return WalkResult::advance();
     });
@@ -723,7 +1083,7 @@ struct ConvertAttnToLoopsPass
     // Every state must have been consumed by a lowered op.
     for (Operation *op : ops)
       for (Value result : op->getResults())
-        if (isa<StateType>(result.getType()))
+        if (isa<StateType, ChunkedStateType>(result.getType()))
           for (Operation *user : result.getUsers())
             if (!llvm::is_contained(ops, user)) {
               user->emitOpError("uses an !attn.state, which the CPU lowering "
@@ -737,7 +1097,8 @@ struct ConvertAttnToLoopsPass
     // Views and ragged queries are pure and now unused.
     SmallVector<Operation *> dead;
     getOperation().walk([&](Operation *op) {
-      if (isa<PagedKVOp, RaggedKVOp, RaggedQOp>(op) && op->use_empty())
+      if (isa<PagedKVOp, SharedPagedKVOp, RaggedKVOp, RaggedQOp>(op) &&
+          op->use_empty())
         dead.push_back(op);
     });
     for (Operation *op : dead)
@@ -772,7 +1133,7 @@ struct ConvertAttnToLoopsPass
         views.push_back(*view);
       }
       AttentionLowering lowering(attention, variant, views, queries);
-      if (attention.returnsState()) {
+      if (attention.returnsState() || attention.getChunkIndptr()) {
         states[attention.getResult(0)] =
             lowering.emit(b, /*asState=*/true, b.getF32Type());
         return success();
@@ -797,6 +1158,38 @@ struct ConvertAttnToLoopsPass
         return castTo(b, v, RankedTensorType::get(shape, type.getElementType()));
       };
       states[make] = {dynamic(make.getOutput()), dynamic(make.getLse())};
+      return success();
+    }
+    if (auto chunks = dyn_cast<UniformChunksOp>(op)) {
+      SmallVector<View> views;
+      for (Value value : chunks.getViews()) {
+        FailureOr<View> view = getView(op, value);
+        if (failed(view))
+          return failure();
+        views.push_back(*view);
+      }
+      if (llvm::all_of(views, [](const View &v) { return v.shared; }))
+        return op->emitOpError("the CPU lowering needs a per-request view to "
+                               "know the number of requests");
+      SmallVector<Value> arrays =
+          emitUniformChunks(b, views, chunks.getChunkSize());
+      for (auto [result, array] : llvm::zip_equal(chunks.getResults(), arrays))
+        result.replaceAllUsesWith(array);
+      return success();
+    }
+    if (auto mergeChunks = dyn_cast<MergeChunksOp>(op)) {
+      VariantOp variant = resolveVariant(op, mergeChunks.getType().getVariant());
+      auto queries = mergeChunks.getQueries().getDefiningOp<RaggedQOp>();
+      if (!queries)
+        return op->emitOpError("the CPU lowering needs the queries to be "
+                               "defined by attn.ragged_q in the same function");
+      FailureOr<StatePair> parts = lookupState(mergeChunks.getParts());
+      if (failed(parts))
+        return failure();
+      states[mergeChunks] = emitMergeChunks(
+          b, mergeChunks.getType(), variant.getReduction(), *parts,
+          queries.getQoIndptr(), queries.getQueries(),
+          mergeChunks.getChunkIndptr());
       return success();
     }
     if (auto merge = dyn_cast<MergeOp>(op)) {

@@ -554,7 +554,7 @@ func.func @f(%queries: tensor<?x2x64xf16>, %indptr: tensor<?xi32>) {
 func.func @f(%q: !attn.ragged_q<heads = 4, head_dim = 8, f16>) {
   // At least one KV view.
   // expected-error @+1 {{'attn.attention' op expects at least one KV view}}
-  %o, %l = "attn.attention"(%q) <{operandSegmentSizes = array<i32: 1, 0, 0>,
+  %o, %l = "attn.attention"(%q) <{operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0>,
       variant = @plain, num_qo_heads = 4 : i64, num_kv_heads = 2 : i64}>
       : (!attn.ragged_q<heads = 4, head_dim = 8, f16>)
       -> (tensor<?x4x8xf16>, tensor<?x4xf32>)
@@ -727,7 +727,7 @@ func.func @f(%q: !attn.ragged_q<heads = 4, head_dim = 8, f16>,
              %kv: !attn.ragged_kv<heads = 2, head_dim = 8, f16>) {
   // No result at all.
   // expected-error @+1 {{'attn.attention' op expects two results (output, lse) or one !attn.state, got 0}}
-  "attn.attention"(%q, %kv) <{operandSegmentSizes = array<i32: 1, 1, 0>,
+  "attn.attention"(%q, %kv) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0>,
       variant = @plain, num_qo_heads = 4 : i64, num_kv_heads = 2 : i64}>
       : (!attn.ragged_q<heads = 4, head_dim = 8, f16>,
          !attn.ragged_kv<heads = 2, head_dim = 8, f16>) -> ()
@@ -1205,5 +1205,232 @@ func.func @f(%s: !attn.state<heads = 4, head_dim = 8, @undefined>) {
   // expected-error @+1 {{'attn.finalize' op 'undefined' does not reference a variant defined in this module or in the standard library}}
   %o, %l = attn.finalize %s : !attn.state<heads = 4, head_dim = 8, @undefined>
       -> tensor<?x4x8xf32>, tensor<?x4xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #attn.tiles, !attn.chunked_state, attn.shared_paged_kv
+//===----------------------------------------------------------------------===//
+
+// q tile sizes are 1, 16, 32, 64 or 128.
+// expected-error @+1 {{q tile must be 1, 16, 32, 64 or 128, got 8}}
+func.func @f() attributes {t = #attn.tiles<q = 8, kv = 64, warps = 4, stages = 2>} { return }
+
+// -----
+
+// kv tile sizes are 32, 64 or 128.
+// expected-error @+1 {{kv tile must be 32, 64 or 128, got 256}}
+func.func @f() attributes {t = #attn.tiles<q = 16, kv = 256, warps = 4, stages = 2>} { return }
+
+// -----
+
+// warps are a power of two up to 16.
+// expected-error @+1 {{warps must be 1, 2, 4, 8 or 16, got 3}}
+func.func @f() attributes {t = #attn.tiles<q = 16, kv = 64, warps = 3, stages = 2>} { return }
+
+// -----
+
+// stages are 1..8.
+// expected-error @+1 {{stages must be in 1..8, got 0}}
+func.func @f() attributes {t = #attn.tiles<q = 16, kv = 64, warps = 4, stages = 0>} { return }
+
+// -----
+
+// chunked_state has the head shape rules of state.
+// expected-error @+1 {{head_dim must be a positive even number (hooks pair element i with i + head_dim/2), got 5}}
+func.func @f(%s: !attn.chunked_state<heads = 4, head_dim = 5, @plain>) { return }
+
+// -----
+
+func.func @f(%k: tensor<?x2x16x8xf16>, %indices: tensor<?xi32>, %n: index) {
+  // shared_paged_kv checks its pools like paged_kv (here: hnd heads dimension).
+  // expected-error @+1 {{'attn.shared_paged_kv' op page pool dimension 1 (heads) is 2, but the view's heads is 4}}
+  %kv = attn.shared_paged_kv %k, %k, %indices, %n
+      : tensor<?x2x16x8xf16>, tensor<?x2x16x8xf16>
+      -> !attn.paged_kv<page_size = 16, layout = hnd, heads = 4, head_dim = 8, f16>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention: attended_views and chunks
+//===----------------------------------------------------------------------===//
+
+func.func @f(%q: !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+             %kv: !attn.ragged_kv<heads = 2, head_dim = 8, f16>) {
+  // One attended_views flag per view.
+  // expected-error @+1 {{'attn.attention' op attended_views has 2 entries, but there are 1 views}}
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 4 : i64, num_kv_heads = 2 : i64,
+       attended_views = array<i1: true, false>}
+      : !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+        !attn.ragged_kv<heads = 2, head_dim = 8, f16>
+      -> tensor<?x4x8xf16>, tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+             %kv: !attn.ragged_kv<heads = 2, head_dim = 8, f16>) {
+  // At least one view is attended.
+  // expected-error @+1 {{'attn.attention' op attended_views must attend at least one view}}
+  %o, %l = attn.attention @plain(%q, %kv, %kv)
+      {num_qo_heads = 4 : i64, num_kv_heads = 2 : i64,
+       attended_views = array<i1: false, false>}
+      : !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+        !attn.ragged_kv<heads = 2, head_dim = 8, f16>,
+        !attn.ragged_kv<heads = 2, head_dim = 8, f16>
+      -> tensor<?x4x8xf16>, tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+             %kv: !attn.ragged_kv<heads = 2, head_dim = 8, f16>,
+             %ci: tensor<?xi32>, %cs: tensor<?xi32>) {
+  // The three chunk operands come together (only the generic form can omit one).
+  // expected-error @+1 {{'attn.attention' op chunks need chunk_indptr, chunk_starts and chunk_ends}}
+  %p = "attn.attention"(%q, %kv, %ci, %cs)
+      <{operandSegmentSizes = array<i32: 1, 1, 0, 1, 1, 0>,
+        variant = @plain, num_qo_heads = 4 : i64, num_kv_heads = 2 : i64}>
+      : (!attn.ragged_q<heads = 4, head_dim = 8, f16>,
+         !attn.ragged_kv<heads = 2, head_dim = 8, f16>,
+         tensor<?xi32>, tensor<?xi32>)
+      -> !attn.chunked_state<heads = 4, head_dim = 8, @plain>
+  return
+}
+
+// -----
+
+func.func @f(%q: !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+             %kv: !attn.ragged_kv<heads = 2, head_dim = 8, f16>,
+             %ci: tensor<?xi32>, %cs: tensor<?xi32>, %ce: tensor<?xi32>) {
+  // A split attention returns one chunked state, not a state.
+  // expected-error @+1 {{'attn.attention' op an attention split into chunks returns one !attn.chunked_state}}
+  %s = attn.attention @plain(%q, %kv) chunks(%ci, %cs, %ce)
+      {num_qo_heads = 4 : i64, num_kv_heads = 2 : i64}
+      : !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+        !attn.ragged_kv<heads = 2, head_dim = 8, f16>
+      -> !attn.state<heads = 4, head_dim = 8, @plain>
+  return
+}
+
+// -----
+
+func.func @f(%q: !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+             %kv: !attn.ragged_kv<heads = 2, head_dim = 8, f16>,
+             %ci: tensor<?xi32>, %cs: tensor<?xi32>, %ce: tensor<?xi32>) {
+  // The chunked state has the attention's heads, head_dim and variant.
+  // expected-error @+1 {{'attn.attention' op result '!attn.chunked_state<heads = 4, head_dim = 8, @causal>' does not match the attention (4 heads of dim 8, variant 'plain')}}
+  %p = attn.attention @plain(%q, %kv) chunks(%ci, %cs, %ce)
+      {num_qo_heads = 4 : i64, num_kv_heads = 2 : i64}
+      : !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+        !attn.ragged_kv<heads = 2, head_dim = 8, f16>
+      -> !attn.chunked_state<heads = 4, head_dim = 8, @causal>
+  return
+}
+
+// -----
+
+func.func @f(%q: !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+             %kv: !attn.ragged_kv<heads = 2, head_dim = 8, f16>) {
+  // A chunked state is only returned by an attention with chunks(...).
+  // expected-error @+1 {{'attn.attention' op an !attn.chunked_state result needs chunks(...)}}
+  %p = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 4 : i64, num_kv_heads = 2 : i64}
+      : !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+        !attn.ragged_kv<heads = 2, head_dim = 8, f16>
+      -> !attn.chunked_state<heads = 4, head_dim = 8, @plain>
+  return
+}
+
+// -----
+
+attn.variant @sparse reduction sparsemax {}
+
+func.func @f(%q: !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+             %kv: !attn.ragged_kv<heads = 2, head_dim = 8, f16>,
+             %ci: tensor<?xi32>, %cs: tensor<?xi32>, %ce: tensor<?xi32>) {
+  // A sparsemax attention cannot be split into chunks.
+  // expected-error @+1 {{'attn.attention' op variant 'sparse' has reduction 'sparsemax', which has no merge rule: its attention states cannot be split, composed or merged}}
+  %p = attn.attention @sparse(%q, %kv) chunks(%ci, %cs, %ce)
+      {num_qo_heads = 4 : i64, num_kv_heads = 2 : i64}
+      : !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+        !attn.ragged_kv<heads = 2, head_dim = 8, f16>
+      -> !attn.chunked_state<heads = 4, head_dim = 8, @sparse>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.merge_chunks / attn.uniform_chunks
+//===----------------------------------------------------------------------===//
+
+func.func @f(%p: !attn.chunked_state<heads = 4, head_dim = 8, @plain>,
+             %q: !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+             %ci: tensor<?xi32>) {
+  // The merged state matches the chunks.
+  // expected-error @+1 {{'attn.merge_chunks' op result '!attn.state<heads = 4, head_dim = 8, @causal>' does not match the chunks '!attn.chunked_state<heads = 4, head_dim = 8, @plain>'}}
+  %s = attn.merge_chunks %p, %q, %ci
+      : !attn.chunked_state<heads = 4, head_dim = 8, @plain>,
+        !attn.ragged_q<heads = 4, head_dim = 8, f16>
+      -> !attn.state<heads = 4, head_dim = 8, @causal>
+  return
+}
+
+// -----
+
+func.func @f(%p: !attn.chunked_state<heads = 4, head_dim = 8, @plain>,
+             %q: !attn.ragged_q<heads = 2, head_dim = 8, f16>,
+             %ci: tensor<?xi32>) {
+  // The queries match the chunks' head shape.
+  // expected-error @+1 {{'attn.merge_chunks' op queries '!attn.ragged_q<heads = 2, head_dim = 8, f16>' do not match the chunks '!attn.chunked_state<heads = 4, head_dim = 8, @plain>'}}
+  %s = attn.merge_chunks %p, %q, %ci
+      : !attn.chunked_state<heads = 4, head_dim = 8, @plain>,
+        !attn.ragged_q<heads = 2, head_dim = 8, f16>
+      -> !attn.state<heads = 4, head_dim = 8, @plain>
+  return
+}
+
+// -----
+
+attn.variant @sparse reduction sparsemax {}
+
+func.func @f(%p: !attn.chunked_state<heads = 4, head_dim = 8, @sparse>,
+             %q: !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+             %ci: tensor<?xi32>) {
+  // Sparsemax chunks have no merge rule.
+  // expected-error @+1 {{'attn.merge_chunks' op variant 'sparse' has reduction 'sparsemax', which has no merge rule: its attention states cannot be split, composed or merged}}
+  %s = attn.merge_chunks %p, %q, %ci
+      : !attn.chunked_state<heads = 4, head_dim = 8, @sparse>,
+        !attn.ragged_q<heads = 4, head_dim = 8, f16>
+      -> !attn.state<heads = 4, head_dim = 8, @sparse>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // uniform_chunks needs a view (only the generic form can have none).
+  // expected-error @+1 {{'attn.uniform_chunks' op expects at least one KV view}}
+  %ci, %cs, %ce = "attn.uniform_chunks"() <{chunk_size = 4 : i64}>
+      : () -> (tensor<?xi32>, tensor<?xi32>, tensor<?xi32>)
+  return
+}
+
+// -----
+
+func.func @f(%kv: !attn.ragged_kv<heads = 2, head_dim = 8, f16>) {
+  // Chunks hold at least one key.
+  // expected-error @+1 {{'attn.uniform_chunks' op chunk_size must be >= 1, got 0}}
+  %ci, %cs, %ce = attn.uniform_chunks(%kv) {chunk_size = 0 : i64}
+      : !attn.ragged_kv<heads = 2, head_dim = 8, f16>
+      -> tensor<?xi32>, tensor<?xi32>, tensor<?xi32>
   return
 }

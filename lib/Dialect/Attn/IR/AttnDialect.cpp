@@ -162,3 +162,24 @@ LogicalResult StateType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "state type needs a variant symbol";
   return verifyHeadShape(emitError, numHeads, headDim);
 }
+
+LogicalResult
+ChunkedStateType::verify(function_ref<InFlightDiagnostic()> emitError,
+                         int64_t numHeads, int64_t headDim,
+                         FlatSymbolRefAttr variant) {
+  return StateType::verify(emitError, numHeads, headDim, variant);
+}
+
+LogicalResult TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                     int64_t q, int64_t kv, int64_t warps,
+                                     int64_t stages) {
+  if (!llvm::is_contained({1, 16, 32, 64, 128}, q))
+    return emitError() << "q tile must be 1, 16, 32, 64 or 128, got " << q;
+  if (!llvm::is_contained({32, 64, 128}, kv))
+    return emitError() << "kv tile must be 32, 64 or 128, got " << kv;
+  if (!llvm::is_contained({1, 2, 4, 8, 16}, warps))
+    return emitError() << "warps must be 1, 2, 4, 8 or 16, got " << warps;
+  if (stages < 1 || stages > 8)
+    return emitError() << "stages must be in 1..8, got " << stages;
+  return success();
+}

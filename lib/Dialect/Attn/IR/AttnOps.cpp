@@ -254,32 +254,43 @@ static LogicalResult verifyTokenTensor(Operation *op, StringRef what,
   return success();
 }
 
-LogicalResult PagedKVOp::verify() {
-  auto kType = cast<RankedTensorType>(getKPages().getType());
-  if (kType != getVPages().getType())
-    return emitOpError("K and V page pools must have the same type, got ")
-           << kType << " and " << getVPages().getType();
-  PagedKVType view = getType();
+/// Checks K/V page pools against a paged view type.
+static LogicalResult verifyPagePools(Operation *op, Type k, Type v,
+                                     PagedKVType view) {
+  auto kType = cast<RankedTensorType>(k);
+  if (kType != v)
+    return op->emitOpError("K and V page pools must have the same type, got ")
+           << kType << " and " << v;
   bool nhd = view.getLayout() == KVLayout::NHD;
   if (kType.getRank() != 4)
-    return emitOpError("expects 4-D page pools (")
+    return op->emitOpError("expects 4-D page pools (")
            << (nhd ? "[pages, page_size, heads, head_dim]"
                    : "[pages, heads, page_size, head_dim]")
            << " for layout " << stringifyKVLayout(view.getLayout()) << "), got "
            << kType;
   if (kType.getElementType() != view.getElementType())
-    return emitOpError("page pool element type ")
+    return op->emitOpError("page pool element type ")
            << kType.getElementType() << " does not match the view's element type "
            << view.getElementType();
   unsigned pageDim = nhd ? 1 : 2, headsDim = nhd ? 2 : 1;
-  if (failed(checkDim(*this, "page pool", kType, pageDim, view.getPageSize(),
+  if (failed(checkDim(op, "page pool", kType, pageDim, view.getPageSize(),
                       "page_size")) ||
-      failed(checkDim(*this, "page pool", kType, headsDim, view.getNumHeads(),
+      failed(checkDim(op, "page pool", kType, headsDim, view.getNumHeads(),
                       "heads")) ||
-      failed(checkDim(*this, "page pool", kType, 3, view.getHeadDim(),
+      failed(checkDim(op, "page pool", kType, 3, view.getHeadDim(),
                       "head_dim")))
     return failure();
   return success();
+}
+
+LogicalResult PagedKVOp::verify() {
+  return verifyPagePools(*this, getKPages().getType(), getVPages().getType(),
+                         getType());
+}
+
+LogicalResult SharedPagedKVOp::verify() {
+  return verifyPagePools(*this, getKPages().getType(), getVPages().getType(),
+                         getType());
 }
 
 LogicalResult RaggedKVOp::verify() {
@@ -443,6 +454,38 @@ LogicalResult AttentionOp::verify() {
              << scale->convertToDouble();
   }
 
+  if (std::optional<ArrayRef<bool>> attended = getAttendedViews()) {
+    if (attended->size() != getViews().size())
+      return emitOpError("attended_views has ")
+             << attended->size() << " entries, but there are "
+             << getViews().size() << " views";
+    if (!llvm::is_contained(*attended, true))
+      return emitOpError("attended_views must attend at least one view");
+  }
+
+  int chunkOperands = bool(getChunkIndptr()) + bool(getChunkStarts()) +
+                      bool(getChunkEnds());
+  if (chunkOperands != 0 && chunkOperands != 3)
+    return emitOpError("chunks need chunk_indptr, chunk_starts and chunk_ends");
+  if (chunkOperands) {
+    auto parts = getNumResults() == 1
+                     ? dyn_cast<ChunkedStateType>(getResult(0).getType())
+                     : ChunkedStateType();
+    if (!parts)
+      return emitOpError("an attention split into chunks returns one "
+                         "!attn.chunked_state");
+    if (parts.getNumHeads() != numQoHeads ||
+        parts.getHeadDim() != q.getHeadDim() ||
+        parts.getVariant() != getVariantAttr())
+      return emitOpError("result ")
+             << parts << " does not match the attention (" << numQoHeads
+             << " heads of dim " << q.getHeadDim() << ", variant '"
+             << getVariant() << "')";
+    return success();
+  }
+  if (getNumResults() == 1 && isa<ChunkedStateType>(getResult(0).getType()))
+    return emitOpError("an !attn.chunked_state result needs chunks(...)");
+
   if (getNumResults() == 1) {
     auto state = dyn_cast<StateType>(getResult(0).getType());
     if (!state)
@@ -466,8 +509,9 @@ LogicalResult AttentionOp::verify() {
 LogicalResult
 AttentionOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<VariantOp> variant =
-      returnsState() ? lookupMergeableVariant(*this, getVariantAttr())
-                     : lookupVariant(*this, getVariantAttr());
+      returnsState() || getChunkIndptr()
+          ? lookupMergeableVariant(*this, getVariantAttr())
+          : lookupVariant(*this, getVariantAttr());
   if (failed(variant))
     return failure();
 
@@ -592,6 +636,34 @@ struct DropEmptyMergeOperands : OpRewritePattern<MergeOp> {
 void MergeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                           MLIRContext *context) {
   results.add<DropEmptyMergeOperands>(context);
+}
+
+LogicalResult MergeChunksOp::verify() {
+  ChunkedStateType parts = getParts().getType();
+  StateType result = getType();
+  if (parts.getVariant() != result.getVariant() ||
+      parts.getNumHeads() != result.getNumHeads() ||
+      parts.getHeadDim() != result.getHeadDim())
+    return emitOpError("result ")
+           << result << " does not match the chunks " << parts;
+  RaggedQType q = getQueries().getType();
+  if (q.getNumHeads() != parts.getNumHeads() ||
+      q.getHeadDim() != parts.getHeadDim())
+    return emitOpError("queries ")
+           << q << " do not match the chunks " << parts;
+  return success();
+}
+
+LogicalResult MergeChunksOp::verifySymbolUses(SymbolTableCollection &) {
+  return lookupMergeableVariant(*this, getType().getVariant());
+}
+
+LogicalResult UniformChunksOp::verify() {
+  if (getViews().empty())
+    return emitOpError("expects at least one KV view");
+  if (getChunkSize() < 1)
+    return emitOpError("chunk_size must be >= 1, got ") << getChunkSize();
+  return success();
 }
 
 LogicalResult FinalizeOp::verify() {

@@ -149,6 +149,26 @@ def Attn_VariantParamAttr : Attn_Attr<"VariantParam", "param"> {
   let genVerifyDecl = 1;
 }
 
+def Attn_TileConfigAttr : Attn_Attr<"TileConfig", "tiles"> {
+  let summary = "the tile configuration of an attention";
+  let description = [{
+    Chosen by `attn-select-tiles` per target chip, head dim, element type and
+    average query length (seed 000 sec. 5): `q` query rows (or fused
+    head-group rows) per CTA in {1, 16, 32, 64, 128}, `kv` keys per tile in
+    {32, 64, 128}, `warps` per CTA, `stages` of the K/V pipeline. The loop
+    lowering visits keys tile by tile: one running-max rescale per tile.
+
+    Example: `#attn.tiles<q = 16, kv = 64, warps = 4, stages = 2>`
+  }];
+  let parameters = (ins "int64_t":$q, "int64_t":$kv, "int64_t":$warps,
+                        "int64_t":$stages);
+  let assemblyFormat = [{
+    `<` `q` `=` $q `,` `kv` `=` $kv `,` `warps` `=` $warps `,`
+        `stages` `=` $stages `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Types
 //===----------------------------------------------------------------------===//
@@ -224,6 +244,25 @@ def Attn_StateType : Attn_Type<"State", "state"> {
     state (no visible key) has `lse = -inf` and is the identity of merge.
 
     Example: `!attn.state<heads = 32, head_dim = 128, @causal>`
+  }];
+  let parameters = (ins "int64_t":$numHeads, "int64_t":$headDim,
+                        "::mlir::FlatSymbolRefAttr":$variant);
+  let assemblyFormat = [{
+    `<` `heads` `=` $numHeads `,` `head_dim` `=` $headDim `,` $variant `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+def Attn_ChunkedStateType : Attn_Type<"ChunkedState", "chunked_state"> {
+  let summary = "per-chunk partial states of a split attention";
+  let description = [{
+    The states of an attention whose keys were split into chunks
+    (`attn.attention ... chunks(...)`): for request `b` with `Lq` rows and
+    chunks `c` in `chunk_indptr[b] .. chunk_indptr[b+1]`, the `Lq` rows of
+    chunk `c` are contiguous, chunks of a request follow each other, requests
+    follow each other. `attn.merge_chunks` merges them in chunk order.
+
+    Example: `!attn.chunked_state<heads = 32, head_dim = 128, @causal>`
   }];
   let parameters = (ins "int64_t":$numHeads, "int64_t":$headDim,
                         "::mlir::FlatSymbolRefAttr":$variant);

@@ -137,6 +137,32 @@ def Attn_RaggedKVOp : Attn_Op<"ragged_kv", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Attn_SharedPagedKVOp : Attn_Op<"shared_paged_kv", [Pure]> {
+  let summary = "a paged view every request of the batch shares";
+  let description = [{
+    All requests see the same `length` tokens stored in pages `indices`
+    (a shared prefix such as a system prompt): token `t` is slot
+    `t % page_size` of page `indices[t / page_size]`. As the first view of an
+    attention it declares a shared prefix that `attn-compose-prefix` can
+    attend once for every query.
+
+    ```mlir
+    %prefix = attn.shared_paged_kv %k, %v, %indices, %length
+        : tensor<?x16x8x128xf16>, tensor<?x16x8x128xf16>
+        -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8,
+                          head_dim = 128, f16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$k_pages, AnyRankedTensor:$v_pages,
+                       Attn_IndexArray:$indices, Index:$length);
+  let results = (outs Attn_PagedKVType:$result);
+  let assemblyFormat = [{
+    $k_pages `,` $v_pages `,` $indices `,` $length attr-dict
+    `:` type($k_pages) `,` type($v_pages) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 def Attn_RaggedQOp : Attn_Op<"ragged_q", [Pure]> {
   let summary = "ragged queries of a batch";
   let description = [{
@@ -171,6 +197,22 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     `scale` defaults to `1/sqrt(head_dim)`. `num_qo_heads` must be a multiple
     of `num_kv_heads`: query head `h` reads KV head `h / (Hq/Hkv)`.
 
+    Execution attributes (they never change what is computed):
+    `attended_views` (one flag per view) restricts the attended keys to the
+    flagged views while positions still count every view — how
+    `attn-compose-prefix` splits a shared prefix from the suffixes;
+    `fused_head_groups` folds the `Hq/Hkv` query heads of a KV head into rows
+    (`attn-fuse-head-groups`); `tiles` is the tile configuration
+    (`attn-select-tiles`).
+
+    With `chunks(%chunk_indptr, %chunk_starts, %chunk_ends)` the keys of
+    request `b` are split into chunks `c` in
+    `chunk_indptr[b] .. chunk_indptr[b+1]`, chunk `c` covering key positions
+    `[chunk_starts[c], chunk_ends[c])`; the result is an
+    `!attn.chunked_state` with one partial state per chunk and row, for
+    `attn.merge_chunks` (`attn-split-kv`). Chunks of a request must cover its
+    keys without overlap for the merge to equal the unsplit attention.
+
     Results are either the finalized output (`[total_q, Hq, d]`, any float
     element type) and `lse` (`[total_q, Hq]`, f32, natural log), or a single
     `!attn.state` of the variant for a later `attn.merge` (only for variants
@@ -189,13 +231,20 @@ def Attn_AttentionOp : Attn_Op<"attention", [
   let arguments = (ins Attn_RaggedQType:$queries,
                        Variadic<Attn_AnyKVView>:$views,
                        Variadic<AnyType>:$params,
+                       Optional<Attn_IndexArray>:$chunk_indptr,
+                       Optional<Attn_IndexArray>:$chunk_starts,
+                       Optional<Attn_IndexArray>:$chunk_ends,
                        FlatSymbolRefAttr:$variant,
                        OptionalAttr<F32Attr>:$scale,
-                       I64Attr:$num_qo_heads, I64Attr:$num_kv_heads);
+                       I64Attr:$num_qo_heads, I64Attr:$num_kv_heads,
+                       OptionalAttr<DenseBoolArrayAttr>:$attended_views,
+                       UnitAttr:$fused_head_groups,
+                       OptionalAttr<Attn_TileConfigAttr>:$tiles);
   let results = (outs Variadic<AnyType>:$results);
   let assemblyFormat = [{
     $variant `(` $queries `,` $views `)`
     (`params` `(` $params^ `:` type($params) `)`)?
+    (`chunks` `(` $chunk_indptr^ `,` $chunk_starts `,` $chunk_ends `)`)?
     attr-dict `:` qualified(type($queries)) `,` qualified(type($views)) `->` qualified(type($results))
   }];
   let hasVerifier = 1;
@@ -280,6 +329,56 @@ def Attn_MergeOp : Attn_Op<"merge", [
   let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizer = 1;
+}
+
+def Attn_MergeChunksOp : Attn_Op<"merge_chunks", [
+    Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "merge the per-chunk states of a split attention";
+  let description = [{
+    For every request, row and head, merges the partial states of the
+    request's chunks in chunk order (the variant's merge rule), giving one
+    state per query row. A request without chunks gives empty states.
+
+    ```mlir
+    %s = attn.merge_chunks %parts, %q, %chunk_indptr
+        : !attn.chunked_state<heads = 32, head_dim = 128, @causal>,
+          !attn.ragged_q<heads = 32, head_dim = 128, f16>
+        -> !attn.state<heads = 32, head_dim = 128, @causal>
+    ```
+  }];
+  let arguments = (ins Attn_ChunkedStateType:$parts, Attn_RaggedQType:$queries,
+                       Attn_IndexArray:$chunk_indptr);
+  let results = (outs Attn_StateType:$result);
+  let assemblyFormat = [{
+    $parts `,` $queries `,` $chunk_indptr attr-dict `:` qualified(type($parts))
+    `,` qualified(type($queries)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_UniformChunksOp : Attn_Op<"uniform_chunks", [Pure]> {
+  let summary = "chunks of a fixed number of keys for every request";
+  let description = [{
+    Splits the keys of each request (the concatenation of `views`) into
+    chunks of `chunk_size` keys, the last one shorter; a request without keys
+    gets no chunk. The chunks of a request depend on that request alone,
+    which makes split attention batch-invariant.
+
+    ```mlir
+    %ci, %cs, %ce = attn.uniform_chunks(%kv) {chunk_size = 256 : i64}
+        : !attn.paged_kv<page_size = 16, layout = nhd, heads = 8,
+                         head_dim = 128, f16>
+        -> tensor<?xi32>, tensor<?xi32>, tensor<?xi32>
+    ```
+  }];
+  let arguments = (ins Variadic<Attn_AnyKVView>:$views, I64Attr:$chunk_size);
+  let results = (outs Attn_IndexArray:$chunk_indptr,
+                      Attn_IndexArray:$chunk_starts,
+                      Attn_IndexArray:$chunk_ends);
+  let assemblyFormat = [{
+    `(` $views `)` attr-dict `:` qualified(type($views)) `->` type(results)
+  }];
+  let hasVerifier = 1;
 }
 
 def Attn_FinalizeOp : Attn_Op<"finalize", [

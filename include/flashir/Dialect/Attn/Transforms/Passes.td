@@ -22,4 +22,92 @@ def AttnImportVariants : Pass<"attn-import-variants", "::mlir::ModuleOp"> {
   ];
 }
 
+def AttnFuseHeadGroups : Pass<"attn-fuse-head-groups", "::mlir::ModuleOp"> {
+  let summary = "Fold the query heads that share a KV head into rows";
+  let description = [{
+    Marks every `attn.attention` whose group size `g = Hq/Hkv` is above 1 with
+    `fused_head_groups`: its rows are then laid out per KV head as
+    `g * Lq` fused rows, row `r` standing for query position `r / g` and query
+    head `g * h_kv + r mod g` (seed 000 eq. 3), so one load of a KV tile
+    serves all `g * Lq` rows. Any `g >= 1` is supported. What is computed
+    does not change; the loop lowering and the GPU kernels follow the layout.
+  }];
+}
+
+def AttnSplitKV : Pass<"attn-split-kv", "::mlir::ModuleOp"> {
+  let summary = "Split the keys of each request into chunks merged in order";
+  let description = [{
+    Rewrites each `attn.attention` of a mergeable variant into an attention
+    over chunks of keys producing `!attn.chunked_state`, then
+    `attn.merge_chunks` (the reduction's merge rule, in chunk order), then
+    `attn.finalize` where the original returned `(output, lse)`.
+
+    With `chunk-size=N` (static form) the chunks come from
+    `attn.uniform_chunks`: N keys each, depending on the request alone, so
+    the result is batch-invariant. With `chunk-size=0` (runtime form) the
+    chunk arrays become three new trailing `tensor<?xi32>` arguments of the
+    enclosing function (`chunk_indptr`, `chunk_starts`, `chunk_ends`) for the
+    host planner to fill each step.
+
+    A variant whose reduction has no merge rule (sparsemax) is refused with a
+    diagnostic.
+  }];
+  let options = [
+    Option<"chunkSize", "chunk-size", "int64_t", /*default=*/"256",
+           "keys per chunk; 0: chunk boundaries are runtime arguments">
+  ];
+}
+
+def AttnComposePrefix : Pass<"attn-compose-prefix", "::mlir::ModuleOp"> {
+  let summary = "Attend a shared prefix once, the suffixes separately, merge";
+  let description = [{
+    For each `attn.attention` of a mergeable variant whose first view is an
+    `attn.shared_paged_kv` (a prefix all requests share) followed by
+    per-request suffix views, emits one attention over the prefix for all
+    queries and one over the suffixes (`attended_views`, so positions still
+    count the prefix and causal masks stay right), each producing a state,
+    then `attn.merge` and, where the original returned `(output, lse)`,
+    `attn.finalize` (seed 000 sec. 4.3; FlashInfer's cascade).
+  }];
+}
+
+def AttnSelectTiles : Pass<"attn-select-tiles", "::mlir::ModuleOp"> {
+  let summary = "Choose the tile configuration of each attention for a chip";
+  let description = [{
+    Records `tiles = #attn.tiles<q, kv, warps, stages>` on every
+    `attn.attention` from the target chip, head dim, element type, group size
+    and the expected average query length, checking the shared-memory and
+    register budget of the chip (seed 000 sec. 5), and records the chip on
+    the module as `attn.target = "<chip>"` for later passes. A `tiles`
+    attribute already present is replaced.
+
+    The heuristic (`flashir::target::selectTile`, include/flashir/Target):
+    1. effective rows `R = avg-qo-len * g` when `fused_head_groups` is set
+       (`g = num_qo_heads / num_kv_heads`), else `avg-qo-len`;
+    2. `q` = the smallest of {1, 16, 32, 64, 128} covering `R`, capped at
+       128 (`q = 1`, the CUDA-core decode path, only for `R = 1`);
+    3. `warps` = 8 for `q = 128` (one 16-row MMA slab per warp; two 64-row
+       warpgroups for wgmma on sm_90a), else 4; `stages` = 2 where cp.async
+       exists (sm_80+), 1 on sm_75 (register double-buffering);
+    4. `kv` = the largest of {128, 64, 32} whose budget fits one CTA and
+       leaves at least 8 warps resident per SM, else the largest that fits;
+    5. if no `kv` fits, `q` is halved (not below 16) and 3-4 repeat.
+    The budget of a CTA: shared memory `stages * kv * d * bytes * 2` (K and
+    V) `+ q * d * bytes` (Q) within the chip's opt-in per-block limit;
+    registers per thread `ceil(q*d/threads) + ceil(q*kv/threads) + 48`
+    (f32 output accumulator, f32 scores, overhead) within 255 and the
+    register file of an SM.
+
+    Errors: an unknown chip or `avg-qo-len < 1` (on the module); bf16 on
+    sm_75 (no bf16 tensor-core instructions) and attentions whose smallest
+    tile exceeds a budget (on the attention, naming the budget).
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "target chip: sm_75, sm_80, sm_86, sm_89 or sm_90a">,
+    Option<"avgQoLen", "avg-qo-len", "int64_t", /*default=*/"1",
+           "expected average query length per request (1 = decode)">
+  ];
+}
+
 #endif // FLASHIR_DIALECT_ATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,110 @@
+//===- SplitKV.cpp - split keys into chunks merged in order ---------------===//
+
+#include "flashir/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace flashir::attn {
+#define GEN_PASS_DEF_ATTNSPLITKV
+#include "flashir/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace flashir::attn
+
+using namespace mlir;
+using namespace flashir::attn;
+
+namespace {
+struct SplitKVPass : flashir::attn::impl::AttnSplitKVBase<SplitKVPass> {
+  using AttnSplitKVBase::AttnSplitKVBase;
+
+  void runOnOperation() override {
+    if (chunkSize < 0) {
+      getOperation().emitError("attn-split-kv: chunk-size must be >= 0 (0: "
+                               "runtime chunks), got ")
+          << chunkSize;
+      return signalPassFailure();
+    }
+    SmallVector<AttentionOp> ops;
+    getOperation().walk([&](AttentionOp op) {
+      if (!op.getChunkIndptr())
+        ops.push_back(op);
+    });
+    for (AttentionOp op : ops)
+      if (failed(split(op)))
+        return signalPassFailure();
+  }
+
+  LogicalResult split(AttentionOp op) {
+    VariantOp variant = resolveVariant(op, op.getVariantAttr());
+    if (!variant->hasTrait<OpTrait::IsIsolatedFromAbove>() ||
+        !variant.isMergeable())
+      return op.emitOpError("cannot split the keys of variant '")
+             << op.getVariant() << "': reduction '"
+             << stringifyReductionKind(variant.getReduction())
+             << "' has no merge rule";
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto indexArray =
+        RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type());
+
+    // The chunk arrays: computed from the views, or supplied at run time.
+    Value indptr, starts, ends;
+    if (chunkSize > 0) {
+      auto chunks = UniformChunksOp::create(
+          b, loc, indexArray, indexArray, indexArray, op.getViews(),
+          b.getI64IntegerAttr(chunkSize));
+      indptr = chunks.getChunkIndptr();
+      starts = chunks.getChunkStarts();
+      ends = chunks.getChunkEnds();
+    } else {
+      auto func = op->getParentOfType<func::FuncOp>();
+      if (!func || op->getParentOp() != func.getOperation())
+        return op.emitOpError("runtime chunks need the attention directly in "
+                              "a func.func, whose arguments carry them");
+      Block &entry = func.getBody().front();
+      unsigned first = func.getNumArguments();
+      SmallVector<Type> argTypes(3, indexArray);
+      SmallVector<DictionaryAttr> argAttrs(3, DictionaryAttr::get(ctx));
+      SmallVector<Location> locs(3, loc);
+      if (failed(func.insertArguments({first, first, first}, argTypes,
+                                      argAttrs, locs)))
+        return failure();
+      indptr = entry.getArgument(first);
+      starts = entry.getArgument(first + 1);
+      ends = entry.getArgument(first + 2);
+      // Name the arguments for the host side (the planner fills them).
+      static const char *const kNames[] = {"chunk_indptr", "chunk_starts",
+                                           "chunk_ends"};
+      for (unsigned i = 0; i < 3; ++i)
+        func.setArgAttr(first + i, "attn.planner",
+                        StringAttr::get(ctx, kNames[i]));
+    }
+
+    RaggedQType q = op.getQueries().getType();
+    auto partsType = ChunkedStateType::get(ctx, q.getNumHeads(),
+                                           q.getHeadDim(), op.getVariantAttr());
+    auto chunked = AttentionOp::create(
+        b, loc, TypeRange{partsType}, op.getQueries(), op.getViews(),
+        op.getParams(), indptr, starts, ends, op.getVariantAttr(),
+        op.getScaleAttr(), op.getNumQoHeadsAttr(), op.getNumKvHeadsAttr(),
+        op.getAttendedViewsAttr(), op.getFusedHeadGroupsAttr(),
+        op.getTilesAttr());
+
+    auto stateType = StateType::get(ctx, q.getNumHeads(), q.getHeadDim(),
+                                    op.getVariantAttr());
+    Value merged = MergeChunksOp::create(b, loc, stateType, chunked.getResult(0),
+                                         op.getQueries(), indptr);
+    if (op.returnsState()) {
+      op.getResult(0).replaceAllUsesWith(merged);
+    } else {
+      auto fin = FinalizeOp::create(b, loc, op.getResult(0).getType(),
+                                    op.getResult(1).getType(), merged);
+      op.getResult(0).replaceAllUsesWith(fin.getOutput());
+      op.getResult(1).replaceAllUsesWith(fin.getLse());
+    }
+    op.erase();
+    return success();
+  }
+};
+} // namespace
