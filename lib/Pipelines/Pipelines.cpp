@@ -39,7 +39,25 @@ void flashir::buildAttnToCPUPipeline(OpPassManager &pm) {
   addPipeline(pm, kLoopsToLLVM);
 }
 
+void flashir::buildAttnSchedulePipeline(OpPassManager &pm,
+                                        const AttnScheduleOptions &options) {
+  std::string text = "attn-import-variants,attn-compose-prefix";
+  // Fusion first: tile selection sizes the q tile for the fused rows.
+  text += ",attn-fuse-head-groups";
+  if (options.chunkSize >= 0)
+    text += ",attn-split-kv{chunk-size=" + std::to_string(options.chunkSize) +
+            "}";
+  text += ",attn-select-tiles{chip=" + options.chip.getValue() +
+          " avg-qo-len=" + std::to_string(options.avgQoLen) + "}";
+  addPipeline(pm, text);
+}
+
 void flashir::registerAttnPipelines() {
+  PassPipelineRegistration<AttnScheduleOptions>(
+      "attn-schedule",
+      "Decide how attention executes: prefix composition, head-group fusion, "
+      "split-KV, tile selection",
+      buildAttnSchedulePipeline);
   PassPipelineRegistration<>(
       "attn-to-loops",
       "Lower attn to bufferized scf/memref loop nests (CPU semantics)",

@@ -647,6 +647,7 @@ int main(int argc, char **argv) {
   registerAllPasses();
   attn::registerAttnPasses();
   registerFlashIRConversionPasses();
+  registerAttnPipelines();
   MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
 

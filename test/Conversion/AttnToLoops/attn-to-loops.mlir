@@ -86,7 +86,7 @@ func.func @sigmoid_states(%k: tensor<?x1x4xf32>, %v: tensor<?x1x4xf32>,
 func.func @view_argument(%queries: tensor<?x1x4xf32>, %qo: tensor<?xi32>, %kv: !kv)
     -> (tensor<?x1x4xf32>, tensor<?x1xf32>) {
   %q = attn.ragged_q %queries, %qo : tensor<?x1x4xf32> -> !q
-  // expected-error @+1 {{the CPU lowering needs every KV view to be defined by attn.paged_kv or attn.ragged_kv in the same function}}
+  // expected-error @+1 {{the CPU lowering needs every KV view to be defined by attn.paged_kv, attn.shared_paged_kv or attn.ragged_kv in the same function}}
   %o, %l = attn.attention @plain(%q, %kv)
       {num_qo_heads = 1 : i64, num_kv_heads = 1 : i64} : !q, !kv
       -> tensor<?x1x4xf32>, tensor<?x1xf32>
@@ -130,4 +130,40 @@ func.func @state_returned(%rows: index) -> !st {
   %e = attn.empty_state @plain %rows : !st
   // expected-error @+1 {{'func.return' op uses an !attn.state, which the CPU lowering cannot pass across this op}}
   return %e : !st
+}
+
+// -----
+
+!q  = !attn.ragged_q<heads = 2, head_dim = 4, f32>
+!kv = !attn.ragged_kv<heads = 1, head_dim = 4, f32>
+
+// A tiled, chunked, head-group-fused attention: chunks loop per request,
+// fused rows per KV head (row f: position f / 2, head 2 hkv + f mod 2), keys
+// visited in tiles of 32 with the tile's logits kept in a 32-entry buffer;
+// chunk states merged per row in chunk order.
+// CHECK-LABEL: func.func @scheduled
+// CHECK: memref.alloca() : memref<32xf32>
+// CHECK: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[HKV:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[F:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: arith.divui %[[F]], %c2
+// CHECK: arith.remui %[[F]], %c2
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %[[END:.*]] step %c32 iter_args
+// CHECK: arith.minsi %{{.*}}, %[[END]]
+func.func @scheduled(%k: tensor<?x1x4xf32>, %kvi: tensor<?xi32>,
+                     %queries: tensor<?x2x4xf32>, %qo: tensor<?xi32>,
+                     %ci: tensor<?xi32>, %cs: tensor<?xi32>, %ce: tensor<?xi32>)
+    -> (tensor<?x2x4xf32>, tensor<?x2xf32>) {
+  %kv = attn.ragged_kv %k, %k, %kvi : tensor<?x1x4xf32>, tensor<?x1x4xf32> -> !kv
+  %q = attn.ragged_q %queries, %qo : tensor<?x2x4xf32> -> !q
+  %p = attn.attention @causal(%q, %kv) chunks(%ci, %cs, %ce)
+      {num_qo_heads = 2 : i64, num_kv_heads = 1 : i64, fused_head_groups,
+       tiles = #attn.tiles<q = 16, kv = 32, warps = 4, stages = 2>} : !q, !kv
+      -> !attn.chunked_state<heads = 2, head_dim = 4, @causal>
+  %s = attn.merge_chunks %p, %q, %ci
+      : !attn.chunked_state<heads = 2, head_dim = 4, @causal>, !q
+      -> !attn.state<heads = 2, head_dim = 4, @causal>
+  %o, %l = attn.finalize %s : !attn.state<heads = 2, head_dim = 4, @causal>
+      -> tensor<?x2x4xf32>, tensor<?x2xf32>
+  return %o, %l : tensor<?x2x4xf32>, tensor<?x2xf32>
 }

@@ -1434,3 +1434,31 @@ func.func @f(%kv: !attn.ragged_kv<heads = 2, head_dim = 8, f16>) {
       -> tensor<?xi32>, tensor<?xi32>, tensor<?xi32>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #attn.tiles bounds (attn-select-tiles chooses within them)
+//===----------------------------------------------------------------------===//
+
+// Above the largest q tile.
+// expected-error @+1 {{q tile must be 1, 16, 32, 64 or 128, got 256}}
+func.func @f() attributes {t = #attn.tiles<q = 256, kv = 64, warps = 4, stages = 2>} { return }
+
+// -----
+
+// Below the smallest kv tile.
+// expected-error @+1 {{kv tile must be 32, 64 or 128, got 16}}
+func.func @f() attributes {t = #attn.tiles<q = 16, kv = 16, warps = 4, stages = 2>} { return }
+
+// -----
+
+// More warps than a 1024-thread block holds.
+// expected-error @+1 {{warps must be 1, 2, 4, 8 or 16, got 32}}
+func.func @f() attributes {t = #attn.tiles<q = 128, kv = 64, warps = 32, stages = 2>} { return }
+
+// -----
+
+// Above the deepest pipeline.
+// expected-error @+1 {{stages must be in 1..8, got 9}}
+func.func @f() attributes {t = #attn.tiles<q = 128, kv = 64, warps = 8, stages = 9>} { return }

@@ -184,3 +184,42 @@ func.func @attributes() attributes {
     params = [#attn.param<"w", i32, per_request>, #attn.param<"b", tensor<?xi8>, buffer>]} {
   return
 }
+
+// Scheduling forms: a shared prefix view, chunks, attended views, fused head
+// groups, a tile configuration, chunked states and their merge.
+// CHECK-LABEL: func.func @schedule_forms
+// CHECK: %[[P:.*]] = attn.shared_paged_kv %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x16x2x8xf16>, tensor<?x16x2x8xf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 8, f16>
+// CHECK: %[[CI:.*]], %[[CS:.*]], %[[CE:.*]] = attn.uniform_chunks(%[[P]], %{{.*}}) {chunk_size = 37 : i64} : !attn.paged_kv<{{.*}}>, !attn.paged_kv<{{.*}}> -> tensor<?xi32>, tensor<?xi32>, tensor<?xi32>
+// CHECK: %[[C:.*]] = attn.attention @causal(%{{.*}}, %[[P]], %{{.*}}) chunks(%[[CI]], %[[CS]], %[[CE]]) {attended_views = array<i1: false, true>, fused_head_groups, num_kv_heads = 2 : i64, num_qo_heads = 4 : i64, tiles = #attn.tiles<q = 16, kv = 64, warps = 4, stages = 2>}
+// CHECK-SAME: -> !attn.chunked_state<heads = 4, head_dim = 8, @causal>
+// CHECK: attn.merge_chunks %[[C]], %{{.*}}, %[[CI]] : !attn.chunked_state<heads = 4, head_dim = 8, @causal>, !attn.ragged_q<heads = 4, head_dim = 8, f16> -> !attn.state<heads = 4, head_dim = 8, @causal>
+func.func @schedule_forms(%k: tensor<?x16x2x8xf16>, %v: tensor<?x16x2x8xf16>,
+                          %pidx: tensor<?xi32>, %plen: index,
+                          %indptr: tensor<?xi32>, %indices: tensor<?xi32>,
+                          %last: tensor<?xi32>,
+                          %q: !attn.ragged_q<heads = 4, head_dim = 8, f16>)
+    -> !attn.state<heads = 4, head_dim = 8, @causal> {
+  %prefix = attn.shared_paged_kv %k, %v, %pidx, %plen
+      : tensor<?x16x2x8xf16>, tensor<?x16x2x8xf16>
+      -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 8, f16>
+  %suffix = attn.paged_kv %k, %v, %indptr, %indices, %last
+      : tensor<?x16x2x8xf16>, tensor<?x16x2x8xf16>
+      -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 8, f16>
+  %ci, %cs, %ce = attn.uniform_chunks(%prefix, %suffix) {chunk_size = 37 : i64}
+      : !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 8, f16>,
+        !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 8, f16>
+      -> tensor<?xi32>, tensor<?xi32>, tensor<?xi32>
+  %parts = attn.attention @causal(%q, %prefix, %suffix) chunks(%ci, %cs, %ce)
+      {num_qo_heads = 4 : i64, num_kv_heads = 2 : i64,
+       attended_views = array<i1: false, true>, fused_head_groups,
+       tiles = #attn.tiles<q = 16, kv = 64, warps = 4, stages = 2>}
+      : !attn.ragged_q<heads = 4, head_dim = 8, f16>,
+        !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 8, f16>,
+        !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 8, f16>
+      -> !attn.chunked_state<heads = 4, head_dim = 8, @causal>
+  %s = attn.merge_chunks %parts, %q, %ci
+      : !attn.chunked_state<heads = 4, head_dim = 8, @causal>,
+        !attn.ragged_q<heads = 4, head_dim = 8, f16>
+      -> !attn.state<heads = 4, head_dim = 8, @causal>
+  return %s : !attn.state<heads = 4, head_dim = 8, @causal>
+}

@@ -11,6 +11,10 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <algorithm>
+#include <optional>
+#include <string>
+
 namespace flashir::attn {
 #define GEN_PASS_DEF_ATTNSELECTTILES
 #include "flashir/Dialect/Attn/Transforms/Passes.h.inc"
@@ -44,12 +48,14 @@ struct SelectTilesPass
     const target::ChipInfo *info = target::lookupChip(chip);
     if (!info) {
       module.emitError("attn-select-tiles: unknown chip '")
-          << chip << "'; valid chips are " << target::validChipNames();
+          << std::string(chip) << "'; valid chips are "
+          << target::validChipNames();
       return signalPassFailure();
     }
-    if (avgQoLen < 1) {
+    int64_t avgLen = avgQoLen;
+    if (avgLen < 1) {
       module.emitError("attn-select-tiles: avg-qo-len must be >= 1, got ")
-          << avgQoLen;
+          << avgLen;
       return signalPassFailure();
     }
 
@@ -69,7 +75,7 @@ struct SelectTilesPass
       target::TileRequest request;
       request.headDim = queries.getHeadDim();
       request.elementType = *elementType;
-      request.avgQoLen = avgQoLen;
+      request.avgQoLen = avgLen;
       request.groupSize = std::max<int64_t>(op.getNumQoHeads() / numKvHeads, 1);
       request.fusedHeadGroups = op.getFusedHeadGroups();
 

@@ -21,7 +21,7 @@ struct SplitKVPass : flashir::attn::impl::AttnSplitKVBase<SplitKVPass> {
     if (chunkSize < 0) {
       getOperation().emitError("attn-split-kv: chunk-size must be >= 0 (0: "
                                "runtime chunks), got ")
-          << chunkSize;
+          << static_cast<int64_t>(chunkSize);
       return signalPassFailure();
     }
     SmallVector<AttentionOp> ops;
@@ -53,7 +53,7 @@ struct SplitKVPass : flashir::attn::impl::AttnSplitKVBase<SplitKVPass> {
     if (chunkSize > 0) {
       auto chunks = UniformChunksOp::create(
           b, loc, indexArray, indexArray, indexArray, op.getViews(),
-          b.getI64IntegerAttr(chunkSize));
+          b.getI64IntegerAttr(static_cast<int64_t>(chunkSize)));
       indptr = chunks.getChunkIndptr();
       starts = chunks.getChunkStarts();
       ends = chunks.getChunkEnds();
@@ -63,6 +63,23 @@ struct SplitKVPass : flashir::attn::impl::AttnSplitKVBase<SplitKVPass> {
         return op.emitOpError("runtime chunks need the attention directly in "
                               "a func.func, whose arguments carry them");
       Block &entry = func.getBody().front();
+      // One chunk plan per function: every split attention in it reads the
+      // same planner arguments (chunk bounds are key positions, so they
+      // apply to any subset of the views).
+      static const char *const kNames[] = {"chunk_indptr", "chunk_starts",
+                                           "chunk_ends"};
+      Value existing[3];
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (auto name = func.getArgAttrOfType<StringAttr>(i, "attn.planner"))
+          for (unsigned k = 0; k < 3; ++k)
+            if (name.getValue() == kNames[k])
+              existing[k] = entry.getArgument(i);
+      if (existing[0] && existing[1] && existing[2]) {
+        indptr = existing[0];
+        starts = existing[1];
+        ends = existing[2];
+        return rewrite(op, indptr, starts, ends);
+      }
       unsigned first = func.getNumArguments();
       SmallVector<Type> argTypes(3, indexArray);
       SmallVector<DictionaryAttr> argAttrs(3, DictionaryAttr::get(ctx));
@@ -74,13 +91,20 @@ struct SplitKVPass : flashir::attn::impl::AttnSplitKVBase<SplitKVPass> {
       starts = entry.getArgument(first + 1);
       ends = entry.getArgument(first + 2);
       // Name the arguments for the host side (the planner fills them).
-      static const char *const kNames[] = {"chunk_indptr", "chunk_starts",
-                                           "chunk_ends"};
       for (unsigned i = 0; i < 3; ++i)
         func.setArgAttr(first + i, "attn.planner",
                         StringAttr::get(ctx, kNames[i]));
     }
 
+    return rewrite(op, indptr, starts, ends);
+  }
+
+  /// Replaces `op` by its chunked form over the given chunk arrays.
+  LogicalResult rewrite(AttentionOp op, Value indptr, Value starts,
+                        Value ends) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
     RaggedQType q = op.getQueries().getType();
     auto partsType = ChunkedStateType::get(ctx, q.getNumHeads(),
                                            q.getHeadDim(), op.getVariantAttr());
