@@ -143,6 +143,7 @@ func.func @state_returned(%rows: index) -> !st {
 // chunk states merged per row in chunk order.
 // CHECK-LABEL: func.func @scheduled
 // CHECK: memref.alloca() : memref<32xf32>
+// CHECK: scf.for %{{.*}} iter_args
 // CHECK: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: scf.for %[[HKV:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: scf.for %[[F:.*]] = %{{.*}} to %{{.*}} step
