@@ -79,7 +79,7 @@ TEST_F(AttnDialectTest, TypeVerifiersRejectBadParameters) {
   EXPECT_FALSE(parse("!attn.ragged_kv<heads = 0, head_dim = 128, f16>"));
   EXPECT_NE(diag.find("heads must be >= 1"), std::string::npos) << diag;
   EXPECT_FALSE(parse("!attn.ragged_q<heads = 8, head_dim = 127, f16>"));
-  EXPECT_NE(diag.find("head_dim must be a positive even number"),
+  EXPECT_NE(diag.find("head_dim must be an even number in 2..1024"),
             std::string::npos)
       << diag;
   EXPECT_FALSE(parse("!attn.ragged_kv<heads = 8, head_dim = 128, i8>"));

@@ -51,13 +51,13 @@ func.func @f(%kv: !attn.paged_kv<page_size = 16, layout = nhd, heads = 0, head_d
 // -----
 
 // ragged_kv: head_dim must be even.
-// expected-error @+1 {{head_dim must be a positive even number (hooks pair element i with i + head_dim/2), got 7}}
+// expected-error @+1 {{head_dim must be an even number in 2..1024 (hooks pair element i with i + head_dim/2), got 7}}
 func.func @f(%kv: !attn.ragged_kv<heads = 2, head_dim = 7, f16>) { return }
 
 // -----
 
 // ragged_q: head_dim must be positive.
-// expected-error @+1 {{head_dim must be a positive even number (hooks pair element i with i + head_dim/2), got 0}}
+// expected-error @+1 {{head_dim must be an even number in 2..1024 (hooks pair element i with i + head_dim/2), got 0}}
 func.func @f(%q: !attn.ragged_q<heads = 2, head_dim = 0, f16>) { return }
 
 // -----
@@ -81,7 +81,7 @@ func.func @f(%s: !attn.state<heads = -3, head_dim = 8, @plain>) { return }
 // -----
 
 // state: head_dim must be even.
-// expected-error @+1 {{head_dim must be a positive even number (hooks pair element i with i + head_dim/2), got 1}}
+// expected-error @+1 {{head_dim must be an even number in 2..1024 (hooks pair element i with i + head_dim/2), got 1}}
 func.func @f(%s: !attn.state<heads = 2, head_dim = 1, @plain>) { return }
 
 // -----
@@ -851,7 +851,7 @@ func.func @f(%q: !attn.ragged_q<heads = 4, head_dim = 8, f16>,
 func.func @f(%q: !attn.ragged_q<heads = 4, head_dim = 8, f16>,
              %kv: !attn.ragged_kv<heads = 2, head_dim = 8, f16>) {
   // Output dimension 1 is Hq.
-  // expected-error @+1 {{'attn.attention' op output dimension 1 (heads) is 2, but the view's heads is 4}}
+  // expected-error @+1 {{'attn.attention' op output dimension 1 (heads) is 2, but the attention's heads is 4}}
   %o, %l = attn.attention @plain(%q, %kv)
       {num_qo_heads = 4 : i64, num_kv_heads = 2 : i64}
       : !attn.ragged_q<heads = 4, head_dim = 8, f16>,
@@ -879,7 +879,7 @@ func.func @f(%q: !attn.ragged_q<heads = 4, head_dim = 8, f16>,
 func.func @f(%q: !attn.ragged_q<heads = 4, head_dim = 8, f16>,
              %kv: !attn.ragged_kv<heads = 2, head_dim = 8, f16>) {
   // lse dimension 1 is Hq.
-  // expected-error @+1 {{'attn.attention' op lse dimension 1 (heads) is 8, but the view's heads is 4}}
+  // expected-error @+1 {{'attn.attention' op lse dimension 1 (heads) is 8, but the attention's heads is 4}}
   %o, %l = attn.attention @plain(%q, %kv)
       {num_qo_heads = 4 : i64, num_kv_heads = 2 : i64}
       : !attn.ragged_q<heads = 4, head_dim = 8, f16>,
@@ -1083,7 +1083,7 @@ func.func @f(%o: tensor<?x4x8xf32>, %lse: tensor<?x4xf32>) {
 
 func.func @f(%o: tensor<?x4x8xf32>, %lse: tensor<?x2xf32>) {
   // make_state checks lse against the state's heads.
-  // expected-error @+1 {{'attn.make_state' op lse dimension 1 (heads) is 2, but the view's heads is 4}}
+  // expected-error @+1 {{'attn.make_state' op lse dimension 1 (heads) is 2, but the state's heads is 4}}
   %s = attn.make_state @plain %o, %lse : tensor<?x4x8xf32>, tensor<?x2xf32>
       -> !attn.state<heads = 4, head_dim = 8, @plain>
   return
@@ -1172,7 +1172,7 @@ func.func @f(%a: !attn.state<heads = 4, head_dim = 8, @sparse>) {
 
 func.func @f(%s: !attn.state<heads = 4, head_dim = 8, @plain>) {
   // The output has the state's head_dim.
-  // expected-error @+1 {{'attn.finalize' op output dimension 2 (head_dim) is 16, but the view's head_dim is 8}}
+  // expected-error @+1 {{'attn.finalize' op output dimension 2 (head_dim) is 16, but the state's head_dim is 8}}
   %o, %l = attn.finalize %s : !attn.state<heads = 4, head_dim = 8, @plain>
       -> tensor<?x4x16xbf16>, tensor<?x4xf32>
   return
@@ -1239,7 +1239,7 @@ func.func @f() attributes {t = #attn.tiles<q = 16, kv = 64, warps = 4, stages = 
 // -----
 
 // chunked_state has the head shape rules of state.
-// expected-error @+1 {{head_dim must be a positive even number (hooks pair element i with i + head_dim/2), got 5}}
+// expected-error @+1 {{head_dim must be an even number in 2..1024 (hooks pair element i with i + head_dim/2), got 5}}
 func.func @f(%s: !attn.chunked_state<heads = 4, head_dim = 5, @plain>) { return }
 
 // -----
@@ -1462,3 +1462,49 @@ func.func @f() attributes {t = #attn.tiles<q = 128, kv = 64, warps = 32, stages 
 // Above the deepest pipeline.
 // expected-error @+1 {{stages must be in 1..8, got 9}}
 func.func @f() attributes {t = #attn.tiles<q = 128, kv = 64, warps = 8, stages = 9>} { return }
+
+// -----
+
+// Hooks are inlined per key and per row: they must be pure.
+attn.variant @impure reduction softmax {
+  logits(%s: f32, %q: index, %k: index, %h: index) {
+    // expected-error @+1 {{'memref.alloc' op cannot be used in the 'logits' hook of a variant: hooks must be pure (no side effects, no attn ops)}}
+    %m = memref.alloc() : memref<1xf32>
+    memref.store %s, %m[%q] : memref<1xf32>
+    attn.yield %s : f32
+  }
+}
+
+// -----
+
+// Outputs are f16, bf16 or f32 like the views.
+func.func @f64_output(%q: !attn.ragged_q<heads = 2, head_dim = 8, f32>,
+                      %kv: !attn.ragged_kv<heads = 1, head_dim = 8, f32>) {
+  // expected-error @+1 {{'attn.attention' op output element type must be f16, bf16 or f32, got 'f64'}}
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 2 : i64, num_kv_heads = 1 : i64}
+      : !attn.ragged_q<heads = 2, head_dim = 8, f32>,
+        !attn.ragged_kv<heads = 1, head_dim = 8, f32>
+      -> tensor<?x2x8xf64>, tensor<?x2xf32>
+  return
+}
+
+// -----
+
+attn.variant @sparse_fin reduction sparsemax {}
+
+// No state of a variant without merge rule exists, so none is finalized.
+func.func @finalize_sparse(%s: !attn.state<heads = 2, head_dim = 8, @sparse_fin>) {
+  // expected-error @+1 {{'attn.finalize' op variant 'sparse_fin' has reduction 'sparsemax', which has no merge rule}}
+  %o, %l = attn.finalize %s : !attn.state<heads = 2, head_dim = 8, @sparse_fin>
+      -> tensor<?x2x8xf32>, tensor<?x2xf32>
+  return
+}
+
+// -----
+
+// head_dim has an upper bound.
+// expected-error @+1 {{head_dim must be an even number in 2..1024}}
+func.func @huge_head(%q: !attn.ragged_q<heads = 1, head_dim = 2048, f16>) {
+  return
+}

@@ -33,20 +33,21 @@ func.func @bf16_fused(%q: !attn.ragged_q<heads = 32, head_dim = 64, bf16>,
 
 // -----
 
-// head_dim 4096: even one key tile of K and V overflows shared memory.
-// sm_75, decode: 1 stage * 32 keys * 4096 * 2 bytes * 2 (K, V) + 1 * 4096 * 2.
-// sm_90a, prefill (q halved down to 16): 2 * 32 * 4096 * 2 * 2 + 16 * 4096 * 2.
-// SM90: error: 'attn.attention' op cannot select tiles: head_dim 4096 (f16) needs 1179648 bytes of shared memory for the smallest tile (q = 16, kv = 32, 2 stages), sm_90a allows 232448
-func.func @huge_head_dim(%q: !attn.ragged_q<heads = 8, head_dim = 4096, f16>,
-    %kv: !attn.ragged_kv<heads = 8, head_dim = 4096, f16>)
-    -> (tensor<?x8x4096xf16>, tensor<?x8xf32>) {
-  // expected-error @+1 {{'attn.attention' op cannot select tiles: head_dim 4096 (f16) needs 532480 bytes of shared memory for the smallest tile (q = 1, kv = 32, 1 stage), sm_75 allows 65536}}
+// head_dim 1024 (the largest the types accept): even one key tile of K and
+// V overflows shared memory.
+// sm_75, decode: 1 stage * 32 keys * 1024 * 2 bytes * 2 (K, V) + 1 * 1024 * 2.
+// sm_90a, prefill (q halved down to 16): 2 * 32 * 1024 * 2 * 2 + 16 * 1024 * 2.
+// SM90: error: 'attn.attention' op cannot select tiles: head_dim 1024 (f16) needs 294912 bytes of shared memory for the smallest tile (q = 16, kv = 32, 2 stages), sm_90a allows 232448
+func.func @huge_head_dim(%q: !attn.ragged_q<heads = 8, head_dim = 1024, f16>,
+    %kv: !attn.ragged_kv<heads = 8, head_dim = 1024, f16>)
+    -> (tensor<?x8x1024xf16>, tensor<?x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op cannot select tiles: head_dim 1024 (f16) needs 133120 bytes of shared memory for the smallest tile (q = 1, kv = 32, 1 stage), sm_75 allows 65536}}
   %o, %lse = attn.attention @plain(%q, %kv)
       {num_qo_heads = 8 : i64, num_kv_heads = 8 : i64}
-      : !attn.ragged_q<heads = 8, head_dim = 4096, f16>,
-        !attn.ragged_kv<heads = 8, head_dim = 4096, f16>
-      -> tensor<?x8x4096xf16>, tensor<?x8xf32>
-  return %o, %lse : tensor<?x8x4096xf16>, tensor<?x8xf32>
+      : !attn.ragged_q<heads = 8, head_dim = 1024, f16>,
+        !attn.ragged_kv<heads = 8, head_dim = 1024, f16>
+      -> tensor<?x8x1024xf16>, tensor<?x8xf32>
+  return %o, %lse : tensor<?x8x1024xf16>, tensor<?x8xf32>
 }
 
 // -----

@@ -113,8 +113,8 @@ static LogicalResult verifyHeadShape(function_ref<InFlightDiagnostic()> emitErro
                                      int64_t numHeads, int64_t headDim) {
   if (numHeads < 1)
     return emitError() << "heads must be >= 1, got " << numHeads;
-  if (headDim < 2 || headDim % 2 != 0)
-    return emitError() << "head_dim must be a positive even number (hooks "
+  if (headDim < 2 || headDim % 2 != 0 || headDim > 1024)
+    return emitError() << "head_dim must be an even number in 2..1024 (hooks "
                           "pair element i with i + head_dim/2), got "
                        << headDim;
   return success();

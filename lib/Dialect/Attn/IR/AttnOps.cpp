@@ -204,6 +204,20 @@ LogicalResult VariantOp::verifyRegions() {
                                 << " must be of type " << type << ", got "
                                 << arg.getType();
 
+    // Hooks are inlined anywhere, any number of times (per key, per row,
+    // on the CPU and the GPU): they must be side-effect free.
+    for (Operation &inner : block.without_terminator()) {
+      WalkResult impure = inner.walk([&](Operation *nested) {
+        if (isa<AttnDialect>(nested->getDialect()) || !isPure(nested))
+          return WalkResult::interrupt();
+        return WalkResult::advance();
+      });
+      if (impure.wasInterrupted())
+        return inner.emitOpError("cannot be used in the '")
+               << hook << "' hook of a variant: hooks must be pure "
+                  "(no side effects, no attn ops)";
+    }
+
     auto yield = dyn_cast<YieldOp>(block.getTerminator());
     if (!yield)
       return emitOpError("'") << hook << "' hook must end with attn.yield";
@@ -222,15 +236,18 @@ LogicalResult VariantOp::verifyRegions() {
 //===----------------------------------------------------------------------===//
 
 /// Checks a tensor dimension against the value a view type requires.
+/// `owner` names where the expected value comes from ("the view's",
+/// "the state's", "the attention's").
 static LogicalResult checkDim(Operation *op, StringRef what, RankedTensorType type,
-                              unsigned dim, int64_t expected, StringRef name) {
+                              unsigned dim, int64_t expected, StringRef name,
+                              StringRef owner = "the view's") {
   int64_t actual = type.getDimSize(dim);
   if (ShapedType::isDynamic(actual))
     return op->emitOpError() << what << " dimension " << dim << " (" << name
                              << ") must be static, got " << type;
   if (actual != expected)
     return op->emitOpError() << what << " dimension " << dim << " (" << name
-                             << ") is " << actual << ", but the view's "
+                             << ") is " << actual << ", but " << owner << " "
                              << name << " is " << expected;
   return success();
 }
@@ -334,21 +351,26 @@ static HeadShape getViewShape(Type type) {
 /// ([rows, heads], f32) against a head shape. `outputF32` requires f32 output.
 static LogicalResult verifyOutputAndLse(Operation *op, Type outputType,
                                         Type lseType, int64_t numHeads,
-                                        int64_t headDim, bool outputF32) {
+                                        int64_t headDim, bool outputF32,
+                                        StringRef owner) {
   auto output = dyn_cast<RankedTensorType>(outputType);
   if (!output || output.getRank() != 3 ||
       !isa<FloatType>(output.getElementType()))
     return op->emitOpError("output must be a rank-3 float tensor [rows, ")
            << numHeads << ", " << headDim << "], got " << outputType;
+  if (!isSupportedElementType(output.getElementType()))
+    return op->emitOpError("output element type must be f16, bf16 or f32, "
+                           "got ")
+           << output.getElementType();
   if (outputF32 && !output.getElementType().isF32())
     return op->emitOpError("state output must be f32, got ") << outputType;
   auto lse = dyn_cast<RankedTensorType>(lseType);
   if (!lse || lse.getRank() != 2 || !lse.getElementType().isF32())
     return op->emitOpError("lse must be a rank-2 f32 tensor [rows, ")
            << numHeads << "], got " << lseType;
-  if (failed(checkDim(op, "output", output, 1, numHeads, "heads")) ||
-      failed(checkDim(op, "output", output, 2, headDim, "head_dim")) ||
-      failed(checkDim(op, "lse", lse, 1, numHeads, "heads")))
+  if (failed(checkDim(op, "output", output, 1, numHeads, "heads", owner)) ||
+      failed(checkDim(op, "output", output, 2, headDim, "head_dim", owner)) ||
+      failed(checkDim(op, "lse", lse, 1, numHeads, "heads", owner)))
     return failure();
   int64_t rows = output.getDimSize(0), lseRows = lse.getDimSize(0);
   if (!ShapedType::isDynamic(rows) && !ShapedType::isDynamic(lseRows) &&
@@ -503,7 +525,7 @@ LogicalResult AttentionOp::verify() {
            << getNumResults();
   return verifyOutputAndLse(*this, getResult(0).getType(),
                             getResult(1).getType(), numQoHeads, q.getHeadDim(),
-                            /*outputF32=*/false);
+                            /*outputF32=*/false, "the attention's");
 }
 
 LogicalResult
@@ -572,7 +594,8 @@ LogicalResult MakeStateOp::verify() {
   StateType state = getType();
   if (failed(verifyOutputAndLse(*this, getOutput().getType(),
                                 getLse().getType(), state.getNumHeads(),
-                                state.getHeadDim(), /*outputF32=*/true)))
+                                state.getHeadDim(), /*outputF32=*/true,
+                                "the state's")))
     return failure();
   return checkStateVariant(*this, state, getVariantAttr());
 }
@@ -670,11 +693,12 @@ LogicalResult FinalizeOp::verify() {
   StateType state = getState().getType();
   return verifyOutputAndLse(*this, getOutput().getType(), getLse().getType(),
                             state.getNumHeads(), state.getHeadDim(),
-                            /*outputF32=*/false);
+                            /*outputF32=*/false, "the state's");
 }
 
 LogicalResult FinalizeOp::verifySymbolUses(SymbolTableCollection &) {
-  return lookupVariant(*this, getState().getType().getVariant());
+  // States exist only for reductions with a merge rule.
+  return lookupMergeableVariant(*this, getState().getType().getVariant());
 }
 
 #define GET_OP_CLASSES
