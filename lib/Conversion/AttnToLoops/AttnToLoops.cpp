@@ -201,23 +201,23 @@ struct View {
 
 FailureOr<View> getView(Operation *user, Value value) {
   View view;
-  if (auto paged = value.getDefiningOp<PagedKVOp>()) {
+  auto setPools = [&](PagedKVType type, Value keys, Value values) {
     view.paged = true;
-    view.hnd = paged.getType().getLayout() == KVLayout::HND;
-    view.pageSize = paged.getType().getPageSize();
-    view.keys = paged.getKPages();
-    view.values = paged.getVPages();
+    view.hnd = type.getLayout() == KVLayout::HND;
+    view.pageSize = type.getPageSize();
+    view.keys = keys;
+    view.values = values;
+  };
+  if (auto paged = value.getDefiningOp<PagedKVOp>()) {
+    setPools(paged.getType(), paged.getKPages(), paged.getVPages());
     view.indptr = paged.getIndptr();
     view.indices = paged.getIndices();
     view.lastPageLen = paged.getLastPageLen();
     return view;
   }
   if (auto shared = value.getDefiningOp<SharedPagedKVOp>()) {
-    view.paged = view.shared = true;
-    view.hnd = shared.getType().getLayout() == KVLayout::HND;
-    view.pageSize = shared.getType().getPageSize();
-    view.keys = shared.getKPages();
-    view.values = shared.getVPages();
+    setPools(shared.getType(), shared.getKPages(), shared.getVPages());
+    view.shared = true;
     view.indices = shared.getIndices();
     view.sharedLength = shared.getLength();
     return view;

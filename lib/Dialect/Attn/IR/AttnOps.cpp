@@ -578,6 +578,19 @@ AttentionOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
+void flashir::attn::replaceAttentionWithState(OpBuilder &b, AttentionOp op,
+                                              Value state) {
+  if (op.returnsState()) {
+    op.getResult(0).replaceAllUsesWith(state);
+  } else {
+    auto fin = FinalizeOp::create(b, op.getLoc(), op.getResult(0).getType(),
+                                  op.getResult(1).getType(), state);
+    op.getResult(0).replaceAllUsesWith(fin.getOutput());
+    op.getResult(1).replaceAllUsesWith(fin.getLse());
+  }
+  op.erase();
+}
+
 //===----------------------------------------------------------------------===//
 // State ops
 //===----------------------------------------------------------------------===//

@@ -37,8 +37,9 @@ struct ComposePrefixPass
   }
 
   LogicalResult compose(AttentionOp op) {
+    // The verifier resolved the variant already.
     VariantOp variant = resolveVariant(op, op.getVariantAttr());
-    if (!variant || !variant.isMergeable())
+    if (!variant.isMergeable())
       return op.emitOpError("cannot compose a shared prefix: variant '")
              << op.getVariant() << "' has reduction '"
              << stringifyReductionKind(variant.getReduction())
@@ -66,15 +67,7 @@ struct ComposePrefixPass
       parts.push_back(partOp.getResult(0));
     }
     Value merged = MergeOp::create(b, op.getLoc(), stateType, parts);
-    if (op.returnsState()) {
-      op.getResult(0).replaceAllUsesWith(merged);
-    } else {
-      auto fin = FinalizeOp::create(b, op.getLoc(), op.getResult(0).getType(),
-                                    op.getResult(1).getType(), merged);
-      op.getResult(0).replaceAllUsesWith(fin.getOutput());
-      op.getResult(1).replaceAllUsesWith(fin.getLse());
-    }
-    op.erase();
+    replaceAttentionWithState(b, op, merged);
     return success();
   }
 };

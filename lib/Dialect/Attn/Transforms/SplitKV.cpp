@@ -35,9 +35,9 @@ struct SplitKVPass : flashir::attn::impl::AttnSplitKVBase<SplitKVPass> {
   }
 
   LogicalResult split(AttentionOp op) {
+    // The verifier resolved the variant already.
     VariantOp variant = resolveVariant(op, op.getVariantAttr());
-    if (!variant->hasTrait<OpTrait::IsIsolatedFromAbove>() ||
-        !variant.isMergeable())
+    if (!variant.isMergeable())
       return op.emitOpError("cannot split the keys of variant '")
              << op.getVariant() << "': reduction '"
              << stringifyReductionKind(variant.getReduction())
@@ -119,15 +119,7 @@ struct SplitKVPass : flashir::attn::impl::AttnSplitKVBase<SplitKVPass> {
                                     op.getVariantAttr());
     Value merged = MergeChunksOp::create(b, loc, stateType, chunked.getResult(0),
                                          op.getQueries(), indptr);
-    if (op.returnsState()) {
-      op.getResult(0).replaceAllUsesWith(merged);
-    } else {
-      auto fin = FinalizeOp::create(b, loc, op.getResult(0).getType(),
-                                    op.getResult(1).getType(), merged);
-      op.getResult(0).replaceAllUsesWith(fin.getOutput());
-      op.getResult(1).replaceAllUsesWith(fin.getLse());
-    }
-    op.erase();
+    replaceAttentionWithState(b, op, merged);
     return success();
   }
 };

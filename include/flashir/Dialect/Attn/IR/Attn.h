@@ -57,6 +57,12 @@ namespace flashir::attn {
 /// exists (or the symbol is not a variant).
 VariantOp resolveVariant(mlir::Operation *from, mlir::FlatSymbolRefAttr ref);
 
+/// Replaces the results of `op` by `state`: directly if `op` returns a state,
+/// else by `attn.finalize` of it (built with `b`); erases `op`. Used by the
+/// passes that rewrite an attention into parts merged into one state.
+void replaceAttentionWithState(mlir::OpBuilder &b, AttentionOp op,
+                               mlir::Value state);
+
 /// VariantParamAttr::getChecked, usable outside the TU that holds the
 /// attribute storage.
 VariantParamAttr
