@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "flashir/Conversion/Passes.h"
+#include "../BuilderUtils.h"
 #include "flashir/Dialect/Attn/IR/Attn.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,74 +26,22 @@ namespace flashir {
 
 using namespace mlir;
 using namespace flashir::attn;
+using namespace flashir::conversion;
 
 namespace {
 
-using Builder = ImplicitLocOpBuilder;
-using BodyFn = function_ref<SmallVector<Value>(Builder &, Value, ValueRange)>;
-
-//===----------------------------------------------------------------------===//
-// Small IR-building helpers
-//===----------------------------------------------------------------------===//
-
-Value cIndex(Builder &b, int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-Value cF32(Builder &b, float v) {
-  return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-}
-Value negInf(Builder &b) {
-  return cF32(b, -std::numeric_limits<float>::infinity());
-}
-
-/// scf.for %iv = lb to ub step 1 iter_args(inits); `body` returns the yield.
-ValueRange buildFor(Builder &b, Value lb, Value ub, ValueRange inits,
-                    BodyFn body) {
-  auto loop = scf::ForOp::create(
-      b, lb, ub, cIndex(b, 1), inits,
-      [&](OpBuilder &ob, Location loc, Value iv, ValueRange args) {
-        Builder nb(loc, ob);
-        scf::YieldOp::create(nb, body(nb, iv, args));
-      });
-  return loop.getResults();
-}
-
-/// A loop without loop-carried values.
-void buildFor(Builder &b, Value lb, Value ub,
-              function_ref<void(Builder &, Value)> body) {
-  buildFor(b, lb, ub, {}, [&](Builder &nb, Value iv, ValueRange) {
-    body(nb, iv);
-    return SmallVector<Value>();
-  });
-}
-
-/// scf.if with results; both branches return the values to yield.
-ValueRange buildIf(Builder &b, Value cond,
-                   function_ref<SmallVector<Value>(Builder &)> thenFn,
-                   function_ref<SmallVector<Value>(Builder &)> elseFn) {
-  auto ifOp = scf::IfOp::create(
-      b, cond,
-      [&](OpBuilder &ob, Location loc) {
-        Builder nb(loc, ob);
-        scf::YieldOp::create(nb, thenFn(nb));
-      },
-      [&](OpBuilder &ob, Location loc) {
-        Builder nb(loc, ob);
-        scf::YieldOp::create(nb, elseFn(nb));
-      });
-  return ifOp.getResults();
-}
-
-Value extract(Builder &b, Value tensor, ValueRange indices) {
+Value extract(LocBuilder &b, Value tensor, ValueRange indices) {
   return tensor::ExtractOp::create(b, tensor, indices);
 }
 
 /// Reads an i32 metadata entry as an index.
-Value extractIndex(Builder &b, Value tensor, Value i) {
+Value extractIndex(LocBuilder &b, Value tensor, Value i) {
   return arith::IndexCastOp::create(b, b.getIndexType(),
                                     extract(b, tensor, {i}));
 }
 
 /// Reads a float element and widens it to f32 (the accumulation type).
-Value extractF32(Builder &b, Value tensor, ValueRange indices) {
+Value extractF32(LocBuilder &b, Value tensor, ValueRange indices) {
   Value v = extract(b, tensor, indices);
   if (v.getType().isF32())
     return v;
@@ -102,7 +51,7 @@ Value extractF32(Builder &b, Value tensor, ValueRange indices) {
 }
 
 /// Converts an f32 to the element type of a result.
-Value castFromF32(Builder &b, Value v, Type type) {
+Value castFromF32(LocBuilder &b, Value v, Type type) {
   if (type.isF32())
     return v;
   if (type.getIntOrFloatBitWidth() < 32)
@@ -110,25 +59,8 @@ Value castFromF32(Builder &b, Value v, Type type) {
   return arith::ExtFOp::create(b, type, v);
 }
 
-Value isNegInf(Builder &b, Value v) {
-  return arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, v, negInf(b));
-}
-
-/// Inlines the single-block hook `hook` with `args` for its block arguments
-/// and returns the value it yields.
-Value inlineHook(Builder &b, Region &hook, ArrayRef<Value> args) {
-  Block &block = hook.front();
-  IRMapping map;
-  for (auto [arg, value] : llvm::zip_equal(block.getArguments(), args))
-    map.map(arg, value);
-  for (Operation &op : block.without_terminator())
-    b.clone(op, map);
-  auto yield = cast<YieldOp>(block.getTerminator());
-  return map.lookupOrDefault(yield.getValues().front());
-}
-
 /// Builds a buffer of `type` and returns it with a tensor view of it.
-Value toTensor(Builder &b, Value buffer) {
+Value toTensor(LocBuilder &b, Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
   auto tensorType = RankedTensorType::get(type.getShape(), type.getElementType());
   return bufferization::ToTensorOp::create(b, tensorType, buffer,
@@ -152,7 +84,7 @@ struct View {
   Value kvIndptr;                     // ragged
 
   /// KV length of request `req`.
-  Value length(Builder &b, Value req) const {
+  Value length(LocBuilder &b, Value req) const {
     if (shared)
       return sharedLength;
     Value next = arith::AddIOp::create(b, req, cIndex(b, 1));
@@ -171,7 +103,7 @@ struct View {
   }
 
   /// Number of requests the view describes, or null for a shared view.
-  Value numRequests(Builder &b) const {
+  Value numRequests(LocBuilder &b) const {
     if (shared)
       return nullptr;
     Value ptr = paged ? indptr : kvIndptr;
@@ -181,7 +113,7 @@ struct View {
 
   /// Indices of key `j` of request `req`, KV head `head`, without the dim:
   /// computed once per key, the dim appended per element.
-  SmallVector<Value> keyPrefix(Builder &b, Value req, Value j,
+  SmallVector<Value> keyPrefix(LocBuilder &b, Value req, Value j,
                                Value head) const {
     if (!paged) {
       Value row = arith::AddIOp::create(b, extractIndex(b, kvIndptr, req), j);
@@ -239,7 +171,7 @@ struct KeyRange {
   Value lo, hi;
 };
 
-using KeyBody = function_ref<SmallVector<Value>(Builder &, const View &, Value,
+using KeyBody = function_ref<SmallVector<Value>(LocBuilder &, const View &, Value,
                                                 Value, ValueRange)>;
 
 //===----------------------------------------------------------------------===//
@@ -268,7 +200,7 @@ public:
   /// Emits the loop nest before `op`; returns (output, lse) tensors. The
   /// output is f32 without the output hook when `asState`. With chunks, rows
   /// are the chunked-state rows.
-  std::pair<Value, Value> emit(Builder &b, bool asState, Type outputElement);
+  std::pair<Value, Value> emit(LocBuilder &b, bool asState, Type outputElement);
 
 private:
   /// Everything about one request the row computation needs.
@@ -278,41 +210,41 @@ private:
     Value scores; // sparsemax scratch
   };
 
-  Request loadRequest(Builder &b, Value req);
+  Request loadRequest(LocBuilder &b, Value req);
 
   /// Computes one (query row, head) into out[outRow], lse[outRow].
-  void emitRow(Builder &b, const Request &r, Value i, Value head,
+  void emitRow(LocBuilder &b, const Request &r, Value i, Value head,
                Value outRow, KeyRange range, bool asState, Type outputElement);
 
   /// Runs the rows of request `r` (fused or not) with `range`, writing to
   /// output rows `outBase + i`.
-  void emitRows(Builder &b, const Request &r, Value outBase, KeyRange range,
+  void emitRows(LocBuilder &b, const Request &r, Value outBase, KeyRange range,
                 bool asState, Type outputElement);
 
   /// Parameter values visible to hooks of request `req`, query head `head`.
-  SmallVector<Value> paramValues(Builder &b, Value req, Value head);
+  SmallVector<Value> paramValues(LocBuilder &b, Value req, Value head);
 
   /// Runs `body(b, view, j, kpos, args)` for every attended key of request
   /// `r` within `range`, in order across the views; with `tile` > 0 runs
   /// `tileBody(b, view, j0, j1, kposBase, args)` per tile of keys instead.
-  SmallVector<Value> forEachKey(Builder &b, const Request &r, KeyRange range,
+  SmallVector<Value> forEachKey(LocBuilder &b, const Request &r, KeyRange range,
                                 ValueRange inits, KeyBody body);
   SmallVector<Value>
-  forEachTile(Builder &b, const Request &r, KeyRange range, ValueRange inits,
-              function_ref<SmallVector<Value>(Builder &, const View &, Value,
+  forEachTile(LocBuilder &b, const Request &r, KeyRange range, ValueRange inits,
+              function_ref<SmallVector<Value>(LocBuilder &, const View &, Value,
                                               Value, Value, ValueRange)>
                   tileBody);
 
   /// Whether key `kpos` is visible to (qpos, head); null if no mask hook.
-  Value visible(Builder &b, Value qpos, Value kpos, Value head,
+  Value visible(LocBuilder &b, Value qpos, Value kpos, Value head,
                 ArrayRef<Value> params);
 
   /// scale * <q', key(k)>.
-  Value score(Builder &b, const View &view, Value req, Value j, Value kpos,
+  Value score(LocBuilder &b, const View &view, Value req, Value j, Value kpos,
               Value kvHead, ArrayRef<Value> params, Value qBuf);
 
   /// acc[d] = acc[d] * keepScale + weight * v[d].
-  void accumulate(Builder &b, const View &view, Value req, Value j,
+  void accumulate(LocBuilder &b, const View &view, Value req, Value j,
                   Value kvHead, Value acc, Value keepScale, Value weight);
 
   AttentionOp op;
@@ -327,7 +259,7 @@ private:
   Value out, lse, qBuf, acc, tileScores;
 };
 
-SmallVector<Value> AttentionLowering::paramValues(Builder &b, Value req,
+SmallVector<Value> AttentionLowering::paramValues(LocBuilder &b, Value req,
                                                   Value head) {
   SmallVector<Value> values;
   for (auto [decl, value] : llvm::zip_equal(variant.getParamList(),
@@ -349,13 +281,13 @@ SmallVector<Value> AttentionLowering::paramValues(Builder &b, Value req,
 }
 
 /// Clamps `v - base` into [0, len].
-static Value clampLocal(Builder &b, Value v, Value base, Value len) {
+static Value clampLocal(LocBuilder &b, Value v, Value base, Value len) {
   Value local = arith::SubIOp::create(b, v, base);
   local = arith::MaxSIOp::create(b, local, cIndex(b, 0));
   return arith::MinSIOp::create(b, local, len);
 }
 
-SmallVector<Value> AttentionLowering::forEachKey(Builder &b, const Request &r,
+SmallVector<Value> AttentionLowering::forEachKey(LocBuilder &b, const Request &r,
                                                  KeyRange range,
                                                  ValueRange inits,
                                                  KeyBody body) {
@@ -373,7 +305,7 @@ SmallVector<Value> AttentionLowering::forEachKey(Builder &b, const Request &r,
       const View &v = view;
       carried = llvm::to_vector(
           buildFor(b, lo, hi, carried,
-                   [&](Builder &nb, Value j, ValueRange args) {
+                   [&](LocBuilder &nb, Value j, ValueRange args) {
                      Value kpos = arith::AddIOp::create(nb, viewBase, j);
                      return body(nb, v, j, kpos, args);
                    }));
@@ -384,8 +316,8 @@ SmallVector<Value> AttentionLowering::forEachKey(Builder &b, const Request &r,
 }
 
 SmallVector<Value> AttentionLowering::forEachTile(
-    Builder &b, const Request &r, KeyRange range, ValueRange inits,
-    function_ref<SmallVector<Value>(Builder &, const View &, Value, Value,
+    LocBuilder &b, const Request &r, KeyRange range, ValueRange inits,
+    function_ref<SmallVector<Value>(LocBuilder &, const View &, Value, Value,
                                     Value, ValueRange)>
         tileBody) {
   SmallVector<Value> carried(inits);
@@ -404,7 +336,7 @@ SmallVector<Value> AttentionLowering::forEachTile(
       auto loop = scf::ForOp::create(
           b, lo, hi, tile, carried,
           [&](OpBuilder &ob, Location loc, Value j0, ValueRange args) {
-            Builder nb(loc, ob);
+            LocBuilder nb(loc, ob);
             Value j1 = arith::MinSIOp::create(
                 nb, arith::AddIOp::create(nb, j0, tile), hi);
             scf::YieldOp::create(nb, tileBody(nb, v, j0, j1, viewBase, args));
@@ -416,7 +348,7 @@ SmallVector<Value> AttentionLowering::forEachTile(
   return carried;
 }
 
-Value AttentionLowering::visible(Builder &b, Value qpos, Value kpos,
+Value AttentionLowering::visible(LocBuilder &b, Value qpos, Value kpos,
                                  Value head, ArrayRef<Value> params) {
   if (variant.getMask().empty())
     return nullptr;
@@ -425,7 +357,7 @@ Value AttentionLowering::visible(Builder &b, Value qpos, Value kpos,
   return inlineHook(b, variant.getMask(), args);
 }
 
-Value AttentionLowering::score(Builder &b, const View &view, Value req,
+Value AttentionLowering::score(LocBuilder &b, const View &view, Value req,
                                Value j, Value kpos, Value kvHead,
                                ArrayRef<Value> params, Value qBuf) {
   SmallVector<Value> prefix = view.keyPrefix(b, req, j, kvHead);
@@ -434,7 +366,7 @@ Value AttentionLowering::score(Builder &b, const View &view, Value req,
   Value zero = cF32(b, 0.0f);
   Value dot = buildFor(
       b, cIndex(b, 0), dim, {zero},
-      [&](Builder &nb, Value d, ValueRange args) -> SmallVector<Value> {
+      [&](LocBuilder &nb, Value d, ValueRange args) -> SmallVector<Value> {
         SmallVector<Value> idx(prefix);
         idx.push_back(d);
         Value k = extractF32(nb, view.keys, idx);
@@ -454,11 +386,11 @@ Value AttentionLowering::score(Builder &b, const View &view, Value req,
   return arith::MulFOp::create(b, dot, cF32(b, scale));
 }
 
-void AttentionLowering::accumulate(Builder &b, const View &view, Value req,
+void AttentionLowering::accumulate(LocBuilder &b, const View &view, Value req,
                                    Value j, Value kvHead, Value acc,
                                    Value keepScale, Value weight) {
   SmallVector<Value> prefix = view.keyPrefix(b, req, j, kvHead);
-  buildFor(b, cIndex(b, 0), cIndex(b, headDim), [&](Builder &nb, Value d) {
+  buildFor(b, cIndex(b, 0), cIndex(b, headDim), [&](LocBuilder &nb, Value d) {
     SmallVector<Value> idx(prefix);
     idx.push_back(d);
     Value v = extractF32(nb, view.values, idx);
@@ -470,7 +402,7 @@ void AttentionLowering::accumulate(Builder &b, const View &view, Value req,
   });
 }
 
-AttentionLowering::Request AttentionLowering::loadRequest(Builder &b,
+AttentionLowering::Request AttentionLowering::loadRequest(LocBuilder &b,
                                                           Value req) {
   Request r;
   r.index = req;
@@ -493,14 +425,14 @@ AttentionLowering::Request AttentionLowering::loadRequest(Builder &b,
   return r;
 }
 
-void AttentionLowering::emitRows(Builder &b, const Request &r, Value outBase,
+void AttentionLowering::emitRows(LocBuilder &b, const Request &r, Value outBase,
                                  KeyRange range, bool asState,
                                  Type outputElement) {
   Value c0 = cIndex(b, 0);
   if (!op.getFusedHeadGroups()) {
-    buildFor(b, c0, r.numQ, [&](Builder &b, Value i) {
+    buildFor(b, c0, r.numQ, [&](LocBuilder &b, Value i) {
       Value outRow = arith::AddIOp::create(b, outBase, i);
-      buildFor(b, c0, cIndex(b, numQoHeads), [&](Builder &b, Value head) {
+      buildFor(b, c0, cIndex(b, numQoHeads), [&](LocBuilder &b, Value head) {
         emitRow(b, r, i, head, outRow, range, asState, outputElement);
       });
     });
@@ -510,8 +442,8 @@ void AttentionLowering::emitRows(Builder &b, const Request &r, Value outBase,
   // position f / g of query head g * hkv + f mod g.
   Value g = cIndex(b, groupSize);
   Value fusedRows = arith::MulIOp::create(b, r.numQ, g);
-  buildFor(b, c0, cIndex(b, numKvHeads), [&](Builder &b, Value kvHead) {
-    buildFor(b, c0, fusedRows, [&](Builder &b, Value f) {
+  buildFor(b, c0, cIndex(b, numKvHeads), [&](LocBuilder &b, Value kvHead) {
+    buildFor(b, c0, fusedRows, [&](LocBuilder &b, Value f) {
       Value i = arith::DivUIOp::create(b, f, g);
       Value head = arith::AddIOp::create(b, arith::MulIOp::create(b, kvHead, g),
                                          arith::RemUIOp::create(b, f, g));
@@ -521,7 +453,7 @@ void AttentionLowering::emitRows(Builder &b, const Request &r, Value outBase,
   });
 }
 
-void AttentionLowering::emitRow(Builder &b, const Request &r, Value i,
+void AttentionLowering::emitRow(LocBuilder &b, const Request &r, Value i,
                                 Value head, Value outRow, KeyRange range,
                                 bool asState, Type outputElement) {
   Value c0 = cIndex(b, 0);
@@ -540,7 +472,7 @@ void AttentionLowering::emitRow(Builder &b, const Request &r, Value i,
 
   // q' = query(q), kept in f32; the accumulator starts at 0.
   Value dim = cIndex(b, headDim), half = cIndex(b, headDim / 2);
-  buildFor(b, c0, dim, [&](Builder &b, Value d) {
+  buildFor(b, c0, dim, [&](LocBuilder &b, Value d) {
     Value x = extractF32(b, q, {row, head, d});
     if (!queryHook.empty()) {
       Value rot =
@@ -555,7 +487,7 @@ void AttentionLowering::emitRow(Builder &b, const Request &r, Value i,
   });
 
   // The logits of key kpos (score + hook).
-  auto logits = [&](Builder &b, const View &view, Value j,
+  auto logits = [&](LocBuilder &b, const View &view, Value j,
                     Value kpos) -> Value {
     Value s = score(b, view, req, j, kpos, kvHead, params, qBuf);
     if (logitsHook.empty())
@@ -566,18 +498,18 @@ void AttentionLowering::emitRow(Builder &b, const Request &r, Value i,
   };
   // Runs `update` only for visible keys; masked keys leave the carried
   // values untouched (they are excluded, not down-weighted).
-  auto ifVisible = [&](Builder &b, Value kpos, ValueRange args,
-                       function_ref<SmallVector<Value>(Builder &)> update) {
+  auto ifVisible = [&](LocBuilder &b, Value kpos, ValueRange args,
+                       function_ref<SmallVector<Value>(LocBuilder &)> update) {
     Value keep = visible(b, qpos, kpos, head, params);
     if (!keep)
       return update(b);
-    return llvm::to_vector(buildIf(b, keep, update, [&](Builder &) {
+    return llvm::to_vector(buildIf(b, keep, update, [&](LocBuilder &) {
       return SmallVector<Value>(args);
     }));
   };
   // The logit of a key, -inf when masked.
-  auto maskedLogits = [&](Builder &b, const View &view, Value j, Value kpos) {
-    return ifVisible(b, kpos, {negInf(b)}, [&](Builder &b) {
+  auto maskedLogits = [&](LocBuilder &b, const View &view, Value j, Value kpos) {
+    return ifVisible(b, kpos, {negInf(b)}, [&](LocBuilder &b) {
       return SmallVector<Value>{logits(b, view, j, kpos)};
     })[0];
   };
@@ -589,12 +521,12 @@ void AttentionLowering::emitRow(Builder &b, const Request &r, Value i,
     // the accumulator per tile, then the tile's weighted values.
     SmallVector<Value> ml = forEachTile(
         b, r, range, {negInf(b), zeroF},
-        [&](Builder &b, const View &view, Value j0, Value j1, Value viewBase,
+        [&](LocBuilder &b, const View &view, Value j0, Value j1, Value viewBase,
             ValueRange args) -> SmallVector<Value> {
           Value m = args[0], l = args[1];
           Value tileMax = buildFor(
               b, j0, j1, {negInf(b)},
-              [&](Builder &b, Value j, ValueRange a) -> SmallVector<Value> {
+              [&](LocBuilder &b, Value j, ValueRange a) -> SmallVector<Value> {
                 Value kpos = arith::AddIOp::create(b, viewBase, j);
                 Value s = maskedLogits(b, view, j, kpos);
                 memref::StoreOp::create(
@@ -606,13 +538,13 @@ void AttentionLowering::emitRow(Builder &b, const Request &r, Value i,
           Value c = arith::SelectOp::create(
               b, isNegInf(b, m), zeroF,
               math::ExpOp::create(b, arith::SubFOp::create(b, m, mNew)));
-          buildFor(b, c0, dim, [&](Builder &b, Value d) {
+          buildFor(b, c0, dim, [&](LocBuilder &b, Value d) {
             Value a = memref::LoadOp::create(b, acc, d);
             memref::StoreOp::create(b, arith::MulFOp::create(b, a, c), acc, d);
           });
           Value lNew = buildFor(
               b, j0, j1, {arith::MulFOp::create(b, l, c)},
-              [&](Builder &b, Value j, ValueRange a) -> SmallVector<Value> {
+              [&](LocBuilder &b, Value j, ValueRange a) -> SmallVector<Value> {
                 Value s = memref::LoadOp::create(
                     b, tileScores, ValueRange{arith::SubIOp::create(b, j, j0)});
                 Value p = arith::SelectOp::create(
@@ -629,9 +561,9 @@ void AttentionLowering::emitRow(Builder &b, const Request &r, Value i,
     // Online softmax: running max m, denominator l, rescaled acc.
     SmallVector<Value> ml = forEachKey(
         b, r, range, {negInf(b), zeroF},
-        [&](Builder &b, const View &view, Value j, Value kpos,
+        [&](LocBuilder &b, const View &view, Value j, Value kpos,
             ValueRange args) {
-          return ifVisible(b, kpos, args, [&](Builder &b) {
+          return ifVisible(b, kpos, args, [&](LocBuilder &b) {
             Value m = args[0], l = args[1];
             Value s = logits(b, view, j, kpos);
             Value mNew = arith::MaximumFOp::create(b, m, s);
@@ -654,9 +586,9 @@ void AttentionLowering::emitRow(Builder &b, const Request &r, Value i,
   } else if (reduction == ReductionKind::Sigmoid) {
     denom = forEachKey(
         b, r, range, {zeroF},
-        [&](Builder &b, const View &view, Value j, Value kpos,
+        [&](LocBuilder &b, const View &view, Value j, Value kpos,
             ValueRange args) {
-          return ifVisible(b, kpos, args, [&](Builder &b) {
+          return ifVisible(b, kpos, args, [&](LocBuilder &b) {
             Value s = logits(b, view, j, kpos);
             Value e = math::ExpOp::create(b, arith::NegFOp::create(b, s));
             Value p = arith::DivFOp::create(
@@ -671,15 +603,15 @@ void AttentionLowering::emitRow(Builder &b, const Request &r, Value i,
     Value scores = r.scores;
     rowMax = forEachKey(
         b, r, range, {negInf(b)},
-        [&](Builder &b, const View &view, Value j, Value kpos,
+        [&](LocBuilder &b, const View &view, Value j, Value kpos,
             ValueRange args) {
           Value s = maskedLogits(b, view, j, kpos);
           memref::StoreOp::create(b, s, scores, kpos);
           return SmallVector<Value>{arith::MaximumFOp::create(b, args[0], s)};
         })[0];
-    auto mass = [&](Builder &b, Value tau) {
+    auto mass = [&](LocBuilder &b, Value tau) {
       return forEachKey(b, r, range, {zeroF},
-                        [&](Builder &b, const View &, Value, Value kpos,
+                        [&](LocBuilder &b, const View &, Value, Value kpos,
                             ValueRange args) {
                           Value s = memref::LoadOp::create(b, scores, kpos);
                           Value w = arith::MaximumFOp::create(
@@ -691,7 +623,7 @@ void AttentionLowering::emitRow(Builder &b, const Request &r, Value i,
     Value lo0 = arith::SubFOp::create(b, rowMax, oneF);
     SmallVector<Value> bounds = llvm::to_vector(buildFor(
         b, c0, cIndex(b, 40), {lo0, rowMax},
-        [&](Builder &b, Value, ValueRange args) -> SmallVector<Value> {
+        [&](LocBuilder &b, Value, ValueRange args) -> SmallVector<Value> {
           Value mid = arith::MulFOp::create(
               b, arith::AddFOp::create(b, args[0], args[1]), cF32(b, 0.5f));
           Value above = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
@@ -707,7 +639,7 @@ void AttentionLowering::emitRow(Builder &b, const Request &r, Value i,
                               cF32(b, 0.5f)));
     denom = forEachKey(
         b, r, range, {zeroF},
-        [&](Builder &b, const View &view, Value j, Value kpos,
+        [&](LocBuilder &b, const View &view, Value j, Value kpos,
             ValueRange args) {
           Value s = memref::LoadOp::create(b, scores, kpos);
           Value w = arith::MaximumFOp::create(
@@ -739,7 +671,7 @@ void AttentionLowering::emitRow(Builder &b, const Request &r, Value i,
   inv = arith::SelectOp::create(b, empty, zeroF, inv);
   rowLse = arith::SelectOp::create(b, empty, negInf(b), rowLse);
   memref::StoreOp::create(b, rowLse, lse, ValueRange{outRow, head});
-  buildFor(b, c0, dim, [&](Builder &b, Value d) {
+  buildFor(b, c0, dim, [&](LocBuilder &b, Value d) {
     Value o = arith::MulFOp::create(b, memref::LoadOp::create(b, acc, d), inv);
     if (!asState && !outputHook.empty())
       o = inlineHook(b, outputHook, {o, d, head});
@@ -748,7 +680,7 @@ void AttentionLowering::emitRow(Builder &b, const Request &r, Value i,
   });
 }
 
-std::pair<Value, Value> AttentionLowering::emit(Builder &b, bool asState,
+std::pair<Value, Value> AttentionLowering::emit(LocBuilder &b, bool asState,
                                                 Type outputElement) {
   Type f32 = b.getF32Type();
   Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
@@ -762,7 +694,7 @@ std::pair<Value, Value> AttentionLowering::emit(Builder &b, bool asState,
   Value rows = tensor::DimOp::create(b, queries.getQueries(), 0);
   if (chunkIndptr)
     rows = buildFor(b, c0, numRequests, {c0},
-                    [&](Builder &b, Value req, ValueRange args) {
+                    [&](LocBuilder &b, Value req, ValueRange args) {
                       Value next = arith::AddIOp::create(b, req, c1);
                       Value numQ = arith::SubIOp::create(
                           b, extractIndex(b, qoIndptr, next),
@@ -786,18 +718,18 @@ std::pair<Value, Value> AttentionLowering::emit(Builder &b, bool asState,
     tileScores = memref::AllocaOp::create(b, MemRefType::get({kvTile}, f32));
 
   if (!chunkIndptr) {
-    buildFor(b, c0, numRequests, [&](Builder &b, Value req) {
+    buildFor(b, c0, numRequests, [&](LocBuilder &b, Value req) {
       Request r = loadRequest(b, req);
       emitRows(b, r, r.qBegin, KeyRange(), asState, outputElement);
     });
   } else {
     buildFor(b, c0, numRequests, {c0},
-             [&](Builder &b, Value req, ValueRange args) -> SmallVector<Value> {
+             [&](LocBuilder &b, Value req, ValueRange args) -> SmallVector<Value> {
                Request r = loadRequest(b, req);
                Value first = extractIndex(b, chunkIndptr, req);
                Value last = extractIndex(b, chunkIndptr,
                                          arith::AddIOp::create(b, req, c1));
-               buildFor(b, first, last, [&](Builder &b, Value c) {
+               buildFor(b, first, last, [&](LocBuilder &b, Value c) {
                  KeyRange range{extractIndex(b, starts, c),
                                 extractIndex(b, ends, c)};
                  Value base = arith::AddIOp::create(
@@ -820,7 +752,7 @@ std::pair<Value, Value> AttentionLowering::emit(Builder &b, bool asState,
 
 using StatePair = std::pair<Value, Value>; // (output f32 tensor, lse tensor)
 
-StatePair emitEmptyState(Builder &b, StateType type, Value rows) {
+StatePair emitEmptyState(LocBuilder &b, StateType type, Value rows) {
   int64_t dyn = ShapedType::kDynamic;
   Type f32 = b.getF32Type();
   Value out = memref::AllocOp::create(
@@ -829,10 +761,10 @@ StatePair emitEmptyState(Builder &b, StateType type, Value rows) {
   Value lse = memref::AllocOp::create(
       b, MemRefType::get({dyn, type.getNumHeads()}, f32), ValueRange{rows});
   Value c0 = cIndex(b, 0);
-  buildFor(b, c0, rows, [&](Builder &b, Value r) {
-    buildFor(b, c0, cIndex(b, type.getNumHeads()), [&](Builder &b, Value h) {
+  buildFor(b, c0, rows, [&](LocBuilder &b, Value r) {
+    buildFor(b, c0, cIndex(b, type.getNumHeads()), [&](LocBuilder &b, Value h) {
       memref::StoreOp::create(b, negInf(b), lse, ValueRange{r, h});
-      buildFor(b, c0, cIndex(b, type.getHeadDim()), [&](Builder &b, Value d) {
+      buildFor(b, c0, cIndex(b, type.getHeadDim()), [&](LocBuilder &b, Value d) {
         memref::StoreOp::create(b, cF32(b, 0.0f), out, ValueRange{r, h, d});
       });
     });
@@ -845,7 +777,7 @@ StatePair emitEmptyState(Builder &b, StateType type, Value rows) {
 struct MergeStep {
   Value aEmpty, bEmpty, wa, wb, inv, lse;
 
-  MergeStep(Builder &b, Value la, Value lb) {
+  MergeStep(LocBuilder &b, Value la, Value lb) {
     aEmpty = isNegInf(b, la);
     bEmpty = isNegInf(b, lb);
     Value m = arith::MaximumFOp::create(b, la, lb);
@@ -861,7 +793,7 @@ struct MergeStep {
     inv = arith::DivFOp::create(b, cF32(b, 1.0f), sum);
   }
 
-  Value element(Builder &b, ReductionKind reduction, Value oa, Value ob) const {
+  Value element(LocBuilder &b, ReductionKind reduction, Value oa, Value ob) const {
     if (reduction == ReductionKind::Sigmoid)
       return arith::AddFOp::create(b, oa, ob);
     Value mix = arith::MulFOp::create(
@@ -875,7 +807,7 @@ struct MergeStep {
 };
 
 /// Allocates an f32 state of `rows` rows.
-std::pair<Value, Value> allocState(Builder &b, int64_t heads, int64_t dim,
+std::pair<Value, Value> allocState(LocBuilder &b, int64_t heads, int64_t dim,
                                    Value rows) {
   int64_t dyn = ShapedType::kDynamic;
   Type f32 = b.getF32Type();
@@ -885,19 +817,19 @@ std::pair<Value, Value> allocState(Builder &b, int64_t heads, int64_t dim,
                                   ValueRange{rows})};
 }
 
-StatePair emitMerge(Builder &b, StateType type, ReductionKind reduction,
+StatePair emitMerge(LocBuilder &b, StateType type, ReductionKind reduction,
                     StatePair lhs, StatePair rhs) {
   int64_t heads = type.getNumHeads(), dim = type.getHeadDim();
   Value rows = tensor::DimOp::create(b, lhs.first, 0);
   auto [outBuf, lseBuf] = allocState(b, heads, dim, rows);
   Value out = outBuf, lse = lseBuf;
   Value c0 = cIndex(b, 0);
-  buildFor(b, c0, rows, [&](Builder &b, Value r) {
-    buildFor(b, c0, cIndex(b, heads), [&](Builder &b, Value h) {
+  buildFor(b, c0, rows, [&](LocBuilder &b, Value r) {
+    buildFor(b, c0, cIndex(b, heads), [&](LocBuilder &b, Value h) {
       MergeStep step(b, extract(b, lhs.second, {r, h}),
                      extract(b, rhs.second, {r, h}));
       memref::StoreOp::create(b, step.lse, lse, ValueRange{r, h});
-      buildFor(b, c0, cIndex(b, dim), [&](Builder &b, Value d) {
+      buildFor(b, c0, cIndex(b, dim), [&](LocBuilder &b, Value d) {
         Value o = step.element(b, reduction, extract(b, lhs.first, {r, h, d}),
                                extract(b, rhs.first, {r, h, d}));
         memref::StoreOp::create(b, o, out, ValueRange{r, h, d});
@@ -908,7 +840,7 @@ StatePair emitMerge(Builder &b, StateType type, ReductionKind reduction,
 }
 
 /// Merges each row's chunk states in chunk order (attn.merge_chunks).
-StatePair emitMergeChunks(Builder &b, StateType type, ReductionKind reduction,
+StatePair emitMergeChunks(LocBuilder &b, StateType type, ReductionKind reduction,
                           StatePair parts, Value qoIndptr, Value rowsTensor,
                           Value chunkIndptr) {
   int64_t heads = type.getNumHeads(), dim = type.getHeadDim();
@@ -922,21 +854,21 @@ StatePair emitMergeChunks(Builder &b, StateType type, ReductionKind reduction,
       arith::SubIOp::create(b, tensor::DimOp::create(b, qoIndptr, 0), c1);
   buildFor(
       b, c0, numRequests, {c0},
-      [&](Builder &b, Value req, ValueRange args) -> SmallVector<Value> {
+      [&](LocBuilder &b, Value req, ValueRange args) -> SmallVector<Value> {
         Value next = arith::AddIOp::create(b, req, c1);
         Value qBegin = extractIndex(b, qoIndptr, req);
         Value numQ =
             arith::SubIOp::create(b, extractIndex(b, qoIndptr, next), qBegin);
         Value first = extractIndex(b, chunkIndptr, req);
         Value last = extractIndex(b, chunkIndptr, next);
-        buildFor(b, c0, numQ, [&](Builder &b, Value i) {
-          buildFor(b, c0, cIndex(b, heads), [&](Builder &b, Value h) {
-            buildFor(b, c0, cIndex(b, dim), [&](Builder &b, Value d) {
+        buildFor(b, c0, numQ, [&](LocBuilder &b, Value i) {
+          buildFor(b, c0, cIndex(b, heads), [&](LocBuilder &b, Value h) {
+            buildFor(b, c0, cIndex(b, dim), [&](LocBuilder &b, Value d) {
               memref::StoreOp::create(b, cF32(b, 0.0f), acc, d);
             });
             Value merged = buildFor(
                 b, first, last, {negInf(b)},
-                [&](Builder &b, Value c, ValueRange la) -> SmallVector<Value> {
+                [&](LocBuilder &b, Value c, ValueRange la) -> SmallVector<Value> {
                   Value part = arith::AddIOp::create(
                       b, args[0],
                       arith::AddIOp::create(
@@ -945,7 +877,7 @@ StatePair emitMergeChunks(Builder &b, StateType type, ReductionKind reduction,
                               b, arith::SubIOp::create(b, c, first), numQ),
                           i));
                   MergeStep step(b, la[0], extract(b, parts.second, {part, h}));
-                  buildFor(b, c0, cIndex(b, dim), [&](Builder &b, Value d) {
+                  buildFor(b, c0, cIndex(b, dim), [&](LocBuilder &b, Value d) {
                     Value o = step.element(b, reduction,
                                            memref::LoadOp::create(b, acc, d),
                                            extract(b, parts.first, {part, h, d}));
@@ -955,7 +887,7 @@ StatePair emitMergeChunks(Builder &b, StateType type, ReductionKind reduction,
                 })[0];
             Value row = arith::AddIOp::create(b, qBegin, i);
             memref::StoreOp::create(b, merged, lse, ValueRange{row, h});
-            buildFor(b, c0, cIndex(b, dim), [&](Builder &b, Value d) {
+            buildFor(b, c0, cIndex(b, dim), [&](LocBuilder &b, Value d) {
               memref::StoreOp::create(b, memref::LoadOp::create(b, acc, d), out,
                                       ValueRange{row, h, d});
             });
@@ -969,24 +901,24 @@ StatePair emitMergeChunks(Builder &b, StateType type, ReductionKind reduction,
 }
 
 /// Chunks of `chunkSize` keys per request (attn.uniform_chunks).
-SmallVector<Value> emitUniformChunks(Builder &b, ArrayRef<View> views,
+SmallVector<Value> emitUniformChunks(LocBuilder &b, ArrayRef<View> views,
                                      int64_t chunkSize) {
   Value c0 = cIndex(b, 0), c1 = cIndex(b, 1), size = cIndex(b, chunkSize);
   Value numRequests;
   for (const View &view : views)
     if ((numRequests = view.numRequests(b)))
       break;
-  auto keys = [&](Builder &b, Value req) {
+  auto keys = [&](LocBuilder &b, Value req) {
     Value total = c0;
     for (const View &view : views)
       total = arith::AddIOp::create(b, total, view.length(b, req));
     return total;
   };
-  auto chunksOf = [&](Builder &b, Value total) {
+  auto chunksOf = [&](LocBuilder &b, Value total) {
     return arith::CeilDivUIOp::create(b, total, size);
   };
   Value numChunks = buildFor(b, c0, numRequests, {c0},
-                             [&](Builder &b, Value req, ValueRange args) {
+                             [&](LocBuilder &b, Value req, ValueRange args) {
                                return SmallVector<Value>{arith::AddIOp::create(
                                    b, args[0], chunksOf(b, keys(b, req)))};
                              })[0];
@@ -995,16 +927,16 @@ SmallVector<Value> emitUniformChunks(Builder &b, ArrayRef<View> views,
       b, i32Array, ValueRange{arith::AddIOp::create(b, numRequests, c1)});
   Value starts = memref::AllocOp::create(b, i32Array, ValueRange{numChunks});
   Value ends = memref::AllocOp::create(b, i32Array, ValueRange{numChunks});
-  auto toI32 = [&](Builder &b, Value v) {
+  auto toI32 = [&](LocBuilder &b, Value v) {
     return arith::IndexCastOp::create(b, b.getI32Type(), v);
   };
   Value total = buildFor(
       b, c0, numRequests, {c0},
-      [&](Builder &b, Value req, ValueRange args) -> SmallVector<Value> {
+      [&](LocBuilder &b, Value req, ValueRange args) -> SmallVector<Value> {
         memref::StoreOp::create(b, toI32(b, args[0]), indptr, req);
         Value n = keys(b, req);
         Value count = chunksOf(b, n);
-        buildFor(b, c0, count, [&](Builder &b, Value c) {
+        buildFor(b, c0, count, [&](LocBuilder &b, Value c) {
           Value slot = arith::AddIOp::create(b, args[0], c);
           Value start = arith::MulIOp::create(b, c, size);
           Value end = arith::MinSIOp::create(
@@ -1019,7 +951,7 @@ SmallVector<Value> emitUniformChunks(Builder &b, ArrayRef<View> views,
 }
 
 /// Applies the output hook and converts to `outputType`'s element type.
-Value emitFinalize(Builder &b, VariantOp variant, StateType type,
+Value emitFinalize(LocBuilder &b, VariantOp variant, StateType type,
                    StatePair state, RankedTensorType outputType) {
   int64_t heads = type.getNumHeads(), dim = type.getHeadDim();
   Value rows = tensor::DimOp::create(b, state.first, 0);
@@ -1029,9 +961,9 @@ Value emitFinalize(Builder &b, VariantOp variant, StateType type,
       ValueRange{rows});
   Value c0 = cIndex(b, 0);
   Region &hook = variant.getOutput();
-  buildFor(b, c0, rows, [&](Builder &b, Value r) {
-    buildFor(b, c0, cIndex(b, heads), [&](Builder &b, Value h) {
-      buildFor(b, c0, cIndex(b, dim), [&](Builder &b, Value d) {
+  buildFor(b, c0, rows, [&](LocBuilder &b, Value r) {
+    buildFor(b, c0, cIndex(b, heads), [&](LocBuilder &b, Value h) {
+      buildFor(b, c0, cIndex(b, dim), [&](LocBuilder &b, Value d) {
         Value o = extract(b, state.first, {r, h, d});
         if (!hook.empty())
           o = inlineHook(b, hook, {o, d, h});
@@ -1048,7 +980,7 @@ Value emitFinalize(Builder &b, VariantOp variant, StateType type,
 
 /// Casts a lowered tensor to the type the original result had (static vs
 /// dynamic dimensions).
-Value castTo(Builder &b, Value value, Type type) {
+Value castTo(LocBuilder &b, Value value, Type type) {
   if (value.getType() == type)
     return value;
   return tensor::CastOp::create(b, type, value);
@@ -1075,7 +1007,7 @@ struct ConvertAttnToLoopsPass
     IRRewriter rewriter(&getContext());
     for (Operation *op : ops) {
       rewriter.setInsertionPoint(op);
-      Builder b(op->getLoc(), rewriter);
+      LocBuilder b(op->getLoc(), rewriter);
       if (failed(lower(b, op, states)))
         return signalPassFailure();
     }
@@ -1109,7 +1041,7 @@ struct ConvertAttnToLoopsPass
       rewriter.eraseOp(variant);
   }
 
-  LogicalResult lower(Builder &b, Operation *op,
+  LogicalResult lower(LocBuilder &b, Operation *op,
                       llvm::DenseMap<Value, StatePair> &states) {
     auto lookupState = [&](Value value) -> FailureOr<StatePair> {
       auto it = states.find(value);
