@@ -23,7 +23,7 @@ static const char kLoopsToLLVM[] =
     "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
     "convert-index-to-llvm,reconcile-unrealized-casts";
 
-static void addPipeline(OpPassManager &pm, StringRef text) {
+static void addPipeline(OpPassManager &pm, const std::string &text) {
   std::string error;
   llvm::raw_string_ostream os(error);
   if (failed(parsePassPipeline(text, pm, os)))
@@ -52,7 +52,32 @@ void flashir::buildAttnSchedulePipeline(OpPassManager &pm,
   addPipeline(pm, text);
 }
 
+void flashir::buildAttnToKernelsPipeline(OpPassManager &pm, int64_t warps) {
+  addPipeline(pm, "attn-import-variants,convert-attn-to-gpu{warps=" +
+                      std::to_string(warps) + "}");
+}
+
+void flashir::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef chip,
+                                        StringRef features) {
+  addPipeline(pm, ("nvvm-attach-target{chip=" + chip + " features=" +
+                   features +
+                   " O=3},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,"
+                   "convert-vector-to-llvm,canonicalize,cse),"
+                   "reconcile-unrealized-casts,gpu-module-to-binary{format=isa}")
+                      .str());
+}
+
+void flashir::buildAttnToPTXPipeline(OpPassManager &pm,
+                                     const AttnToPTXOptions &options) {
+  buildAttnToKernelsPipeline(pm, options.warps);
+  buildKernelsToPTXPipeline(pm, options.chip, options.features);
+}
+
 void flashir::registerAttnPipelines() {
+  PassPipelineRegistration<AttnToPTXOptions>(
+      "attn-to-ptx",
+      "Generate decode kernels for attn.attention ops and compile them to PTX",
+      buildAttnToPTXPipeline);
   PassPipelineRegistration<AttnScheduleOptions>(
       "attn-schedule",
       "Decide how attention executes: prefix composition, head-group fusion, "

@@ -36,4 +36,40 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops", "::mlir::ModuleOp"> {
   ];
 }
 
+def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Generate decode kernels (gpu.func) for attn.attention ops";
+  let description = [{
+    For every `attn.attention` of the module, adds a `gpu.func` kernel to a
+    `gpu.module @flashir_kernels` (the module becomes a
+    `gpu.container_module`); the attn program itself is left as it is (it
+    remains the CPU reference).
+
+    The kernel is the CUDA-core decode design: one CTA of `32 * warps`
+    threads per (request, KV head), serving the `Hq/Hkv` query heads of that
+    KV head; 16-byte vector loads of K and V rows gathered through the page
+    table; a butterfly `gpu.shuffle` reduction per key; online softmax in
+    f32; key groups merged by shuffles and warps through workgroup memory;
+    the variant's logits and mask hooks inlined. Kernel arguments: `q`,
+    `qo_indptr`, `k_pool`, `v_pool`, `indptr`, `indices`, `last_page_len`,
+    `out`, `lse`, then the variant parameters (scalars as values, tensors as
+    1-D memrefs). Grid: (requests, KV heads).
+
+    Supported now: one paged NHD view, f16/bf16, head_dim 64/128/256, at
+    most 8 query heads per KV head, softmax variants with logits/mask hooks
+    and non-buffer parameters. Anything else is a diagnostic.
+  }];
+  let options = [
+    Option<"warps", "warps", "int64_t", /*default=*/"4",
+           "warps per CTA, each walking its own share of the keys">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // FLASHIR_CONVERSION_PASSES_TD

@@ -41,7 +41,34 @@ struct AttnScheduleOptions
 void buildAttnSchedulePipeline(mlir::OpPassManager &pm,
                                const AttnScheduleOptions &options);
 
-/// Registers `attn-schedule`, `attn-to-loops` and `attn-to-cpu`.
+/// Options of the NVIDIA pipeline.
+struct AttnToPTXOptions : public mlir::PassPipelineOptions<AttnToPTXOptions> {
+  Option<std::string> chip{*this, "chip", llvm::cl::desc("target chip"),
+                           llvm::cl::init("sm_80")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (the upstream default +ptx60 is too old "
+                     "for sm_80+)"),
+      llvm::cl::init("+ptx80")};
+  Option<int64_t> warps{*this, "warps", llvm::cl::desc("warps per CTA"),
+                        llvm::cl::init(4)};
+};
+
+/// attn → gpu.module of decode kernels (attn-import-variants,
+/// convert-attn-to-gpu).
+void buildAttnToKernelsPipeline(mlir::OpPassManager &pm, int64_t warps);
+
+/// gpu.module kernels → NVVM → PTX in a gpu.binary for `chip`.
+void buildKernelsToPTXPipeline(mlir::OpPassManager &pm, llvm::StringRef chip,
+                               llvm::StringRef features);
+
+/// attn → decode kernels (convert-attn-to-gpu) → NVVM → PTX in a gpu.binary
+/// (format=isa): no CUDA toolkit needed. The host attn program is left as
+/// it is.
+void buildAttnToPTXPipeline(mlir::OpPassManager &pm,
+                            const AttnToPTXOptions &options);
+
+/// Registers `attn-schedule`, `attn-to-ptx`, `attn-to-loops` and `attn-to-cpu`.
 void registerAttnPipelines();
 
 } // namespace flashir

@@ -1,0 +1,248 @@
+//===- flashir-bundle.cpp - attn program to a kernel bundle ---------------===//
+//
+// Writes a kernel bundle for the attention ops of an attn program: one PTX
+// file per kernel and chip (and a cubin where ptxas is available) plus
+// `manifest.json` describing each kernel's ABI, launch configuration, shapes,
+// variant and parameters — everything the runtime needs, no MLIR required
+// to read it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "flashir/Conversion/Passes.h"
+#include "flashir/Dialect/Attn/IR/Attn.h"
+#include "flashir/Dialect/Attn/Transforms/Passes.h"
+#include "flashir/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include <chrono>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> input(cl::Positional, cl::desc("<attn program>"),
+                                  cl::Required);
+static cl::opt<std::string> outputDir("o", cl::desc("bundle directory"),
+                                      cl::Required);
+static cl::list<std::string>
+    chips("chips", cl::CommaSeparated,
+          cl::desc("target chips (default: sm_75,sm_80,sm_86,sm_89,sm_90a)"));
+static cl::opt<int64_t> warps("warps", cl::init(4),
+                              cl::desc("warps per CTA"));
+static cl::opt<std::string> ptxasPath(
+    "ptxas", cl::init(""),
+    cl::desc("ptxas for cubins (default: $CUDA_HOME/bin, "
+             "/usr/local/cuda/bin, PATH; none: PTX only)"));
+
+namespace {
+
+std::string typeString(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return s;
+}
+
+/// Manifest entry of one kernel, read off its gpu.func.
+llvm::json::Object describe(gpu::GPUFuncOp func) {
+  llvm::json::Array args;
+  for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
+    static const char *const kNames[] = {
+        "q",       "qo_indptr",     "k_pool", "v_pool", "indptr",
+        "indices", "last_page_len", "out",    "lse"};
+    llvm::json::Object arg;
+    arg["name"] = index < 9 ? std::string(kNames[index])
+                            : "param" + std::to_string(index - 9);
+    if (auto memref = dyn_cast<MemRefType>(type)) {
+      arg["kind"] = "memref";
+      arg["element"] = typeString(memref.getElementType());
+      llvm::json::Array shape;
+      for (int64_t d : memref.getShape())
+        shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+      arg["shape"] = std::move(shape);
+    } else {
+      arg["kind"] = "scalar";
+      arg["element"] = typeString(type);
+    }
+    args.push_back(std::move(arg));
+  }
+  int64_t smem = 0;
+  for (BlockArgument attribution : func.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(attribution.getType());
+    smem += type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  }
+  llvm::json::Object kernel;
+  kernel["name"] = func.getName().str();
+  kernel["args"] = std::move(args);
+  // Memref arguments are passed as expanded descriptors: allocated and
+  // aligned pointer, offset, sizes, strides (MLIR's default convention).
+  kernel["memref_abi"] = "descriptor";
+  kernel["grid"] = "requests x num_kv_heads";
+  kernel["block"] = func.getKnownBlockSize() ? (*func.getKnownBlockSize())[0] : 0;
+  kernel["shared_memory_bytes"] = smem;
+  if (auto launch = func->getAttrOfType<DictionaryAttr>("attn.launch"))
+    if (auto variant = launch.getAs<FlatSymbolRefAttr>("variant"))
+      kernel["variant"] = variant.getValue().str();
+  return kernel;
+}
+
+std::string findPtxas() {
+  if (!ptxasPath.empty())
+    return ptxasPath == "none" ? "" : ptxasPath.getValue();
+  SmallVector<std::string> candidates;
+  if (const char *home = std::getenv("CUDA_HOME"))
+    candidates.push_back(std::string(home) + "/bin/ptxas");
+  candidates.push_back("/usr/local/cuda/bin/ptxas");
+  for (const std::string &c : candidates)
+    if (llvm::sys::fs::can_execute(c))
+      return c;
+  if (auto found = llvm::sys::findProgramByName("ptxas"))
+    return *found;
+  return "";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAllPasses();
+  flashir::attn::registerAttnPasses();
+  flashir::registerFlashIRConversionPasses();
+  cl::ParseCommandLineOptions(argc, argv, "FlashIR kernel bundle writer\n");
+  if (chips.empty())
+    for (const char *chip : {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90a"})
+      chips.push_back(chip);
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registry.insert<flashir::attn::AttnDialect>();
+  MLIRContext ctx(registry);
+
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(input, sourceMgr,
+                                                           ParserConfig(&ctx));
+  if (!module)
+    return 1;
+
+  // The kernels, once; then PTX per chip.
+  PassManager kernels(&ctx);
+  flashir::buildAttnToKernelsPipeline(kernels, warps);
+  if (failed(kernels.run(*module)))
+    return 1;
+  llvm::json::Array entries;
+  module->walk([&](gpu::GPUFuncOp func) {
+    if (func.isKernel())
+      entries.push_back(describe(func));
+  });
+  if (entries.empty()) {
+    llvm::errs() << "flashir-bundle: no attention to compile in " << input
+                 << "\n";
+    return 1;
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
+    llvm::errs() << "flashir-bundle: cannot create " << outputDir << ": "
+                 << ec.message() << "\n";
+    return 1;
+  }
+  std::string ptxas = findPtxas();
+
+  llvm::json::Array targets;
+  for (const std::string &chip : chips) {
+    OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
+    PassManager pm(&ctx);
+    flashir::buildKernelsToPTXPipeline(pm, chip, "+ptx80");
+    auto start = std::chrono::steady_clock::now();
+    if (failed(pm.run(*copy)))
+      return 1;
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    std::string ptx;
+    copy->walk([&](gpu::BinaryOp binary) {
+      for (Attribute object : binary.getObjects())
+        ptx = cast<gpu::ObjectAttr>(object).getObject().str();
+    });
+    // The serializer NUL-terminates the PTX (for cuModuleLoadData); ptxas
+    // reads a file and rejects the NUL.
+    while (!ptx.empty() && ptx.back() == '\0')
+      ptx.pop_back();
+    SmallString<128> ptxFile(outputDir);
+    llvm::sys::path::append(ptxFile, "kernels." + chip + ".ptx");
+    std::string error;
+    auto out = openOutputFile(ptxFile, &error);
+    if (!out) {
+      llvm::errs() << "flashir-bundle: " << error << "\n";
+      return 1;
+    }
+    out->os() << ptx;
+    out->keep();
+    out.reset(); // closed before ptxas reads it
+    llvm::json::Object target;
+    target["chip"] = chip;
+    target["ptx"] = ("kernels." + chip + ".ptx");
+    target["compile_ms"] = ms;
+    if (!ptxas.empty()) {
+      SmallString<128> cubin(outputDir);
+      llvm::sys::path::append(cubin, "kernels." + chip + ".cubin");
+      std::string arch = "-arch=" + chip;
+      SmallVector<StringRef> argv = {ptxas, arch, "-O3", ptxFile, "-o", cubin};
+      std::string msg;
+      int rc = llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, {}, 0, 0,
+                                         &msg);
+      if (rc != 0) {
+        llvm::errs() << "flashir-bundle: ptxas failed for " << chip << " ("
+                     << rc << ") " << msg << "\n";
+        return 1;
+      }
+      target["cubin"] = ("kernels." + chip + ".cubin");
+    }
+    targets.push_back(std::move(target));
+    llvm::outs() << llvm::format("%s: %.0f ms attn -> PTX%s\n", chip.c_str(),
+                                 ms, ptxas.empty() ? "" : " (+ cubin)");
+  }
+
+  llvm::json::Object manifest;
+  manifest["abi_version"] = 1;
+  manifest["source"] = llvm::sys::path::filename(input).str();
+  manifest["kernels"] = std::move(entries);
+  manifest["targets"] = std::move(targets);
+  SmallString<128> manifestFile(outputDir);
+  llvm::sys::path::append(manifestFile, "manifest.json");
+  std::string error;
+  auto out = openOutputFile(manifestFile, &error);
+  if (!out) {
+    llvm::errs() << "flashir-bundle: " << error << "\n";
+    return 1;
+  }
+  out->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)))
+            << "\n";
+  out->keep();
+  return 0;
+}
