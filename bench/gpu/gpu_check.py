@@ -1,0 +1,358 @@
+"""GPU check and benchmark of FlashIR's decode kernels (run on the GPU machine).
+
+Loads a kernel bundle (manifest.json + PTX/cubin per chip, written by
+flashir-bundle), launches its kernels through the CUDA driver API (ctypes on
+libcuda; PyTorch only allocates memory and computes references), checks them
+against a float64 reference on fresh random paged batches, and times them next
+to PyTorch SDPA (cuDNN and FlashAttention-2 backends, contiguous KV) and
+FlexAttention in the same process.
+
+    python3 bench/gpu/gpu_check.py --bundle build-gpu/bundle --out $OUT
+"""
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+# ---------------------------------------------------------------------------
+# CUDA driver API through ctypes
+# ---------------------------------------------------------------------------
+
+_cuda = ctypes.CDLL("libcuda.so.1")
+
+
+def _check(rc, what):
+    if rc != 0:
+        name = ctypes.c_char_p()
+        _cuda.cuGetErrorName(rc, ctypes.byref(name))
+        raise RuntimeError(f"{what} failed: {name.value.decode() if name.value else rc}")
+
+
+class Module:
+    """A loaded PTX or cubin image and its kernels."""
+
+    def __init__(self, image: bytes):
+        torch.cuda.init()
+        torch.empty(1, device="cuda")  # the primary context is now current
+        self.handle = ctypes.c_void_p()
+        _check(_cuda.cuModuleLoadData(ctypes.byref(self.handle), ctypes.c_char_p(image)),
+               "cuModuleLoadData")
+
+    def function(self, name):
+        fn = ctypes.c_void_p()
+        _check(_cuda.cuModuleGetFunction(ctypes.byref(fn), self.handle, name.encode()),
+               f"cuModuleGetFunction({name})")
+        return fn
+
+
+def launch(fn, grid, block, args):
+    """args: list of ctypes scalars (kept alive by the caller)."""
+    params = (ctypes.c_void_p * len(args))(
+        *[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
+    stream = torch.cuda.current_stream().cuda_stream
+    _check(_cuda.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block, 1, 1, 0,
+                                ctypes.c_void_p(stream), params, None),
+           "cuLaunchKernel")
+
+
+def memref_args(t: torch.Tensor):
+    """MLIR's expanded memref descriptor: allocated, aligned, offset, sizes,
+    strides."""
+    assert t.is_contiguous()
+    p = ctypes.c_void_p(t.data_ptr())
+    vals = [p, ctypes.c_void_p(t.data_ptr()), ctypes.c_int64(0)]
+    vals += [ctypes.c_int64(s) for s in t.shape]
+    vals += [ctypes.c_int64(s) for s in t.stride()]
+    return vals
+
+
+# ---------------------------------------------------------------------------
+# Batches and the reference
+# ---------------------------------------------------------------------------
+
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+
+
+class Kernel:
+    def __init__(self, entry, fn):
+        self.name = entry["name"]
+        self.fn = fn
+        self.block = entry["block"]
+        self.variant = entry.get("variant", "plain")
+        args = entry["args"]
+        self.hq, self.d = args[0]["shape"][1], args[0]["shape"][2]
+        self.page, self.hkv = args[2]["shape"][1], args[2]["shape"][2]
+        self.dtype = DTYPES[args[0]["element"]]
+        self.params = args[9:]
+
+
+def make_batch(k: Kernel, qo_lens, kv_lens, gen, shared_pages=True):
+    """Ragged queries; KV pool of shuffled pages (plus spares), optionally a
+    page shared by every request; random values everywhere (NaN would be
+    caught as well, but spares hold random data so timing is not flattered)."""
+    dev = "cuda"
+    pages_per = [(n + k.page - 1) // k.page for n in kv_lens]
+    num_pages = sum(pages_per) + 8
+    perm = torch.randperm(num_pages, generator=gen).tolist()
+    indptr, indices, last = [0], [], []
+    for n, p in zip(kv_lens, pages_per):
+        indices += perm[len(indices):len(indices) + p]
+        indptr.append(len(indices))
+        last.append(n - (p - 1) * k.page if p else 0)
+    if shared_pages:
+        full = [b for b, n in enumerate(kv_lens) if n >= k.page]
+        for b in full[1:]:
+            indices[indptr[b]] = indices[indptr[full[0]]]
+    shape = (num_pages, k.page, k.hkv, k.d)
+    kp = torch.randn(shape, generator=gen, dtype=torch.float32).to(dev, k.dtype)
+    vp = torch.randn(shape, generator=gen, dtype=torch.float32).to(dev, k.dtype)
+    qo = [0]
+    for n in qo_lens:
+        qo.append(qo[-1] + n)
+    q = torch.randn((qo[-1], k.hq, k.d), generator=gen, dtype=torch.float32).to(dev, k.dtype)
+    i32 = lambda x: torch.tensor(x if x else [0], dtype=torch.int32, device=dev)
+    batch = dict(q=q, qo=i32(qo), kp=kp, vp=vp, indptr=i32(indptr),
+                 indices=i32(indices), last=i32(last), qo_lens=qo_lens,
+                 kv_lens=kv_lens, indptr_l=indptr, indices_l=indices)
+    # Variant parameters.
+    params = []
+    for p in k.params:
+        if k.variant == "soft_cap":
+            params.append(("scalar", 2.0))
+        elif k.variant == "sliding_window":
+            w = [int(torch.randint(-1, max(n, 1) + 1, (1,), generator=gen)) for n in kv_lens]
+            params.append(("tensor", torch.tensor(w, dtype=torch.int32, device=dev)))
+        elif k.variant == "alibi":
+            s = [2.0 ** (-8.0 * (h + 1) / k.hq) for h in range(k.hq)]
+            params.append(("tensor", torch.tensor(s, dtype=torch.float32, device=dev)))
+    batch["params"] = params
+    return batch
+
+
+def run_kernel(k: Kernel, batch):
+    total = batch["q"].shape[0]
+    out = torch.full((total, k.hq, k.d), float("nan"), dtype=k.dtype, device="cuda")
+    lse = torch.full((total, k.hq), float("nan"), dtype=torch.float32, device="cuda")
+    args = []
+    for t in (batch["q"], batch["qo"], batch["kp"], batch["vp"], batch["indptr"],
+              batch["indices"], batch["last"], out, lse):
+        args += memref_args(t)
+    for kind, value in batch["params"]:
+        args += [ctypes.c_float(value)] if kind == "scalar" else memref_args(value)
+    grid = (len(batch["qo_lens"]), k.hkv, 1)
+    return out, lse, (k.fn, grid, k.block, args)
+
+
+def reference(k: Kernel, batch):
+    """float64: gather each request's keys through its page table, masked
+    softmax with the variant's logits and mask."""
+    q64 = batch["q"].double()
+    kp, vp = batch["kp"].double(), batch["vp"].double()
+    g = k.hq // k.hkv
+    outs, lses = [], []
+    row = 0
+    scale = 1.0 / math.sqrt(k.d)
+    for b, (lq, lkv) in enumerate(zip(batch["qo_lens"], batch["kv_lens"])):
+        pages = batch["indices_l"][batch["indptr_l"][b]:batch["indptr_l"][b + 1]]
+        if lkv:
+            kk = kp[pages].reshape(-1, k.hkv, k.d)[:lkv]
+            vv = vp[pages].reshape(-1, k.hkv, k.d)[:lkv]
+        for i in range(lq):
+            qpos = i + lkv - lq
+            qr = q64[row + i]  # [Hq, D]
+            if lkv == 0:
+                outs.append(torch.zeros(k.hq, k.d, dtype=torch.float64, device="cuda"))
+                lses.append(torch.full((k.hq,), -math.inf, dtype=torch.float64, device="cuda"))
+                continue
+            kh = kk.repeat_interleave(g, dim=1)  # [L, Hq, D]
+            vh = vv.repeat_interleave(g, dim=1)
+            s = torch.einsum("hd,lhd->hl", qr, kh) * scale
+            kpos = torch.arange(lkv, device="cuda")
+            keep = torch.ones(k.hq, lkv, dtype=torch.bool, device="cuda")
+            if k.variant in ("causal", "soft_cap", "alibi", "sliding_window"):
+                keep &= (kpos <= qpos)[None, :]
+            if k.variant == "soft_cap":
+                cap = batch["params"][0][1]
+                s = cap * torch.tanh(s / cap)
+            if k.variant == "alibi":
+                slopes = batch["params"][0][1].double()
+                s = s + slopes[:, None] * (kpos - qpos)[None, :].double()
+            if k.variant == "sliding_window":
+                w = int(batch["params"][0][1][b])
+                if w >= 0:
+                    keep &= (kpos + w >= qpos)[None, :]
+            s = s.masked_fill(~keep, -math.inf)
+            lse = torch.logsumexp(s, dim=1)
+            p = torch.exp(s - lse[:, None]).nan_to_num(0.0)
+            o = torch.einsum("hl,lhd->hd", p, vh)
+            empty = ~keep.any(dim=1)
+            o[empty] = 0
+            outs.append(o)
+            lses.append(lse)
+        row += lq
+    if not outs:
+        return None, None
+    return torch.stack(outs), torch.stack(lses)
+
+
+def check(k: Kernel, qo_lens, kv_lens, seed):
+    gen = torch.Generator().manual_seed(seed)
+    batch = make_batch(k, qo_lens, kv_lens, gen)
+    out, lse, call = run_kernel(k, batch)
+    launch(*call)
+    torch.cuda.synchronize()
+    ref_o, ref_l = reference(k, batch)
+    if ref_o is None:
+        return dict(rel_err=0.0, lse_err=0.0, nan=False)
+    o = out.double()
+    rel = ((o - ref_o).norm() / ref_o.norm().clamp_min(1e-30)).item()
+    finite = torch.isfinite(ref_l)
+    lse_err = (lse.double()[finite] - ref_l[finite]).abs().max().item() if finite.any() else 0.0
+    lse_inf_ok = bool((lse.double()[~finite] == -math.inf).all())
+    nan = bool(torch.isnan(out).any() or torch.isnan(lse).any())
+    return dict(rel_err=rel, lse_err=lse_err, lse_inf_ok=lse_inf_ok, nan=nan)
+
+
+# ---------------------------------------------------------------------------
+# Timing
+# ---------------------------------------------------------------------------
+
+def time_ms(fn, reps=50, warmup=10):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+
+def bench_case(kernels, name, batch_size, kv_len, hq, variant_kernels, page_kernel, gen):
+    """FlashIR (paged) vs SDPA (contiguous) for one decode shape."""
+    k = kernels[variant_kernels["plain"]]
+    row = {"case": name, "B": batch_size, "L": kv_len, "Hq": k.hq, "Hkv": k.hkv, "D": k.d}
+    kv_bytes = batch_size * kv_len * k.hkv * k.d * 2 * 2
+    row["kv_bytes"] = kv_bytes
+    for vname, kname in variant_kernels.items():
+        kk = kernels[kname]
+        batch = make_batch(kk, [1] * batch_size, [kv_len] * batch_size, gen, shared_pages=False)
+        _, _, call = run_kernel(kk, batch)
+        ms = time_ms(lambda: launch(*call))
+        row[f"flashir_{vname}_ms"] = ms
+        row[f"flashir_{vname}_TBps"] = kv_bytes / ms / 1e9
+    if page_kernel:
+        kk = kernels[page_kernel]
+        batch = make_batch(kk, [1] * batch_size, [kv_len] * batch_size, gen, shared_pages=False)
+        _, _, call = run_kernel(kk, batch)
+        ms = time_ms(lambda: launch(*call))
+        row["flashir_page1_ms"] = ms
+        row["flashir_page1_TBps"] = kv_bytes / ms / 1e9
+    # Peers on contiguous KV: q [B, Hq, 1, D], k/v [B, Hkv, L, D].
+    q = torch.randn(batch_size, k.hq, 1, k.d, device="cuda", dtype=torch.bfloat16)
+    kc = torch.randn(batch_size, k.hkv, kv_len, k.d, device="cuda", dtype=torch.bfloat16)
+    vc = torch.randn_like(kc)
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    for label, backend in (("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION),
+                           ("sdpa_fa2", SDPBackend.FLASH_ATTENTION)):
+        try:
+            with sdpa_kernel(backend):
+                fn = lambda: F.scaled_dot_product_attention(q, kc, vc, enable_gqa=True)
+                fn()
+                ms = time_ms(fn)
+            row[f"{label}_ms"] = ms
+            row[f"{label}_TBps"] = kv_bytes / ms / 1e9
+        except Exception as e:  # a backend that refuses the shape
+            row[f"{label}_error"] = str(e)[:200]
+    try:
+        from torch.nn.attention.flex_attention import flex_attention
+        flex = torch.compile(flex_attention)
+        fn = lambda: flex(q, kc, vc, enable_gqa=True)
+        fn()
+        ms = time_ms(fn)
+        row["flex_ms"] = ms
+        row["flex_TBps"] = kv_bytes / ms / 1e9
+    except Exception as e:
+        row["flex_error"] = str(e)[:200]
+    return row
+
+
+# ---------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bundle", required=True)
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--small", action="store_true",
+                    help="one tiny check per chip (for compute-sanitizer)")
+    ap.add_argument("--no-bench", action="store_true")
+    args = ap.parse_args()
+    manifest = json.load(open(os.path.join(args.bundle, "manifest.json")))
+    report = {"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(),
+              "torch": torch.__version__, "checks": [], "bench": []}
+
+    # Correctness: the native sm_90a cubin, and sm_80 / sm_75 PTX JIT-compiled
+    # by the driver.
+    images = []
+    for target in manifest["targets"]:
+        if target["chip"] == "sm_90a" and "cubin" in target:
+            images.append(("sm_90a cubin", os.path.join(args.bundle, target["cubin"])))
+        if target["chip"] in ("sm_80", "sm_75"):
+            images.append((target["chip"] + " PTX (driver JIT)",
+                           os.path.join(args.bundle, target["ptx"])))
+    failures = 0
+    kernels_by_image = {}
+    for label, path in images:
+        module = Module(open(path, "rb").read())
+        kernels = {e["name"]: Kernel(e, module.function(e["name"])) for e in manifest["kernels"]}
+        kernels_by_image[label] = kernels
+        cases = [([1], [37], 1)] if args.small else [
+            ([1, 1, 1, 1], [1, 16, 17, 1000], 1),      # page boundaries
+            ([1, 1, 1], [0, 5, 33], 2),                 # an empty request
+            ([1] * 7, [300, 0, 16, 1, 4096, 77, 128], 3),
+            ([2, 1, 3], [40, 9, 2], 4),                 # a few query rows, rows with no key
+            ([1] * 256, [int(x) for x in torch.randint(1, 600, (256,), generator=torch.Generator().manual_seed(5))], 5),
+        ]
+        for name, k in kernels.items():
+            for qo, kv, seed in cases:
+                r = check(k, qo, kv, seed)
+                tol = 1e-2 if k.dtype != torch.float32 else 1e-4
+                ok = r["rel_err"] <= tol and not r["nan"] and r.get("lse_inf_ok", True) \
+                    and r["lse_err"] <= 1e-2
+                failures += not ok
+                report["checks"].append(dict(image=label, kernel=name, batch=len(qo),
+                                             ok=ok, **r))
+                print(f"{'PASS' if ok else 'FAIL'} {label:22s} {name:28s} B={len(qo):3d} "
+                      f"rel_err={r['rel_err']:.2e} lse_err={r['lse_err']:.2e} nan={r['nan']}")
+    if not args.small and not args.no_bench:
+        kernels = kernels_by_image["sm_90a cubin"]
+        gen = torch.Generator().manual_seed(11)
+        h32 = {"plain": "plain_h32_p16_decode_0", "soft_cap": "softcap_h32_p16_decode_1",
+               "sliding_window": "window_h32_p16_decode_2", "alibi": "alibi_h32_p16_decode_3"}
+        for name, b, l, variants, page in (
+                ("B64 L4096", 64, 4096, h32, "plain_h32_p1_decode_5"),
+                ("B128 L2048", 128, 2048, {"plain": "plain_h32_p16_decode_0"}, None),
+                ("B64 Hq64 L8192", 64, 8192, {"plain": "plain_h64_p16_decode_4"}, None)):
+            row = bench_case(kernels, name, b, l, None, variants, page, gen)
+            report["bench"].append(row)
+            print(json.dumps(row))
+    with open(os.path.join(args.out, "gpu_check.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    print(f"{len(report['checks']) - failures} passed, {failures} failed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (no LLVM/MLIR there): checks FlashIR's decode
+# kernels against a float64 reference (native sm_90a cubin, sm_80 and sm_75
+# PTX through the driver JIT), runs compute-sanitizer memcheck and racecheck
+# on a small case, and benchmarks next to SDPA (cuDNN, FA2) and
+# FlexAttention. The bundle is compiled beforehand on the build machine:
+#   scripts/gpu-bundle.sh        (writes build-gpu/bundle)
+# then, on the GPU machine, from the repository root:
+#   bench/gpu/gpu_check.sh build-gpu/bundle $OUT
+set -uo pipefail
+bundle=${1:-build-gpu/bundle}
+out=${2:-${OUT:-.}}
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
+python3 bench/gpu/gpu_check.py --bundle "$bundle" --out "$out" 2>&1 | tee "$out/gpu_check.log"
+status=${PIPESTATUS[0]}
+if command -v compute-sanitizer >/dev/null; then
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 3 \
+      python3 bench/gpu/gpu_check.py --bundle "$bundle" --out /tmp --small \
+      > "$out/sanitizer-$tool.log" 2>&1
+    rc=$?
+    echo "compute-sanitizer $tool: exit $rc, $(grep -c 'ERROR SUMMARY: 0 errors' "$out/sanitizer-$tool.log") clean summaries"
+    tail -2 "$out/sanitizer-$tool.log"
+  done
+fi
+exit $status
