@@ -23,9 +23,24 @@ tool_dirs = [config.flashir_tools_dir, config.llvm_tools_dir]
 tools = [
     ToolSubst("flashir-opt", unresolved="fatal"),
     ToolSubst("flashir-run", unresolved="fatal"),
+    ToolSubst("flashir-bundle", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 # `not` and `count` from LLVM's tools (the external shell has no builtin).
 llvm_config.add_tool_substitutions(
     [ToolSubst("not", unresolved="fatal"), ToolSubst("count", unresolved="fatal")],
     [config.llvm_tools_dir])
+
+# ptxas (CUDA toolkit, no GPU needed): the NVIDIA tests assemble what they emit.
+import shutil
+ptxas = None
+for candidate in [os.path.join(os.environ.get("CUDA_HOME", ""), "bin", "ptxas"),
+                  "/usr/local/cuda/bin/ptxas", shutil.which("ptxas")]:
+    if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+        ptxas = candidate
+        break
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%{ptxas}", ptxas))
+else:
+    lit_config.note("ptxas not found: PTX assembly tests are unsupported")

@@ -298,6 +298,9 @@ def main():
     ap.add_argument("--small", action="store_true",
                     help="one tiny check per chip (for compute-sanitizer)")
     ap.add_argument("--no-bench", action="store_true")
+    ap.add_argument("--sweep", nargs="*", default=[],
+                    help="extra bundles (e.g. other warps/unroll) whose plain "
+                         "kernels are timed on the B64 L4096 case only")
     args = ap.parse_args()
     manifest = json.load(open(os.path.join(args.bundle, "manifest.json")))
     report = {"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(),
@@ -348,6 +351,20 @@ def main():
             row = bench_case(kernels, name, b, l, None, variants, page, gen)
             report["bench"].append(row)
             print(json.dumps(row))
+    for path in args.sweep:
+        m = json.load(open(os.path.join(path, "manifest.json")))
+        cubin = [t for t in m["targets"] if t["chip"] == "sm_90a"][0]["cubin"]
+        module = Module(open(os.path.join(path, cubin), "rb").read())
+        kernels = {e["name"]: Kernel(e, module.function(e["name"])) for e in m["kernels"]}
+        gen = torch.Generator().manual_seed(11)
+        k = kernels["plain_h32_p16_decode_0"]
+        batch = make_batch(k, [1] * 64, [4096] * 64, gen, shared_pages=False)
+        out, lse, call = run_kernel(k, batch)
+        ms = time_ms(lambda: launch(*call))
+        row = {"sweep": os.path.basename(path), "case": "B64 L4096 plain",
+               "ms": ms, "TBps": 64 * 4096 * 8 * 128 * 4 / ms / 1e9}
+        report["bench"].append(row)
+        print(json.dumps(row))
     with open(os.path.join(args.out, "gpu_check.json"), "w") as f:
         json.dump(report, f, indent=1)
     print(f"{len(report['checks']) - failures} passed, {failures} failed")

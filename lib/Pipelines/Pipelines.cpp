@@ -52,25 +52,34 @@ void flashir::buildAttnSchedulePipeline(OpPassManager &pm,
   addPipeline(pm, text);
 }
 
-void flashir::buildAttnToKernelsPipeline(OpPassManager &pm, int64_t warps) {
+void flashir::buildAttnToKernelsPipeline(OpPassManager &pm, int64_t warps,
+                                         int64_t unroll) {
   addPipeline(pm, "attn-import-variants,convert-attn-to-gpu{warps=" +
-                      std::to_string(warps) + "}");
+                      std::to_string(warps) +
+                      " unroll=" + std::to_string(unroll) + "}");
 }
 
 void flashir::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef chip,
-                                        StringRef features) {
+                                        StringRef features,
+                                        StringRef toolkit) {
+  // The toolkit provides libdevice (math functions the NVVM lowering calls).
+  std::string binary = "gpu-module-to-binary{format=isa";
+  if (!toolkit.empty())
+    binary += " toolkit=" + toolkit.str();
+  binary += "}";
   addPipeline(pm, ("nvvm-attach-target{chip=" + chip + " features=" +
                    features +
                    " O=3},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,"
                    "convert-vector-to-llvm,canonicalize,cse),"
-                   "reconcile-unrealized-casts,gpu-module-to-binary{format=isa}")
+                   "reconcile-unrealized-casts," + binary)
                       .str());
 }
 
 void flashir::buildAttnToPTXPipeline(OpPassManager &pm,
                                      const AttnToPTXOptions &options) {
-  buildAttnToKernelsPipeline(pm, options.warps);
-  buildKernelsToPTXPipeline(pm, options.chip, options.features);
+  buildAttnToKernelsPipeline(pm, options.warps, options.unroll);
+  buildKernelsToPTXPipeline(pm, options.chip, options.features,
+                            options.toolkit);
 }
 
 void flashir::registerAttnPipelines() {

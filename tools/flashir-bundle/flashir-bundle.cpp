@@ -49,6 +49,8 @@ static cl::list<std::string>
           cl::desc("target chips (default: sm_75,sm_80,sm_86,sm_89,sm_90a)"));
 static cl::opt<int64_t> warps("warps", cl::init(4),
                               cl::desc("warps per CTA"));
+static cl::opt<int64_t> unroll("unroll", cl::init(4),
+                               cl::desc("keys per key group per iteration"));
 static cl::opt<std::string> ptxasPath(
     "ptxas", cl::init(""),
     cl::desc("ptxas for cubins (default: $CUDA_HOME/bin, "
@@ -153,7 +155,7 @@ int main(int argc, char **argv) {
 
   // The kernels, once; then PTX per chip.
   PassManager kernels(&ctx);
-  flashir::buildAttnToKernelsPipeline(kernels, warps);
+  flashir::buildAttnToKernelsPipeline(kernels, warps, unroll);
   if (failed(kernels.run(*module)))
     return 1;
   llvm::json::Array entries;
@@ -172,12 +174,21 @@ int main(int argc, char **argv) {
     return 1;
   }
   std::string ptxas = findPtxas();
+  // libdevice comes from the toolkit that holds ptxas (or CUDA_HOME).
+  std::string toolkit;
+  if (!ptxas.empty())
+    toolkit = llvm::sys::path::parent_path(llvm::sys::path::parent_path(ptxas))
+                  .str();
+  else if (const char *home = std::getenv("CUDA_HOME"))
+    toolkit = home;
+  else if (llvm::sys::fs::is_directory("/usr/local/cuda/nvvm/libdevice"))
+    toolkit = "/usr/local/cuda";
 
   llvm::json::Array targets;
   for (const std::string &chip : chips) {
     OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
     PassManager pm(&ctx);
-    flashir::buildKernelsToPTXPipeline(pm, chip, "+ptx80");
+    flashir::buildKernelsToPTXPipeline(pm, chip, "+ptx80", toolkit);
     auto start = std::chrono::steady_clock::now();
     if (failed(pm.run(*copy)))
       return 1;

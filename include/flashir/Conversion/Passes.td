@@ -60,7 +60,9 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"warps", "warps", "int64_t", /*default=*/"4",
-           "warps per CTA, each walking its own share of the keys">
+           "warps per CTA, each walking its own share of the keys">,
+    Option<"unroll", "unroll", "int64_t", /*default=*/"4",
+           "keys per key group and loop iteration (loads in flight)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -52,15 +52,26 @@ struct AttnToPTXOptions : public mlir::PassPipelineOptions<AttnToPTXOptions> {
       llvm::cl::init("+ptx80")};
   Option<int64_t> warps{*this, "warps", llvm::cl::desc("warps per CTA"),
                         llvm::cl::init(4)};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit directory (libdevice), e.g. /usr/local/cuda"),
+      llvm::cl::init("")};
+  Option<int64_t> unroll{*this, "unroll",
+                         llvm::cl::desc("keys per key group per iteration"),
+                         llvm::cl::init(4)};
 };
 
 /// attn → gpu.module of decode kernels (attn-import-variants,
 /// convert-attn-to-gpu).
-void buildAttnToKernelsPipeline(mlir::OpPassManager &pm, int64_t warps);
+void buildAttnToKernelsPipeline(mlir::OpPassManager &pm, int64_t warps,
+                                int64_t unroll);
 
-/// gpu.module kernels → NVVM → PTX in a gpu.binary for `chip`.
+/// gpu.module kernels → NVVM → PTX in a gpu.binary for `chip`. `toolkit`
+/// (a CUDA installation) provides libdevice for math functions; without it
+/// the PTX may call functions ptxas cannot resolve.
 void buildKernelsToPTXPipeline(mlir::OpPassManager &pm, llvm::StringRef chip,
-                               llvm::StringRef features);
+                               llvm::StringRef features,
+                               llvm::StringRef toolkit);
 
 /// attn → decode kernels (convert-attn-to-gpu) → NVVM → PTX in a gpu.binary
 /// (format=isa): no CUDA toolkit needed. The host attn program is left as

@@ -37,7 +37,7 @@ namespace {
 constexpr int64_t kVec = 8;
 
 struct DecodeShape {
-  int64_t headDim, pageSize, numQoHeads, numKvHeads, group, warps;
+  int64_t headDim, pageSize, numQoHeads, numKvHeads, group, warps, unroll;
   Type element;
   float scale;
 };
@@ -262,59 +262,72 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
       inits.append({negInf(b), cF32(b, 0.0f), zeroVec});
 
     // Uniform trip count per warp (shuffles need every lane): key groups
-    // past the end load a valid key and mask it out.
-    Value start = arith::MulIOp::create(b, warp, cIndex(b, keysPerIter));
-    Value step = cIndex(b, W * keysPerIter);
+    // past the end load a valid key and mask it out. Each iteration handles
+    // `unroll` keys per key group, all loads issued before any use so that
+    // several 16-byte loads per thread are in flight.
+    int64_t U = s.unroll;
+    Value start = arith::MulIOp::create(b, warp, cIndex(b, keysPerIter * U));
+    Value step = cIndex(b, W * keysPerIter * U);
     auto loop = scf::ForOp::create(
         b, start, numKv, step, inits,
         [&](OpBuilder &lob, Location loc, Value jBase, ValueRange carried) {
           LocBuilder b(loc, lob);
-          Value j = arith::AddIOp::create(b, jBase, keyGroup);
-          Value inRange =
-              arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, numKv);
-          Value jSafe = arith::MinSIOp::create(
-              b, j, arith::SubIOp::create(b, numKv, c1));
-          Value page = loadIndex(
-              b, indices,
-              arith::AddIOp::create(
-                  b, pageBegin,
-                  arith::DivUIOp::create(b, jSafe, cIndex(b, s.pageSize))));
-          Value slot = arith::RemUIOp::create(b, jSafe, cIndex(b, s.pageSize));
-          Value k = loadVec(b, kPool, {page, slot, kvHead, e0});
-          Value v = loadVec(b, vPool, {page, slot, kvHead, e0});
-          SmallVector<Value> yields;
-          for (int64_t r = 0; r < g; ++r) {
-            Value m = carried[3 * r], l = carried[3 * r + 1],
-                  acc = carried[3 * r + 2];
-            Value part = vector::ReductionOp::create(
-                b, vector::CombiningKind::ADD,
-                arith::MulFOp::create(b, qFrag[r], k));
-            for (int64_t off = groupLanes / 2; off >= 1; off /= 2)
-              part = arith::AddFOp::create(b, part, shuffleXor(b, part, off));
-            Value score = part;
-            if (!variant.getLogits().empty()) {
-              SmallVector<Value> hookArgs = {score, qpos, j, heads[r]};
-              hookArgs.append(paramsOf[r]);
-              score = inlineHook(b, variant.getLogits(), hookArgs);
-            }
-            Value keep = inRange;
-            if (!variant.getMask().empty()) {
-              SmallVector<Value> hookArgs = {qpos, j, heads[r]};
-              hookArgs.append(paramsOf[r]);
-              keep = arith::AndIOp::create(
-                  b, keep, inlineHook(b, variant.getMask(), hookArgs));
-            }
-            score = arith::SelectOp::create(b, keep, score, negInf(b));
-            Value mNew = arith::MaxNumFOp::create(b, m, score);
-            Value c = expDiff(b, m, mNew), p = expDiff(b, score, mNew);
-            yields.push_back(mNew);
-            yields.push_back(arith::AddFOp::create(
-                b, arith::MulFOp::create(b, l, c), p));
-            yields.push_back(arith::AddFOp::create(
-                b, arith::MulFOp::create(b, acc, splat(b, c)),
-                arith::MulFOp::create(b, v, splat(b, p))));
+          SmallVector<Value> js, inRange, ks, vs;
+          for (int64_t u = 0; u < U; ++u) {
+            Value j = arith::AddIOp::create(
+                b, jBase,
+                arith::AddIOp::create(b, cIndex(b, u * keysPerIter), keyGroup));
+            js.push_back(j);
+            inRange.push_back(
+                arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, numKv));
+            Value jSafe = arith::MinSIOp::create(
+                b, j, arith::SubIOp::create(b, numKv, c1));
+            Value page = loadIndex(
+                b, indices,
+                arith::AddIOp::create(
+                    b, pageBegin,
+                    arith::DivUIOp::create(b, jSafe, cIndex(b, s.pageSize))));
+            Value slot =
+                arith::RemUIOp::create(b, jSafe, cIndex(b, s.pageSize));
+            ks.push_back(loadVec(b, kPool, {page, slot, kvHead, e0}));
+            vs.push_back(loadVec(b, vPool, {page, slot, kvHead, e0}));
           }
-          scf::YieldOp::create(b, yields);
+          SmallVector<Value> state(carried);
+          for (int64_t u = 0; u < U; ++u) {
+            for (int64_t r = 0; r < g; ++r) {
+              Value m = state[3 * r], l = state[3 * r + 1],
+                    acc = state[3 * r + 2];
+              Value part = vector::ReductionOp::create(
+                  b, vector::CombiningKind::ADD,
+                  arith::MulFOp::create(b, qFrag[r], ks[u]));
+              for (int64_t off = groupLanes / 2; off >= 1; off /= 2)
+                part =
+                    arith::AddFOp::create(b, part, shuffleXor(b, part, off));
+              Value score = part;
+              if (!variant.getLogits().empty()) {
+                SmallVector<Value> hookArgs = {score, qpos, js[u], heads[r]};
+                hookArgs.append(paramsOf[r]);
+                score = inlineHook(b, variant.getLogits(), hookArgs);
+              }
+              Value keep = inRange[u];
+              if (!variant.getMask().empty()) {
+                SmallVector<Value> hookArgs = {qpos, js[u], heads[r]};
+                hookArgs.append(paramsOf[r]);
+                keep = arith::AndIOp::create(
+                    b, keep, inlineHook(b, variant.getMask(), hookArgs));
+              }
+              score = arith::SelectOp::create(b, keep, score, negInf(b));
+              Value mNew = arith::MaxNumFOp::create(b, m, score);
+              Value c = expDiff(b, m, mNew), p = expDiff(b, score, mNew);
+              state[3 * r] = mNew;
+              state[3 * r + 1] =
+                  arith::AddFOp::create(b, arith::MulFOp::create(b, l, c), p);
+              state[3 * r + 2] = arith::AddFOp::create(
+                  b, arith::MulFOp::create(b, acc, splat(b, c)),
+                  arith::MulFOp::create(b, vs[u], splat(b, p)));
+            }
+          }
+          scf::YieldOp::create(b, state);
         });
 
     // Merge the warp's key groups (lanes d, d + groupLanes, ... hold the
@@ -400,9 +413,11 @@ struct ConvertAttnToGPUPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (warps < 1 || warps > 32) {
-      module.emitError("convert-attn-to-gpu: warps must be in 1..32, got ")
-          << static_cast<int64_t>(warps);
+    if (warps < 1 || warps > 32 || unroll < 1 || unroll > 16) {
+      module.emitError("convert-attn-to-gpu: warps must be in 1..32 and "
+                       "unroll in 1..16, got warps = ")
+          << static_cast<int64_t>(warps)
+          << ", unroll = " << static_cast<int64_t>(unroll);
       return signalPassFailure();
     }
     SmallVector<std::pair<AttentionOp, std::string>> kernels;
@@ -442,6 +457,7 @@ struct ConvertAttnToGPUPass
                         numKvHeads,
                         numQoHeads / numKvHeads,
                         static_cast<int64_t>(warps),
+                        static_cast<int64_t>(unroll),
                         view.getElementType(),
                         op.getEffectiveScale()};
       auto func = DecodeKernel(op, variant, shape).build(kb, name);

@@ -1,0 +1,124 @@
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu -verify-diagnostics | FileCheck %s
+
+!q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+!pool = tensor<?x16x2x128xbf16>
+
+// One kernel per attention, in a gpu.module of a gpu.container_module; the
+// attn program stays (it is the CPU reference). Arguments: q, qo_indptr,
+// K and V pools, the page table, out, lse, then the parameters; shared
+// memory for the warps' states; 128 threads.
+// CHECK: module attributes {gpu.container_module}
+// CHECK: func.func @decode
+// CHECK: attn.attention @soft_cap
+// CHECK: gpu.module @flashir_kernels
+// CHECK: gpu.func @decode_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: f32) workgroup(%{{.*}} : memref<4x4x130xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK-SAME: attn.launch = {block = 128 : i64, grid = "requests x num_kv_heads", variant = @soft_cap}
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK: gpu.block_id x
+// CHECK: gpu.block_id y
+// 16-byte loads of K and V rows found through the page table.
+// CHECK: scf.for
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x16x2x128xbf16>, vector<8xbf16>
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x16x2x128xbf16>, vector<8xbf16>
+// A key's score: 16 lanes, butterfly reduction.
+// CHECK: vector.reduction <add>
+// CHECK: gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32{{.*}} : f32
+// The inlined soft-cap hook.
+// CHECK: math.tanh
+// CHECK: gpu.barrier
+// CHECK: vector.store %{{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
+func.func @decode(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi32>,
+                  %lp: tensor<?xi32>, %qs: tensor<?x8x128xbf16>,
+                  %qo: tensor<?xi32>, %cap: f32)
+    -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %ip, %ix, %lp : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %qo : tensor<?x8x128xbf16> -> !q
+  %o, %l = attn.attention @soft_cap(%q, %kv) params(%cap : f32)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64} : !q, !kv
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+// -----
+
+!q    = !attn.ragged_q<heads = 2, head_dim = 80, f16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 80, f16>
+!pool = tensor<?x16x2x80xf16>
+
+// What the decode generator does not cover yet is a diagnostic.
+func.func @head_dim_80(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x80xf16>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x2x80xf16> -> !q
+  // expected-error @+1 {{the decode kernel generator needs head_dim 64, 128 or 256}}
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 2 : i64, num_kv_heads = 2 : i64} : !q, !kv
+      -> tensor<?x2x80xf16>, tensor<?x2xf32>
+  return
+}
+
+// -----
+
+!q    = !attn.ragged_q<heads = 2, head_dim = 64, f16>
+!kv   = !attn.paged_kv<page_size = 16, layout = hnd, heads = 2, head_dim = 64, f16>
+!pool = tensor<?x2x16x64xf16>
+
+func.func @hnd(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x64xf16>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x2x64xf16> -> !q
+  // expected-error @+1 {{the decode kernel generator needs the NHD page layout}}
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 2 : i64, num_kv_heads = 2 : i64} : !q, !kv
+      -> tensor<?x2x64xf16>, tensor<?x2xf32>
+  return
+}
+
+// -----
+
+!q    = !attn.ragged_q<heads = 2, head_dim = 64, f16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 1, head_dim = 64, f16>
+!pool = tensor<?x16x1x64xf16>
+
+func.func @sigmoid_case(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x64xf16>, %b: f32) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x2x64xf16> -> !q
+  // expected-error @+1 {{the decode kernel generator needs a softmax variant}}
+  %o, %l = attn.attention @sigmoid(%q, %kv) params(%b : f32)
+      {num_qo_heads = 2 : i64, num_kv_heads = 1 : i64} : !q, !kv
+      -> tensor<?x2x64xf16>, tensor<?x2xf32>
+  return
+}
+
+// -----
+
+!q    = !attn.ragged_q<heads = 16, head_dim = 64, f16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 1, head_dim = 64, f16>
+!pool = tensor<?x16x1x64xf16>
+
+func.func @group16(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x16x64xf16>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x16x64xf16> -> !q
+  // expected-error @+1 {{the decode kernel generator needs at most 8 query heads per KV head}}
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 16 : i64, num_kv_heads = 1 : i64} : !q, !kv
+      -> tensor<?x16x64xf16>, tensor<?x16xf32>
+  return
+}
+
+// -----
+
+!q    = !attn.ragged_q<heads = 2, head_dim = 64, f16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 1, head_dim = 64, f16>
+!pool = tensor<?x16x1x64xf16>
+
+func.func @custom_mask_case(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x64xf16>,
+                       %bits: tensor<?xi8>, %r: tensor<?xi64>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x2x64xf16> -> !q
+  // expected-error @+1 {{the decode kernel generator needs scalar, per-request or per-head integer/float parameters}}
+  %o, %l = attn.attention @custom_mask(%q, %kv)
+      params(%bits, %r, %r : tensor<?xi8>, tensor<?xi64>, tensor<?xi64>)
+      {num_qo_heads = 2 : i64, num_kv_heads = 1 : i64} : !q, !kv
+      -> tensor<?x2x64xf16>, tensor<?x2xf32>
+  return
+}
