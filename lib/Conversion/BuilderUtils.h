@@ -21,13 +21,16 @@ namespace flashir::conversion {
 using namespace mlir;
 
 using LocBuilder = ImplicitLocOpBuilder;
-using BodyFn = function_ref<SmallVector<Value>(LocBuilder &, Value, ValueRange)>;
+using BodyFn =
+    function_ref<SmallVector<Value>(LocBuilder &, Value, ValueRange)>;
 
 //===----------------------------------------------------------------------===//
 // Small IR-building helpers
 //===----------------------------------------------------------------------===//
 
-inline Value cIndex(LocBuilder &b, int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+inline Value cIndex(LocBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
 inline Value cF32(LocBuilder &b, float v) {
   return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
 }
@@ -37,7 +40,7 @@ inline Value negInf(LocBuilder &b) {
 
 /// scf.for %iv = lb to ub step 1 iter_args(inits); `body` returns the yield.
 inline ValueRange buildFor(LocBuilder &b, Value lb, Value ub, ValueRange inits,
-                    BodyFn body) {
+                           BodyFn body) {
   auto loop = scf::ForOp::create(
       b, lb, ub, cIndex(b, 1), inits,
       [&](OpBuilder &ob, Location loc, Value iv, ValueRange args) {
@@ -49,7 +52,7 @@ inline ValueRange buildFor(LocBuilder &b, Value lb, Value ub, ValueRange inits,
 
 /// A loop without loop-carried values.
 inline void buildFor(LocBuilder &b, Value lb, Value ub,
-              function_ref<void(LocBuilder &, Value)> body) {
+                     function_ref<void(LocBuilder &, Value)> body) {
   buildFor(b, lb, ub, {}, [&](LocBuilder &nb, Value iv, ValueRange) {
     body(nb, iv);
     return SmallVector<Value>();
@@ -57,9 +60,10 @@ inline void buildFor(LocBuilder &b, Value lb, Value ub,
 }
 
 /// scf.if with results; both branches return the values to yield.
-inline ValueRange buildIf(LocBuilder &b, Value cond,
-                   function_ref<SmallVector<Value>(LocBuilder &)> thenFn,
-                   function_ref<SmallVector<Value>(LocBuilder &)> elseFn) {
+inline ValueRange
+buildIf(LocBuilder &b, Value cond,
+        function_ref<SmallVector<Value>(LocBuilder &)> thenFn,
+        function_ref<SmallVector<Value>(LocBuilder &)> elseFn) {
   auto ifOp = scf::IfOp::create(
       b, cond,
       [&](OpBuilder &ob, Location loc) {
@@ -89,7 +93,6 @@ inline Value inlineHook(LocBuilder &b, Region &hook, ArrayRef<Value> args) {
   auto yield = cast<attn::YieldOp>(block.getTerminator());
   return map.lookupOrDefault(yield.getValues().front());
 }
-
 
 } // namespace flashir::conversion
 

@@ -27,7 +27,8 @@ static void addPipeline(OpPassManager &pm, const std::string &text) {
   std::string error;
   llvm::raw_string_ostream os(error);
   if (failed(parsePassPipeline(text, pm, os)))
-    llvm::report_fatal_error(llvm::Twine("invalid built-in pipeline: ") + error);
+    llvm::report_fatal_error(llvm::Twine("invalid built-in pipeline: ") +
+                             error);
 }
 
 void flashir::buildAttnToLoopsPipeline(OpPassManager &pm) {
@@ -45,8 +46,8 @@ void flashir::buildAttnSchedulePipeline(OpPassManager &pm,
   // Fusion first: tile selection sizes the q tile for the fused rows.
   text += ",attn-fuse-head-groups";
   if (options.chunkSize >= 0)
-    text += ",attn-split-kv{chunk-size=" + std::to_string(options.chunkSize) +
-            "}";
+    text +=
+        ",attn-split-kv{chunk-size=" + std::to_string(options.chunkSize) + "}";
   text += ",attn-select-tiles{chip=" + options.chip.getValue() +
           " avg-qo-len=" + std::to_string(options.avgQoLen) + "}";
   addPipeline(pm, text);
@@ -60,18 +61,17 @@ void flashir::buildAttnToKernelsPipeline(OpPassManager &pm, int64_t warps,
 }
 
 void flashir::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef chip,
-                                        StringRef features,
-                                        StringRef toolkit) {
+                                        StringRef features, StringRef toolkit) {
   // The toolkit provides libdevice (math functions the NVVM lowering calls).
   std::string binary = "gpu-module-to-binary{format=isa";
   if (!toolkit.empty())
     binary += " toolkit=" + toolkit.str();
   binary += "}";
-  addPipeline(pm, ("nvvm-attach-target{chip=" + chip + " features=" +
-                   features +
+  addPipeline(pm, ("nvvm-attach-target{chip=" + chip + " features=" + features +
                    " O=3},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,"
                    "convert-vector-to-llvm,canonicalize,cse),"
-                   "reconcile-unrealized-casts," + binary)
+                   "reconcile-unrealized-casts," +
+                   binary)
                       .str());
 }
 
@@ -96,7 +96,7 @@ void flashir::registerAttnPipelines() {
       "attn-to-loops",
       "Lower attn to bufferized scf/memref loop nests (CPU semantics)",
       buildAttnToLoopsPipeline);
-  PassPipelineRegistration<>(
-      "attn-to-cpu", "Lower attn to the LLVM dialect for CPU execution",
-      buildAttnToCPUPipeline);
+  PassPipelineRegistration<>("attn-to-cpu",
+                             "Lower attn to the LLVM dialect for CPU execution",
+                             buildAttnToCPUPipeline);
 }

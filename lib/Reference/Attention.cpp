@@ -111,16 +111,14 @@ Status validatePaged(const PagedView &view, int64_t batch, int64_t hkv,
     return s;
   if (static_cast<int64_t>(view.indices.size()) != view.indptr[batch])
     return invalid(where + ": indices has " + str(view.indices.size()) +
-                   " entries, expected indptr[B] = " +
-                   str(view.indptr[batch]));
+                   " entries, expected indptr[B] = " + str(view.indptr[batch]));
   for (size_t j = 0; j < view.indices.size(); ++j)
     if (view.indices[j] < 0 || view.indices[j] >= view.numPages)
       return invalid(where + ": page id indices[" + str(j) + "] = " +
                      str(view.indices[j]) + " is outside the page pool [0, " +
                      str(view.numPages) + ")");
   if (static_cast<int64_t>(view.lastPageLen.size()) != batch)
-    return invalid(where + ": lastPageLen has " +
-                   str(view.lastPageLen.size()) +
+    return invalid(where + ": lastPageLen has " + str(view.lastPageLen.size()) +
                    " entries, expected batch size " + str(batch));
   for (int64_t b = 0; b < batch; ++b) {
     if (view.indptr[b + 1] == view.indptr[b])
@@ -136,7 +134,8 @@ Status validatePaged(const PagedView &view, int64_t batch, int64_t hkv,
 
 Status validateRagged(const RaggedView &view, int64_t batch, int64_t hkv,
                       int64_t d, const std::string &where) {
-  if (Status s = checkIndptr(view.kvIndptr, batch, where + ": ", "kvIndptr"); !s)
+  if (Status s = checkIndptr(view.kvIndptr, batch, where + ": ", "kvIndptr");
+      !s)
     return s;
   int64_t size = 0;
   if (!product({view.kvIndptr[batch], hkv, d}, size))
@@ -341,8 +340,7 @@ Status validate(const Problem &p, ProblemShape *shape) {
     return invalid("number of query heads must be >= 1, got " +
                    str(p.numQoHeads));
   if (p.numKvHeads < 1)
-    return invalid("number of KV heads must be >= 1, got " +
-                   str(p.numKvHeads));
+    return invalid("number of KV heads must be >= 1, got " + str(p.numKvHeads));
   if (p.numQoHeads % p.numKvHeads != 0)
     return invalid("number of query heads (" + str(p.numQoHeads) +
                    ") is not a multiple of the number of KV heads (" +
@@ -367,8 +365,7 @@ Status validate(const Problem &p, ProblemShape *shape) {
   for (size_t i = 0; i < p.views.size(); ++i) {
     const View &view = p.views[i];
     bool paged = std::holds_alternative<PagedView>(view);
-    std::string where =
-        "view " + str(i) + (paged ? " (paged)" : " (ragged)");
+    std::string where = "view " + str(i) + (paged ? " (paged)" : " (ragged)");
     const std::vector<int32_t> &indptr =
         paged ? std::get<PagedView>(view).indptr
               : std::get<RaggedView>(view).kvIndptr;
@@ -415,8 +412,8 @@ Status attention(const Problem &p, const Variant &variant, bool finalizeIt,
                    "returns a state; finalize it");
   if (variant.check) {
     if (Status s = variant.check(shape); !s)
-      return Status::error(s.code(), "variant '" + variant.name +
-                                         "': " + s.message());
+      return Status::error(s.code(),
+                           "variant '" + variant.name + "': " + s.message());
   }
 
   const int64_t hq = p.numQoHeads, hkv = p.numKvHeads, d = p.headDim;

@@ -129,9 +129,8 @@ Variant customMask(std::vector<uint8_t> bits, std::vector<int64_t> row0,
             return invalid("request " + std::to_string(b) + " reads bit " +
                            std::to_string(bit) + " (qpos " +
                            std::to_string(qpos) + ", kpos " +
-                           std::to_string(kpos) +
-                           ") outside the mask's " + std::to_string(numBits) +
-                           " bits");
+                           std::to_string(kpos) + ") outside the mask's " +
+                           std::to_string(numBits) + " bits");
         }
     }
     return Status::ok();
@@ -174,10 +173,10 @@ Status customMaskParams(const std::vector<std::vector<uint8_t>> &masks,
       return invalid("customMaskParams: request " + std::to_string(b) +
                      " has a negative length");
     if (static_cast<int64_t>(masks[b].size()) != lq * lkv)
-      return invalid("customMaskParams: mask of request " + std::to_string(b) +
-                     " has " + std::to_string(masks[b].size()) +
-                     " entries, expected Lq * Lkv = " +
-                     std::to_string(lq * lkv));
+      return invalid(
+          "customMaskParams: mask of request " + std::to_string(b) + " has " +
+          std::to_string(masks[b].size()) +
+          " entries, expected Lq * Lkv = " + std::to_string(lq * lkv));
     p.row0.push_back(offset - (lkv - lq) * lkv);
     p.stride.push_back(lkv);
     for (int64_t j = 0; j < lq * lkv; ++j) {

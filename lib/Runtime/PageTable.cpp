@@ -20,22 +20,23 @@ Status validatePageTable(const PageTableRef &table, int64_t numPages,
   if (!table.indptr)
     return invalid("indptr is null");
   if (table.indptr[0] != 0)
-    return invalid("indptr[0] must be 0, got " + std::to_string(table.indptr[0]));
+    return invalid("indptr[0] must be 0, got " +
+                   std::to_string(table.indptr[0]));
   if (table.batchSize > 0 && !table.lastPageLen)
     return invalid("last_page_len is null");
   for (int64_t i = 0; i < table.batchSize; ++i) {
     int32_t begin = table.indptr[i], end = table.indptr[i + 1];
     if (end < begin)
       return invalid("indptr decreases at request " + std::to_string(i) +
-                     ": indptr[" + std::to_string(i) + "] = " +
-                     std::to_string(begin) + " > indptr[" +
+                     ": indptr[" + std::to_string(i) +
+                     "] = " + std::to_string(begin) + " > indptr[" +
                      std::to_string(i + 1) + "] = " + std::to_string(end));
     if (end == begin)
       continue;
     int32_t last = table.lastPageLen[i];
     if (last < 1 || last > pageSize)
-      return invalid("last_page_len[" + std::to_string(i) + "] = " +
-                     std::to_string(last) + " is outside 1.." +
+      return invalid("last_page_len[" + std::to_string(i) +
+                     "] = " + std::to_string(last) + " is outside 1.." +
                      std::to_string(pageSize));
   }
   int64_t numIndices = table.indptr[table.batchSize];
@@ -44,9 +45,9 @@ Status validatePageTable(const PageTableRef &table, int64_t numPages,
   for (int64_t j = 0; j < numIndices; ++j) {
     int32_t page = table.indices[j];
     if (page < 0 || page >= numPages)
-      return invalid("indices[" + std::to_string(j) + "] = " +
-                     std::to_string(page) + " is outside the page pool [0, " +
-                     std::to_string(numPages) + ")");
+      return invalid(
+          "indices[" + std::to_string(j) + "] = " + std::to_string(page) +
+          " is outside the page pool [0, " + std::to_string(numPages) + ")");
   }
   return Status::ok();
 }

@@ -33,55 +33,110 @@ constexpr int64_t KiB = 1024;
 constexpr std::array<ChipInfo, kNumChips> kChips = {{
     // Turing. Shared memory: 64 KB per SM, all of it opt-in for one block;
     // no runtime reservation per block.
-    {"sm_75", "Tesla T4", 75, 40,
-     /*maxSharedMemoryPerBlock=*/64 * KiB, /*sharedMemoryPerSM=*/64 * KiB,
+    {"sm_75",
+     "Tesla T4",
+     75,
+     40,
+     /*maxSharedMemoryPerBlock=*/64 * KiB,
+     /*sharedMemoryPerSM=*/64 * KiB,
      /*reservedSharedMemoryPerBlock=*/0,
-     /*registersPerSM=*/64 * KiB, /*maxRegistersPerThread=*/255,
-     /*maxThreadsPerSM=*/1024, /*maxThreadsPerBlock=*/1024,
+     /*registersPerSM=*/64 * KiB,
+     /*maxRegistersPerThread=*/255,
+     /*maxThreadsPerSM=*/1024,
+     /*maxThreadsPerBlock=*/1024,
      /*maxBlocksPerSM=*/16,
-     /*hasMmaM16N8K8F16=*/true, /*hasMmaM16N8K16=*/false,
-     /*hasLdmatrix=*/true, /*hasCpAsync=*/false, /*hasBF16=*/false,
-     /*hasWgmma=*/false, /*hasTma=*/false, /*hasMbarrierTx=*/false},
+     /*hasMmaM16N8K8F16=*/true,
+     /*hasMmaM16N8K16=*/false,
+     /*hasLdmatrix=*/true,
+     /*hasCpAsync=*/false,
+     /*hasBF16=*/false,
+     /*hasWgmma=*/false,
+     /*hasTma=*/false,
+     /*hasMbarrierTx=*/false},
     // Ampere GA100: 164 KB per SM, 163 KB opt-in per block.
-    {"sm_80", "A100 SXM4", 80, 108,
-     /*maxSharedMemoryPerBlock=*/163 * KiB, /*sharedMemoryPerSM=*/164 * KiB,
+    {"sm_80",
+     "A100 SXM4",
+     80,
+     108,
+     /*maxSharedMemoryPerBlock=*/163 * KiB,
+     /*sharedMemoryPerSM=*/164 * KiB,
      /*reservedSharedMemoryPerBlock=*/1 * KiB,
-     /*registersPerSM=*/64 * KiB, /*maxRegistersPerThread=*/255,
-     /*maxThreadsPerSM=*/2048, /*maxThreadsPerBlock=*/1024,
+     /*registersPerSM=*/64 * KiB,
+     /*maxRegistersPerThread=*/255,
+     /*maxThreadsPerSM=*/2048,
+     /*maxThreadsPerBlock=*/1024,
      /*maxBlocksPerSM=*/32,
-     /*hasMmaM16N8K8F16=*/true, /*hasMmaM16N8K16=*/true,
-     /*hasLdmatrix=*/true, /*hasCpAsync=*/true, /*hasBF16=*/true,
-     /*hasWgmma=*/false, /*hasTma=*/false, /*hasMbarrierTx=*/false},
+     /*hasMmaM16N8K8F16=*/true,
+     /*hasMmaM16N8K16=*/true,
+     /*hasLdmatrix=*/true,
+     /*hasCpAsync=*/true,
+     /*hasBF16=*/true,
+     /*hasWgmma=*/false,
+     /*hasTma=*/false,
+     /*hasMbarrierTx=*/false},
     // Ampere GA10x: 100 KB per SM, 99 KB opt-in per block.
-    {"sm_86", "A40", 86, 84,
-     /*maxSharedMemoryPerBlock=*/99 * KiB, /*sharedMemoryPerSM=*/100 * KiB,
+    {"sm_86",
+     "A40",
+     86,
+     84,
+     /*maxSharedMemoryPerBlock=*/99 * KiB,
+     /*sharedMemoryPerSM=*/100 * KiB,
      /*reservedSharedMemoryPerBlock=*/1 * KiB,
-     /*registersPerSM=*/64 * KiB, /*maxRegistersPerThread=*/255,
-     /*maxThreadsPerSM=*/1536, /*maxThreadsPerBlock=*/1024,
+     /*registersPerSM=*/64 * KiB,
+     /*maxRegistersPerThread=*/255,
+     /*maxThreadsPerSM=*/1536,
+     /*maxThreadsPerBlock=*/1024,
      /*maxBlocksPerSM=*/16,
-     /*hasMmaM16N8K8F16=*/true, /*hasMmaM16N8K16=*/true,
-     /*hasLdmatrix=*/true, /*hasCpAsync=*/true, /*hasBF16=*/true,
-     /*hasWgmma=*/false, /*hasTma=*/false, /*hasMbarrierTx=*/false},
+     /*hasMmaM16N8K8F16=*/true,
+     /*hasMmaM16N8K16=*/true,
+     /*hasLdmatrix=*/true,
+     /*hasCpAsync=*/true,
+     /*hasBF16=*/true,
+     /*hasWgmma=*/false,
+     /*hasTma=*/false,
+     /*hasMbarrierTx=*/false},
     // Ada AD10x: 100 KB per SM, 99 KB opt-in per block.
-    {"sm_89", "L40S", 89, 142,
-     /*maxSharedMemoryPerBlock=*/99 * KiB, /*sharedMemoryPerSM=*/100 * KiB,
+    {"sm_89",
+     "L40S",
+     89,
+     142,
+     /*maxSharedMemoryPerBlock=*/99 * KiB,
+     /*sharedMemoryPerSM=*/100 * KiB,
      /*reservedSharedMemoryPerBlock=*/1 * KiB,
-     /*registersPerSM=*/64 * KiB, /*maxRegistersPerThread=*/255,
-     /*maxThreadsPerSM=*/1536, /*maxThreadsPerBlock=*/1024,
+     /*registersPerSM=*/64 * KiB,
+     /*maxRegistersPerThread=*/255,
+     /*maxThreadsPerSM=*/1536,
+     /*maxThreadsPerBlock=*/1024,
      /*maxBlocksPerSM=*/24,
-     /*hasMmaM16N8K8F16=*/true, /*hasMmaM16N8K16=*/true,
-     /*hasLdmatrix=*/true, /*hasCpAsync=*/true, /*hasBF16=*/true,
-     /*hasWgmma=*/false, /*hasTma=*/false, /*hasMbarrierTx=*/false},
+     /*hasMmaM16N8K8F16=*/true,
+     /*hasMmaM16N8K16=*/true,
+     /*hasLdmatrix=*/true,
+     /*hasCpAsync=*/true,
+     /*hasBF16=*/true,
+     /*hasWgmma=*/false,
+     /*hasTma=*/false,
+     /*hasMbarrierTx=*/false},
     // Hopper GH100: 228 KB per SM, 227 KB opt-in per block.
-    {"sm_90a", "H100 SXM5", 90, 132,
-     /*maxSharedMemoryPerBlock=*/227 * KiB, /*sharedMemoryPerSM=*/228 * KiB,
+    {"sm_90a",
+     "H100 SXM5",
+     90,
+     132,
+     /*maxSharedMemoryPerBlock=*/227 * KiB,
+     /*sharedMemoryPerSM=*/228 * KiB,
      /*reservedSharedMemoryPerBlock=*/1 * KiB,
-     /*registersPerSM=*/64 * KiB, /*maxRegistersPerThread=*/255,
-     /*maxThreadsPerSM=*/2048, /*maxThreadsPerBlock=*/1024,
+     /*registersPerSM=*/64 * KiB,
+     /*maxRegistersPerThread=*/255,
+     /*maxThreadsPerSM=*/2048,
+     /*maxThreadsPerBlock=*/1024,
      /*maxBlocksPerSM=*/32,
-     /*hasMmaM16N8K8F16=*/true, /*hasMmaM16N8K16=*/true,
-     /*hasLdmatrix=*/true, /*hasCpAsync=*/true, /*hasBF16=*/true,
-     /*hasWgmma=*/true, /*hasTma=*/true, /*hasMbarrierTx=*/true},
+     /*hasMmaM16N8K8F16=*/true,
+     /*hasMmaM16N8K16=*/true,
+     /*hasLdmatrix=*/true,
+     /*hasCpAsync=*/true,
+     /*hasBF16=*/true,
+     /*hasWgmma=*/true,
+     /*hasTma=*/true,
+     /*hasMbarrierTx=*/true},
 }};
 
 /// The q tile candidates of the FA2 template (seed 000 sec. 5).
@@ -102,8 +157,9 @@ int64_t satMul(int64_t a, int64_t b) {
 }
 
 std::string describe(const TileChoice &tile) {
-  return "(q = " + std::to_string(tile.q) + ", kv = " +
-         std::to_string(tile.kv) + ", " + std::to_string(tile.stages) +
+  return "(q = " + std::to_string(tile.q) +
+         ", kv = " + std::to_string(tile.kv) + ", " +
+         std::to_string(tile.stages) +
          (tile.stages == 1 ? " stage)" : " stages)");
 }
 } // namespace
@@ -185,8 +241,8 @@ TileBudget estimate(const ChipInfo &chip, const TileChoice &tile,
   int64_t byRegisters =
       chip.registersPerSM / (allocatedRegisters * budget.threads);
   int64_t byThreads = chip.maxThreadsPerSM / budget.threads;
-  budget.ctasPerSM = std::min({bySharedMemory, byRegisters, byThreads,
-                               chip.maxBlocksPerSM});
+  budget.ctasPerSM =
+      std::min({bySharedMemory, byRegisters, byThreads, chip.maxBlocksPerSM});
   return budget;
 }
 
@@ -272,8 +328,8 @@ TileSelection selectTile(const ChipInfo &chip, const TileRequest &request) {
 
   // Name the budget that the smallest configuration exceeds.
   TileBudget budget = estimate(chip, smallest, request.headDim, bytes);
-  std::string prefix = "head_dim " + std::to_string(request.headDim) +
-                       " (" + std::string(elementTypeName(request.elementType)) +
+  std::string prefix = "head_dim " + std::to_string(request.headDim) + " (" +
+                       std::string(elementTypeName(request.elementType)) +
                        ") needs ";
   std::string what = " for the smallest tile " + describe(smallest) + ", ";
   if (!budget.fitsSharedMemory)

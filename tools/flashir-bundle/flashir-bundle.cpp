@@ -20,6 +20,7 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
@@ -33,7 +34,6 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include "mlir/Support/FileUtilities.h"
 
 #include <chrono>
 
@@ -47,14 +47,13 @@ static cl::opt<std::string> outputDir("o", cl::desc("bundle directory"),
 static cl::list<std::string>
     chips("chips", cl::CommaSeparated,
           cl::desc("target chips (default: sm_75,sm_80,sm_86,sm_89,sm_90a)"));
-static cl::opt<int64_t> warps("warps", cl::init(4),
-                              cl::desc("warps per CTA"));
+static cl::opt<int64_t> warps("warps", cl::init(4), cl::desc("warps per CTA"));
 static cl::opt<int64_t> unroll("unroll", cl::init(4),
                                cl::desc("keys per key group per iteration"));
-static cl::opt<std::string> ptxasPath(
-    "ptxas", cl::init(""),
-    cl::desc("ptxas for cubins (default: $CUDA_HOME/bin, "
-             "/usr/local/cuda/bin, PATH; none: PTX only)"));
+static cl::opt<std::string>
+    ptxasPath("ptxas", cl::init(""),
+              cl::desc("ptxas for cubins (default: $CUDA_HOME/bin, "
+                       "/usr/local/cuda/bin, PATH; none: PTX only)"));
 
 namespace {
 
@@ -100,7 +99,8 @@ llvm::json::Object describe(gpu::GPUFuncOp func) {
   // aligned pointer, offset, sizes, strides (MLIR's default convention).
   kernel["memref_abi"] = "descriptor";
   kernel["grid"] = "requests x num_kv_heads";
-  kernel["block"] = func.getKnownBlockSize() ? (*func.getKnownBlockSize())[0] : 0;
+  kernel["block"] =
+      func.getKnownBlockSize() ? (*func.getKnownBlockSize())[0] : 0;
   kernel["shared_memory_bytes"] = smem;
   if (auto launch = func->getAttrOfType<DictionaryAttr>("attn.launch"))
     if (auto variant = launch.getAs<FlatSymbolRefAttr>("variant"))
@@ -148,8 +148,8 @@ int main(int argc, char **argv) {
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(input, sourceMgr,
-                                                           ParserConfig(&ctx));
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(input, sourceMgr, ParserConfig(&ctx));
   if (!module)
     return 1;
 
@@ -177,8 +177,8 @@ int main(int argc, char **argv) {
   // libdevice comes from the toolkit that holds ptxas (or CUDA_HOME).
   std::string toolkit;
   if (!ptxas.empty())
-    toolkit = llvm::sys::path::parent_path(llvm::sys::path::parent_path(ptxas))
-                  .str();
+    toolkit =
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(ptxas)).str();
   else if (const char *home = std::getenv("CUDA_HOME"))
     toolkit = home;
   else if (llvm::sys::fs::is_directory("/usr/local/cuda/nvvm/libdevice"))
@@ -225,8 +225,8 @@ int main(int argc, char **argv) {
       std::string arch = "-arch=" + chip;
       SmallVector<StringRef> argv = {ptxas, arch, "-O3", ptxFile, "-o", cubin};
       std::string msg;
-      int rc = llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, {}, 0, 0,
-                                         &msg);
+      int rc =
+          llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, {}, 0, 0, &msg);
       if (rc != 0) {
         llvm::errs() << "flashir-bundle: ptxas failed for " << chip << " ("
                      << rc << ") " << msg << "\n";

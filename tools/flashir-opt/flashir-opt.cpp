@@ -37,6 +37,6 @@ int main(int argc, char **argv) {
   mlir::registerGPUDialectTranslation(registry);
   registry.insert<flashir::attn::AttnDialect>();
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "FlashIR optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "FlashIR optimizer driver\n", registry));
 }

@@ -54,22 +54,38 @@ bool cmpf(arith::CmpFPredicate p, double a, double b) {
   bool unordered = std::isnan(a) || std::isnan(b);
   using P = arith::CmpFPredicate;
   switch (p) {
-  case P::AlwaysFalse: return false;
-  case P::OEQ: return !unordered && a == b;
-  case P::OGT: return !unordered && a > b;
-  case P::OGE: return !unordered && a >= b;
-  case P::OLT: return !unordered && a < b;
-  case P::OLE: return !unordered && a <= b;
-  case P::ONE: return !unordered && a != b;
-  case P::ORD: return !unordered;
-  case P::UEQ: return unordered || a == b;
-  case P::UGT: return unordered || a > b;
-  case P::UGE: return unordered || a >= b;
-  case P::ULT: return unordered || a < b;
-  case P::ULE: return unordered || a <= b;
-  case P::UNE: return unordered || a != b;
-  case P::UNO: return unordered;
-  case P::AlwaysTrue: return true;
+  case P::AlwaysFalse:
+    return false;
+  case P::OEQ:
+    return !unordered && a == b;
+  case P::OGT:
+    return !unordered && a > b;
+  case P::OGE:
+    return !unordered && a >= b;
+  case P::OLT:
+    return !unordered && a < b;
+  case P::OLE:
+    return !unordered && a <= b;
+  case P::ONE:
+    return !unordered && a != b;
+  case P::ORD:
+    return !unordered;
+  case P::UEQ:
+    return unordered || a == b;
+  case P::UGT:
+    return unordered || a > b;
+  case P::UGE:
+    return unordered || a >= b;
+  case P::ULT:
+    return unordered || a < b;
+  case P::ULE:
+    return unordered || a <= b;
+  case P::UNE:
+    return unordered || a != b;
+  case P::UNO:
+    return unordered;
+  case P::AlwaysTrue:
+    return true;
   }
   return false;
 }
@@ -78,16 +94,26 @@ bool cmpi(arith::CmpIPredicate p, int64_t a, int64_t b, unsigned bits) {
   uint64_t ua = asUnsigned(a, bits), ub = asUnsigned(b, bits);
   using P = arith::CmpIPredicate;
   switch (p) {
-  case P::eq: return a == b;
-  case P::ne: return a != b;
-  case P::slt: return a < b;
-  case P::sle: return a <= b;
-  case P::sgt: return a > b;
-  case P::sge: return a >= b;
-  case P::ult: return ua < ub;
-  case P::ule: return ua <= ub;
-  case P::ugt: return ua > ub;
-  case P::uge: return ua >= ub;
+  case P::eq:
+    return a == b;
+  case P::ne:
+    return a != b;
+  case P::slt:
+    return a < b;
+  case P::sle:
+    return a <= b;
+  case P::sgt:
+    return a > b;
+  case P::sge:
+    return a >= b;
+  case P::ult:
+    return ua < ub;
+  case P::ule:
+    return ua <= ub;
+  case P::ugt:
+    return ua > ub;
+  case P::uge:
+    return ua >= ub;
   }
   return false;
 }
@@ -112,8 +138,7 @@ public:
               arith::TruncIOp, arith::ExtFOp, arith::TruncFOp, math::TanhOp,
               math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op,
               math::SqrtOp, math::RsqrtOp, math::AbsFOp, math::PowFOp,
-              math::SinOp, math::CosOp,
-              tensor::ExtractOp>(op))
+              math::SinOp, math::CosOp, tensor::ExtractOp>(op))
         continue;
       return Status::error(StatusCode::InvalidArgument,
                            "the reference interpreter does not support '" +
@@ -195,8 +220,9 @@ public:
           })
           .Case([&](arith::ShRUIOp) {
             uint64_t s = asUnsigned(a(1).i, bits);
-            r.i = s >= bits ? 0
-                            : wrap(int64_t(asUnsigned(a(0).i, bits) >> s), bits);
+            r.i = s >= bits
+                      ? 0
+                      : wrap(int64_t(asUnsigned(a(0).i, bits) >> s), bits);
           })
           .Case([&](arith::ShRSIOp) {
             uint64_t s = asUnsigned(a(1).i, bits);
@@ -204,8 +230,9 @@ public:
           })
           .Case([&](arith::IndexCastOp) { r.i = wrap(a(0).i, bits); })
           .Case([&](arith::IndexCastUIOp c) {
-            r.i = wrap(int64_t(asUnsigned(a(0).i, widthOf(c.getIn().getType()))),
-                       bits);
+            r.i =
+                wrap(int64_t(asUnsigned(a(0).i, widthOf(c.getIn().getType()))),
+                     bits);
           })
           .Case([&](arith::SIToFPOp) { r.f = double(a(0).i); })
           .Case([&](arith::UIToFPOp c) {
@@ -234,7 +261,8 @@ public:
             const std::vector<int64_t> *buf = a(0).buffer;
             int64_t idx = get(e.getIndices().front()).i;
             // Out of range reads are undefined in the IR; make them visible.
-            r.i = buf && idx >= 0 && size_t(idx) < buf->size() ? (*buf)[idx] : 0;
+            r.i =
+                buf && idx >= 0 && size_t(idx) < buf->size() ? (*buf)[idx] : 0;
             r.f = double(r.i);
           });
       env[op.getResult(0)] = r;
@@ -294,8 +322,16 @@ Status flashir::run::interpretVariant(attn::VariantOp variant,
     auto eval = std::make_shared<Evaluator>(region);
     if (Status s = eval->check(); !s)
       return s;
-    auto iv = [](int64_t i) { Val v; v.i = i; return v; };
-    auto fv = [](double f) { Val v; v.f = f; return v; };
+    auto iv = [](int64_t i) {
+      Val v;
+      v.i = i;
+      return v;
+    };
+    auto fv = [](double f) {
+      Val v;
+      v.f = f;
+      return v;
+    };
     switch (index) {
     case 0:
       out.query = [=](double x, double xr, int64_t d, int64_t pos, int64_t h,

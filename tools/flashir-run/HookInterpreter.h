@@ -21,9 +21,9 @@ namespace flashir::run {
 /// The value of one variant parameter, as the runner generated it.
 struct ParamData {
   attn::ParamKind kind;
-  mlir::Type type;           // Element type (buffer: the tensor's element).
-  std::vector<double> f;     // Float values: 1 (scalar), B, or Hq entries.
-  std::vector<int64_t> i;    // Integer values, same shapes; buffer contents.
+  mlir::Type type;        // Element type (buffer: the tensor's element).
+  std::vector<double> f;  // Float values: 1 (scalar), B, or Hq entries.
+  std::vector<int64_t> i; // Integer values, same shapes; buffer contents.
 };
 
 /// Builds reference hooks that interpret `variant`'s regions with `params`.

@@ -72,7 +72,8 @@ static cl::list<int64_t> qoLens("qo-lens", cl::CommaSeparated,
                                 cl::desc("queries per request"),
                                 cl::cat(category));
 static cl::list<int64_t> kvLens("kv-lens", cl::CommaSeparated,
-                                cl::desc("keys per request"), cl::cat(category));
+                                cl::desc("keys per request"),
+                                cl::cat(category));
 static cl::opt<int64_t> numViews(
     "views", cl::init(1),
     cl::desc("split every request's keys into this many consecutive views"),
@@ -83,16 +84,16 @@ static cl::opt<std::string>
                   "per view, merged in several orders (and with empty "
                   "states), each finalized and checked"),
          cl::cat(category));
-static cl::opt<bool> sharedPages(
-    "shared-pages", cl::init(false),
-    cl::desc("requests 1.. share request 0's first physical page"),
-    cl::cat(category));
+static cl::opt<bool>
+    sharedPages("shared-pages", cl::init(false),
+                cl::desc("requests 1.. share request 0's first physical page"),
+                cl::cat(category));
 static cl::opt<unsigned> seed("seed", cl::init(1), cl::cat(category));
 static cl::opt<double> scaleOpt("scale", cl::init(0.0),
                                 cl::desc("logit scale (0: 1/sqrt(head_dim))"),
                                 cl::cat(category));
-static cl::opt<double> capOpt("cap", cl::init(2.0),
-                              cl::desc("soft_cap's cap"), cl::cat(category));
+static cl::opt<double> capOpt("cap", cl::init(2.0), cl::desc("soft_cap's cap"),
+                              cl::cat(category));
 static cl::opt<double> biasOpt("bias", cl::init(-1.0),
                                cl::desc("sigmoid's bias"), cl::cat(category));
 static cl::opt<double> rtolOpt("rtol", cl::init(0.0),
@@ -117,7 +118,7 @@ uint16_t toBF16(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
   if ((u & 0x7fffffff) > 0x7f800000)
-    return 0x7fc0; // NaN
+    return 0x7fc0;               // NaN
   u += 0x7fff + ((u >> 16) & 1); // round to nearest even
   return uint16_t(u >> 16);
 }
@@ -259,8 +260,9 @@ std::string shapeStr(const std::vector<int64_t> &shape, bool dynamicFirst,
                      const std::string &elem) {
   std::string s;
   for (size_t i = 0; i < shape.size(); ++i)
-    s += (i == 0 && dynamicFirst ? std::string("?") : std::to_string(shape[i])) +
-         "x";
+    s +=
+        (i == 0 && dynamicFirst ? std::string("?") : std::to_string(shape[i])) +
+        "x";
   return s + elem;
 }
 
@@ -293,9 +295,8 @@ struct Batch {
 /// Builds view `part` of `count` for each request: a page-aligned slice of
 /// its keys, in a pool of shuffled pages with NaN in every unused slot.
 Batch::ViewData makeView(std::mt19937 &rng, DType t,
-                         const std::vector<int64_t> &lens, bool paged,
-                         bool hnd, int64_t P, int64_t Hkv, int64_t D,
-                         bool share) {
+                         const std::vector<int64_t> &lens, bool paged, bool hnd,
+                         int64_t P, int64_t Hkv, int64_t D, bool share) {
   Batch::ViewData view;
   view.lens = lens;
   int64_t B = lens.size();
@@ -307,8 +308,10 @@ Batch::ViewData makeView(std::mt19937 &rng, DType t,
       indptr.push_back(indptr.back() + int32_t(l));
     int64_t total = indptr.back();
     std::vector<float> k(total * Hkv * D), v(k.size());
-    for (auto &x : k) x = uni(rng);
-    for (auto &x : v) x = uni(rng);
+    for (auto &x : k)
+      x = uni(rng);
+    for (auto &x : v)
+      x = uni(rng);
     view.k = makeFloat(t, {total, Hkv, D}, k);
     view.v = makeFloat(t, {total, Hkv, D}, v);
     view.kvIndptr = makeInt<int32_t>({B + 1}, indptr);
@@ -402,13 +405,14 @@ Batch sliceRequest(const Batch &full, int64_t b,
   one.qo = {full.qo[b]};
   one.kv = {full.kv[b]};
   int32_t q0 = ((const int32_t *)full.qoIndptr.bytes.data())[b];
-  int64_t rowBytes = full.q.numel() / std::max<int64_t>(full.q.shape[0], 1) *
-                     full.q.elemSize;
+  int64_t rowBytes =
+      full.q.numel() / std::max<int64_t>(full.q.shape[0], 1) * full.q.elemSize;
   one.q = full.q;
   one.q.shape[0] = full.qo[b];
   one.q.bytes.assign(full.q.bytes.begin() + q0 * rowBytes,
                      full.q.bytes.begin() + (q0 + full.qo[b]) * rowBytes);
-  one.qoIndptr = makeInt<int32_t>({2}, std::vector<int32_t>{0, int32_t(full.qo[b])});
+  one.qoIndptr =
+      makeInt<int32_t>({2}, std::vector<int32_t>{0, int32_t(full.qo[b])});
   for (const Batch::ViewData &v : full.views) {
     Batch::ViewData w;
     w.lens = {v.lens[b]};
@@ -423,16 +427,19 @@ Batch sliceRequest(const Batch &full, int64_t b,
                        v.k.bytes.begin() + ip[b + 1] * tokenBytes);
       w.v.bytes.assign(v.v.bytes.begin() + ip[b] * tokenBytes,
                        v.v.bytes.begin() + ip[b + 1] * tokenBytes);
-      w.kvIndptr = makeInt<int32_t>({2}, std::vector<int32_t>{0, ip[b + 1] - ip[b]});
+      w.kvIndptr =
+          makeInt<int32_t>({2}, std::vector<int32_t>{0, ip[b + 1] - ip[b]});
     } else {
       auto *ip = (const int32_t *)v.indptr.bytes.data();
       auto *ix = (const int32_t *)v.indices.bytes.data();
       auto *last = (const int32_t *)v.last.bytes.data();
       w.k = v.k;
       w.v = v.v;
-      w.indptr = makeInt<int32_t>({2}, std::vector<int32_t>{0, ip[b + 1] - ip[b]});
-      w.indices = makeInt<int32_t>(
-          {ip[b + 1] - ip[b]}, std::vector<int32_t>(ix + ip[b], ix + ip[b + 1]));
+      w.indptr =
+          makeInt<int32_t>({2}, std::vector<int32_t>{0, ip[b + 1] - ip[b]});
+      w.indices =
+          makeInt<int32_t>({ip[b + 1] - ip[b]},
+                           std::vector<int32_t>(ix + ip[b], ix + ip[b + 1]));
       w.last = makeInt<int32_t>({1}, std::vector<int32_t>{last[b]});
     }
     one.views.push_back(std::move(w));
@@ -620,8 +627,7 @@ int main(int argc, char **argv) {
     usage("--qo-lens and --kv-lens must list the same number (>= 1) of "
           "requests");
   int64_t D = headDim, Hq = numQoHeads, Hkv = numKvHeads, P = pageSize;
-  if (D < 2 || D % 2 || Hq < 1 || Hkv < 1 || Hq % Hkv || P < 1 ||
-      numViews < 1)
+  if (D < 2 || D % 2 || Hq < 1 || Hkv < 1 || Hq % Hkv || P < 1 || numViews < 1)
     usage("need an even --head-dim, --qo-heads a multiple of --kv-heads, "
           "--page-size >= 1 and --views >= 1");
   for (size_t i = 0; i < qoLens.size(); ++i)
@@ -698,8 +704,8 @@ int main(int argc, char **argv) {
   if (hasPrefix) {
     if (!paged)
       usage("--prefix-len needs a paged --layout");
-    Batch::ViewData shared = makeView(rng, t, {int64_t(prefixLenOpt)}, true,
-                                      hnd, P, Hkv, D, false);
+    Batch::ViewData shared =
+        makeView(rng, t, {int64_t(prefixLenOpt)}, true, hnd, P, Hkv, D, false);
     batch.hasPrefix = true;
     batch.prefixLen = prefixLenOpt;
     batch.prefixK = shared.k;
@@ -728,8 +734,8 @@ int main(int argc, char **argv) {
     int64_t left = batch.kv[b], unit = paged ? P : 1;
     int64_t units = (left + unit - 1) / unit;
     for (int64_t v = 0; v < numViews; ++v) {
-      int64_t share = v + 1 == numViews ? left
-                                        : std::min(left, (units / numViews) * unit);
+      int64_t share =
+          v + 1 == numViews ? left : std::min(left, (units / numViews) * unit);
       partLens[v][b] = share;
       left -= share;
     }
@@ -768,8 +774,8 @@ int main(int argc, char **argv) {
     } else if (standard && name == "slope") {
       for (int64_t h = 0; h < Hq; ++h)
         p.f.push_back(std::exp2(-8.0 * double(h + 1) / double(Hq)));
-    } else if (standard && (name == "bits" || name == "row0" ||
-                            name == "stride")) {
+    } else if (standard &&
+               (name == "bits" || name == "row0" || name == "stride")) {
       // Filled together below.
     } else if (p.kind == attn::ParamKind::Buffer) {
       for (int i = 0; i < 4096; ++i)
@@ -840,10 +846,10 @@ int main(int argc, char **argv) {
     return std::make_pair(tname, "tensor<" + shape + ">");
   };
   std::string viewType =
-      paged ? "!attn.paged_kv<page_size = " + std::to_string(P) + ", layout = " +
-                  std::string(hnd ? "hnd" : "nhd") + ", heads = " +
-                  std::to_string(Hkv) + ", head_dim = " + std::to_string(D) +
-                  ", " + T + ">"
+      paged ? "!attn.paged_kv<page_size = " + std::to_string(P) +
+                  ", layout = " + std::string(hnd ? "hnd" : "nhd") +
+                  ", heads = " + std::to_string(Hkv) +
+                  ", head_dim = " + std::to_string(D) + ", " + T + ">"
             : "!attn.ragged_kv<heads = " + std::to_string(Hkv) +
                   ", head_dim = " + std::to_string(D) + ", " + T + ">";
   std::vector<std::string> viewNames;
@@ -855,8 +861,8 @@ int main(int argc, char **argv) {
     auto len = addTensor(
         [](Batch &b) -> HostTensor & { return b.prefixLenTensor; }, "i32");
     body << "  %c0 = arith.constant 0 : index\n"
-         << "  %plen_i32 = tensor.extract " << len.first << "[%c0] : "
-         << len.second << "\n"
+         << "  %plen_i32 = tensor.extract " << len.first
+         << "[%c0] : " << len.second << "\n"
          << "  %plen = arith.index_cast %plen_i32 : i32 to index\n"
          << "  %prefix = attn.shared_paged_kv " << k.first << ", " << v.first
          << ", " << ix.first << ", %plen : " << k.second << ", " << v.second
@@ -890,7 +896,8 @@ int main(int argc, char **argv) {
     viewNames.push_back(name);
   }
   auto q = addTensor([](Batch &b) -> HostTensor & { return b.q; }, T);
-  auto qo = addTensor([](Batch &b) -> HostTensor & { return b.qoIndptr; }, "i32");
+  auto qo =
+      addTensor([](Batch &b) -> HostTensor & { return b.qoIndptr; }, "i32");
   std::string qType = "!attn.ragged_q<heads = " + std::to_string(Hq) +
                       ", head_dim = " + std::to_string(D) + ", " + T + ">";
   body << "  %q = attn.ragged_q " << q.first << ", " << qo.first << " : "
@@ -916,7 +923,8 @@ int main(int argc, char **argv) {
     HostTensor h;
     int64_t n = int64_t(isa<FloatType>(p.type) ? p.f.size() : p.i.size());
     if (p.type.isF32())
-      h = makeFloat(DType::F32, {n}, std::vector<float>(p.f.begin(), p.f.end()));
+      h = makeFloat(DType::F32, {n},
+                    std::vector<float>(p.f.begin(), p.f.end()));
     else if (p.type.isInteger(32))
       h = makeInt<int32_t>({n}, std::vector<int32_t>(p.i.begin(), p.i.end()));
     else if (p.type.isInteger(64))
@@ -1052,12 +1060,12 @@ int main(int argc, char **argv) {
       size_t index = batch.outs.size();
       batch.outs.push_back(std::move(h));
       std::string name = "%a" + std::to_string(argDecls.size());
-      std::string shape = shapeStr(batch.outs.back().shape, true,
-                                   part ? "f32" : T);
+      std::string shape =
+          shapeStr(batch.outs.back().shape, true, part ? "f32" : T);
       argDecls.push_back(name + ": memref<" + shape + ">");
-      slots.push_back({Slot::Tensor,
-                       [index](Batch &b) -> HostTensor & { return b.outs[index]; },
-                       0});
+      slots.push_back(
+          {Slot::Tensor,
+           [index](Batch &b) -> HostTensor & { return b.outs[index]; }, 0});
       body << "  bufferization.materialize_in_destination " << resultNames[i]
            << (part ? "_l" : "_o") << " in restrict writable " << name
            << " : (tensor<" << shape << ">, memref<" << shape << ">) -> ()\n";
@@ -1152,9 +1160,9 @@ int main(int argc, char **argv) {
   auto ms = [](auto a, auto b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
-  llvm::outs() << "variant=" << variantName << " reduction="
-               << ref::toString(refVariant.reduction) << " dtype=" << dtype
-               << " head_dim=" << D << " qo_heads=" << Hq
+  llvm::outs() << "variant=" << variantName
+               << " reduction=" << ref::toString(refVariant.reduction)
+               << " dtype=" << dtype << " head_dim=" << D << " qo_heads=" << Hq
                << " kv_heads=" << Hkv << " layout=" << layout;
   if (paged)
     llvm::outs() << " page_size=" << P;

@@ -136,11 +136,10 @@ PagedView pagedView(std::mt19937_64 &rng, const Dims &dims,
           break;
         for (int64_t h = 0; h < dims.hkv; ++h)
           for (int64_t e = 0; e < dims.d; ++e) {
-            int64_t at = layout == Layout::NHD
-                             ? ((page * pageSize + slot) * dims.hkv + h) *
-                                       dims.d + e
-                             : ((page * dims.hkv + h) * pageSize + slot) *
-                                       dims.d + e;
+            int64_t at =
+                layout == Layout::NHD
+                    ? ((page * pageSize + slot) * dims.hkv + h) * dims.d + e
+                    : ((page * dims.hkv + h) * pageSize + slot) * dims.d + e;
             view.k[at] = reqs[b].k[(t * dims.hkv + h) * dims.d + e];
             view.v[at] = reqs[b].v[(t * dims.hkv + h) * dims.d + e];
           }
@@ -255,8 +254,8 @@ State run(const Problem &p, const Variant &v, bool finalize = true) {
   Status s = attention(p, v, finalize, out);
   EXPECT_TRUE(s.isOk()) << s.message();
   if (!s.isOk()) {
-    out = emptyState(p.qoIndptr.empty() ? 0 : p.qoIndptr.back(),
-                     p.numQoHeads, p.headDim);
+    out = emptyState(p.qoIndptr.empty() ? 0 : p.qoIndptr.back(), p.numQoHeads,
+                     p.headDim);
     std::fill(out.o.begin(), out.o.end(), std::nan(""));
     std::fill(out.lse.begin(), out.lse.end(), std::nan(""));
   }
@@ -309,7 +308,7 @@ TEST(Reference, MergeCounterExample) {
   b.o = {5};
   b.lse = {std::log(6.0)};
   ASSERT_TRUE(merge(a, b, Reduction::Softmax, m).isOk());
-  EXPECT_NEAR(m.o[0], 4.0, 1e-14); // (2 * 1 + 6 * 5) / 8
+  EXPECT_NEAR(m.o[0], 4.0, 1e-14);         // (2 * 1 + 6 * 5) / 8
   EXPECT_GT(std::fabs(m.o[0] - 3.0), 0.5); // The naive average is wrong.
   EXPECT_NEAR(m.lse[0], std::log(8.0), 1e-14);
 
@@ -541,8 +540,9 @@ TEST_F(VariantFixture, Alibi) {
   std::vector<double> slopes = {0.5, -0.25, 1.0, 0.125};
   DirectSpec spec;
   spec.visible = causalVisible;
-  spec.logits = [&](int64_t, double s, int64_t qpos, int64_t kpos,
-                    int64_t h) { return s + slopes[h] * (kpos - qpos); };
+  spec.logits = [&](int64_t, double s, int64_t qpos, int64_t kpos, int64_t h) {
+    return s + slopes[h] * (kpos - qpos);
+  };
   State s = run(problem, alibi(slopes));
   EXPECT_TRUE(near(direct(dims, reqs, spec), s, 1e-13));
   EXPECT_GT(maxAbsDiff(s, run(problem, causal())), 1e-2);
@@ -607,8 +607,8 @@ TEST_F(VariantFixture, QueryKeyOutputHooks) {
   const int64_t D = dims.d, half = D / 2;
   auto qHook = [](double x, double xr, int64_t d, int64_t qpos, int64_t h,
                   int64_t b) {
-    return x - 0.7 * xr * (d < 3 ? 1 : -1) + 0.1 * h + 0.02 * qpos +
-           0.03 * b + 0.01 * d;
+    return x - 0.7 * xr * (d < 3 ? 1 : -1) + 0.1 * h + 0.02 * qpos + 0.03 * b +
+           0.01 * d;
   };
   auto kHook = [](double x, double xr, int64_t d, int64_t kpos, int64_t h,
                   int64_t b) {
@@ -662,7 +662,8 @@ TEST(Reference, EmptyAndFullyMasked) {
   std::mt19937_64 rng(7);
   Dims dims{2, 1, 4, 0.5};
   // 0: normal; 1: Lkv = 0 with queries; 2: Lq = 0; 3: normal, row 0 masked.
-  std::vector<Dense> reqs = randomRequests(rng, dims, {2, 2, 0, 3}, {3, 0, 4, 5});
+  std::vector<Dense> reqs =
+      randomRequests(rng, dims, {2, 2, 0, 3}, {3, 0, 4, 5});
   Problem p = problemWithoutViews(dims, reqs);
   p.views = {pagedView(rng, dims, reqs, 2, Layout::HND)};
   ASSERT_EQ(std::get<PagedView>(p.views[0]).indptr[2],
@@ -860,8 +861,7 @@ struct ValidationFixture : ::testing::Test {
   std::vector<Dense> reqs = randomRequests(rng, dims, {2, 1}, {5, 3});
   Problem base() {
     Problem p = problemWithoutViews(dims, reqs);
-    p.views = {pagedView(rng, dims, reqs, 2, Layout::NHD),
-               raggedView(reqs)};
+    p.views = {pagedView(rng, dims, reqs, 2, Layout::NHD), raggedView(reqs)};
     return p;
   }
   PagedView &paged(Problem &p) { return std::get<PagedView>(p.views[0]); }
@@ -873,8 +873,7 @@ struct ValidationFixture : ::testing::Test {
     State out = emptyState(1, 1, 1);
     out.o[0] = 42;
     Status s = attention(p, v, finalize, out);
-    ASSERT_FALSE(s.isOk()) << "expected an error mentioning '" << needle
-                           << "'";
+    ASSERT_FALSE(s.isOk()) << "expected an error mentioning '" << needle << "'";
     EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
     EXPECT_EQ(out.o.size(), 1u);
     EXPECT_EQ(out.o[0], 42);
@@ -893,54 +892,79 @@ TEST_F(ValidationFixture, BaseIsValid) {
 TEST_F(ValidationFixture, Problems) {
   Variant v = plain();
   Problem p;
-  p = base(); p.numKvHeads = 3;
+  p = base();
+  p.numKvHeads = 3;
   expectError(p, v, "not a multiple of the number of KV heads");
-  p = base(); p.numKvHeads = 0;
+  p = base();
+  p.numKvHeads = 0;
   expectError(p, v, "number of KV heads must be >= 1");
-  p = base(); p.headDim = 3;
+  p = base();
+  p.headDim = 3;
   expectError(p, v, "head dim must be even");
-  p = base(); p.scale = std::nan("");
+  p = base();
+  p.scale = std::nan("");
   expectError(p, v, "scale must be finite");
-  p = base(); p.q.pop_back();
+  p = base();
+  p.q.pop_back();
   expectError(p, v, "q has 47 elements, expected qoIndptr[B] * Hq * D = 48");
-  p = base(); p.qoIndptr.clear();
+  p = base();
+  p.qoIndptr.clear();
   expectError(p, v, "qoIndptr is empty");
-  p = base(); p.qoIndptr = {0, 3, 2}; p.q.resize(2 * 4 * 4);
+  p = base();
+  p.qoIndptr = {0, 3, 2};
+  p.q.resize(2 * 4 * 4);
   expectError(p, v, "qoIndptr decreases at request 1");
-  p = base(); p.qoIndptr = {1, 2, 3};
+  p = base();
+  p.qoIndptr = {1, 2, 3};
   expectError(p, v, "qoIndptr[0] must be 0");
-  p = base(); p.qoIndptr = {0, 3}; // Batch 1 against views of batch 2.
-  expectError(p, v, "view 0 (paged) has batch size 2, but qoIndptr has batch "
-                    "size 1");
+  p = base();
+  p.qoIndptr = {0, 3}; // Batch 1 against views of batch 2.
+  expectError(p, v,
+              "view 0 (paged) has batch size 2, but qoIndptr has batch "
+              "size 1");
   // Paged view.
-  p = base(); paged(p).indices[1] = int32_t(paged(p).numPages);
+  p = base();
+  paged(p).indices[1] = int32_t(paged(p).numPages);
   expectError(p, v, "view 0 (paged): page id indices[1] = ");
-  p = base(); paged(p).indices[0] = -1;
+  p = base();
+  paged(p).indices[0] = -1;
   expectError(p, v, "indices[0] = -1 is outside the page pool");
-  p = base(); paged(p).lastPageLen[1] = 0;
+  p = base();
+  paged(p).lastPageLen[1] = 0;
   expectError(p, v, "lastPageLen[1] = 0 is outside 1..2");
-  p = base(); paged(p).lastPageLen[0] = 3;
+  p = base();
+  paged(p).lastPageLen[0] = 3;
   expectError(p, v, "lastPageLen[0] = 3 is outside 1..2");
-  p = base(); paged(p).lastPageLen.pop_back();
+  p = base();
+  paged(p).lastPageLen.pop_back();
   expectError(p, v, "lastPageLen has 1 entries, expected batch size 2");
-  p = base(); paged(p).indices.pop_back();
+  p = base();
+  paged(p).indices.pop_back();
   expectError(p, v, "indices has 4 entries, expected indptr[B] = 5");
-  p = base(); paged(p).indptr = {0, 4, 3};
+  p = base();
+  paged(p).indptr = {0, 4, 3};
   expectError(p, v, "view 0 (paged): indptr decreases at request 1");
-  p = base(); paged(p).k.pop_back();
+  p = base();
+  paged(p).k.pop_back();
   expectError(p, v, "view 0 (paged): K has");
-  p = base(); paged(p).v.push_back(0);
+  p = base();
+  paged(p).v.push_back(0);
   expectError(p, v, "view 0 (paged): V has");
-  p = base(); paged(p).numPages += 1;
+  p = base();
+  paged(p).numPages += 1;
   expectError(p, v, "expected numPages * pageSize * Hkv * D (NHD)");
-  p = base(); paged(p).pageSize = 0;
+  p = base();
+  paged(p).pageSize = 0;
   expectError(p, v, "page size must be >= 1");
   // Ragged view.
-  p = base(); ragged(p).kvIndptr = {0, 6, 3};
+  p = base();
+  ragged(p).kvIndptr = {0, 6, 3};
   expectError(p, v, "view 1 (ragged): kvIndptr decreases at request 1");
-  p = base(); ragged(p).k.pop_back();
+  p = base();
+  ragged(p).k.pop_back();
   expectError(p, v, "view 1 (ragged): K has");
-  p = base(); ragged(p).kvIndptr.pop_back();
+  p = base();
+  ragged(p).kvIndptr.pop_back();
   expectError(p, v, "view 1 (ragged) has batch size 1");
   // An empty request's lastPageLen is ignored.
   p = base();
@@ -954,19 +978,21 @@ TEST_F(ValidationFixture, VariantParameters) {
   expectError(p, slidingWindow({1}),
               "variant 'sliding_window': windowLeft has 1 entries, expected "
               "one per request (2)");
-  expectError(p, alibi({1, 2}), "slopes has 2 entries, expected one per "
-                                "query head (4)");
+  expectError(p, alibi({1, 2}),
+              "slopes has 2 entries, expected one per "
+              "query head (4)");
   expectError(p, softCap(0.0), "soft-cap must be finite and non-zero");
-  expectError(p, customMask({0xff}, {0, 0}, {1, 1}), "outside the mask's 8 "
-                                                     "bits");
+  expectError(p, customMask({0xff}, {0, 0}, {1, 1}),
+              "outside the mask's 8 "
+              "bits");
   expectError(p, customMask({0xff}, {0}, {1, 1}), "row0 has 1 entries");
   // The exact bound: one request, Lq = 1, Lkv = 8 reads bits
   // row0 + 7 * 8 + 0..7, i.e. 0..7 for row0 = -56, 1..8 for row0 = -55.
   std::vector<Dense> one = randomRequests(rng, dims, {1}, {8});
   Problem small = raggedProblem(dims, one);
   State out;
-  EXPECT_TRUE(attention(small, customMask({0x01}, {-56}, {8}), true, out)
-                  .isOk());
+  EXPECT_TRUE(
+      attention(small, customMask({0x01}, {-56}, {8}), true, out).isOk());
   for (int64_t e = 0; e < dims.d; ++e) // Exactly key 0 is visible.
     EXPECT_NEAR(out.o[e], one[0].v[e], 1e-15);
   expectError(small, customMask({0xff}, {-55}, {8}),
@@ -1043,8 +1069,7 @@ TEST(Reference, Compare) {
   r = compare(e3.data(), a3.data(), 2, opts);
   EXPECT_NEAR(r.maxRel, 0.1, 1e-12); // 0.1 / max(0.5, 1.0)
   EXPECT_TRUE(r.ok());
-  EXPECT_NE(r.summary().find("max abs 0.1"), std::string::npos)
-      << r.summary();
+  EXPECT_NE(r.summary().find("max abs 0.1"), std::string::npos) << r.summary();
 }
 
 //===----------------------------------------------------------------------===//
@@ -1059,9 +1084,9 @@ TEST(Reference, RealisticSize) {
   p.views = {pagedView(rng, dims, reqs, 16, Layout::NHD)};
   auto start = std::chrono::steady_clock::now();
   State s = run(p, causal());
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   RecordProperty("seconds", std::to_string(seconds));
   std::printf("128 x 1000 x 8 heads x d=256, causal: %.3f s\n", seconds);
   EXPECT_FALSE(anyNaN(s));

@@ -68,7 +68,8 @@ TEST(PageTable, RejectsDecreasingIndptr) {
   Table t{{0, 2, 1}, {0, 1}, {1, 1}};
   Status s = validatePageTable(t.ref(), 4, 4);
   EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
-  EXPECT_NE(s.message().find("indptr decreases at request 1"), std::string::npos)
+  EXPECT_NE(s.message().find("indptr decreases at request 1"),
+            std::string::npos)
       << s.message();
 }
 
@@ -82,7 +83,8 @@ TEST(PageTable, RejectsPageOutOfPool) {
   Table t{{0, 2}, {0, 4}, {1}};
   Status s = validatePageTable(t.ref(), 4, 4);
   EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
-  EXPECT_NE(s.message().find("indices[1] = 4"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("indices[1] = 4"), std::string::npos)
+      << s.message();
   t.indices[1] = -1;
   EXPECT_FALSE(validatePageTable(t.ref(), 4, 4).isOk());
 }

@@ -208,16 +208,15 @@ TEST(Select, QTileCoversTheEffectiveRows) {
     bool fused;
     int64_t q;
   };
-  for (Case c : {Case{1, 1, false, 1}, Case{2, 1, false, 16},
-                 Case{16, 1, false, 16}, Case{17, 1, false, 32},
-                 Case{32, 1, false, 32}, Case{33, 1, false, 64},
-                 Case{64, 1, false, 64}, Case{65, 1, false, 128},
-                 Case{100000, 1, false, 128}, Case{2, 8, true, 16},
-                 Case{3, 8, true, 32}, Case{4, 8, true, 32},
-                 Case{5, 8, true, 64}, Case{9, 8, true, 128},
-                 Case{3, 8, false, 16},
-                 // avg * g saturates instead of overflowing.
-                 Case{INT64_MAX / 2, 8, true, 128}}) {
+  for (Case c :
+       {Case{1, 1, false, 1}, Case{2, 1, false, 16}, Case{16, 1, false, 16},
+        Case{17, 1, false, 32}, Case{32, 1, false, 32}, Case{33, 1, false, 64},
+        Case{64, 1, false, 64}, Case{65, 1, false, 128},
+        Case{100000, 1, false, 128}, Case{2, 8, true, 16}, Case{3, 8, true, 32},
+        Case{4, 8, true, 32}, Case{5, 8, true, 64}, Case{9, 8, true, 128},
+        Case{3, 8, false, 16},
+        // avg * g saturates instead of overflowing.
+        Case{INT64_MAX / 2, 8, true, 128}}) {
     TileChoice t =
         select("sm_90a", request(64, ElementType::F16, c.avg, c.g, c.fused));
     EXPECT_EQ(t.q, c.q) << "avg " << c.avg << " g " << c.g << " fused "
@@ -256,7 +255,8 @@ TEST(Select, HeadDim256IsSmallerOnTuring) {
 }
 
 TEST(Select, Bf16OnTuringIsRefused) {
-  TileSelection s = selectTile(chip("sm_75"), request(128, ElementType::BF16, 1));
+  TileSelection s =
+      selectTile(chip("sm_75"), request(128, ElementType::BF16, 1));
   EXPECT_FALSE(s.ok);
   EXPECT_EQ(s.reason, "sm_75 has no bf16 tensor-core instructions");
   EXPECT_TRUE(selectTile(chip("sm_80"), request(128, ElementType::BF16, 1)).ok);
@@ -264,7 +264,8 @@ TEST(Select, Bf16OnTuringIsRefused) {
 
 TEST(Select, OversizedHeadDimNamesTheBudget) {
   // Decode, d = 1024 on sm_75: 1 * 32 * 1024 * 2 * 2 + 1 * 1024 * 2 bytes.
-  TileSelection s = selectTile(chip("sm_75"), request(1024, ElementType::F16, 1));
+  TileSelection s =
+      selectTile(chip("sm_75"), request(1024, ElementType::F16, 1));
   ASSERT_FALSE(s.ok);
   EXPECT_EQ(s.reason, "head_dim 1024 (f16) needs 133120 bytes of shared "
                       "memory for the smallest tile (q = 1, kv = 32, 1 "
@@ -297,8 +298,8 @@ TEST(Select, EverySelectionFitsItsBudget) {
               TileSelection s = selectTile(info, r);
               std::string where = std::string(info.name) + " d" +
                                   std::to_string(d) + " " +
-                                  std::string(elementTypeName(type)) +
-                                  " avg" + std::to_string(avg) + " g" +
+                                  std::string(elementTypeName(type)) + " avg" +
+                                  std::to_string(avg) + " g" +
                                   std::to_string(g) + (fused ? " fused" : "");
               if (type == ElementType::BF16 && !info.hasBF16) {
                 EXPECT_FALSE(s.ok) << where;

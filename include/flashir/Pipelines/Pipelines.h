@@ -54,7 +54,8 @@ struct AttnToPTXOptions : public mlir::PassPipelineOptions<AttnToPTXOptions> {
                         llvm::cl::init(4)};
   Option<std::string> toolkit{
       *this, "toolkit",
-      llvm::cl::desc("CUDA toolkit directory (libdevice), e.g. /usr/local/cuda"),
+      llvm::cl::desc(
+          "CUDA toolkit directory (libdevice), e.g. /usr/local/cuda"),
       llvm::cl::init("")};
   Option<int64_t> unroll{*this, "unroll",
                          llvm::cl::desc("keys per key group per iteration"),

@@ -92,10 +92,10 @@ using View = std::variant<PagedView, RaggedView>;
 
 /// One batched attention: ragged queries against the concatenation of views.
 struct Problem {
-  int64_t numQoHeads = 1; // Hq
-  int64_t numKvHeads = 1; // Hkv, divides Hq
-  int64_t headDim = 2;    // D, even (the hooks read x[(d + D/2) % D])
-  double scale = 1.0;     // finite
+  int64_t numQoHeads = 1;        // Hq
+  int64_t numKvHeads = 1;        // Hkv, divides Hq
+  int64_t headDim = 2;           // D, even (the hooks read x[(d + D/2) % D])
+  double scale = 1.0;            // finite
   std::vector<int32_t> qoIndptr; // [B + 1], qoIndptr[0] = 0, non-decreasing
   std::vector<double> q;         // [qoIndptr[B], Hq, D]
   std::vector<View> views;       // zero or more, each with batch size B
@@ -124,13 +124,13 @@ enum class Reduction { Softmax, Sigmoid, Sparsemax };
 const char *toString(Reduction reduction);
 
 /// query(x, xRot, dim, qpos, qoHead, request) -> x'
-using QueryHook = std::function<double(double x, double xRot, int64_t dim,
-                                       int64_t qpos, int64_t head,
-                                       int64_t request)>;
+using QueryHook =
+    std::function<double(double x, double xRot, int64_t dim, int64_t qpos,
+                         int64_t head, int64_t request)>;
 /// key(x, xRot, dim, kpos, kvHead, request) -> x'
-using KeyHook = std::function<double(double x, double xRot, int64_t dim,
-                                     int64_t kpos, int64_t kvHead,
-                                     int64_t request)>;
+using KeyHook =
+    std::function<double(double x, double xRot, int64_t dim, int64_t kpos,
+                         int64_t kvHead, int64_t request)>;
 /// logits(s, qpos, kpos, qoHead, request) -> s'
 using LogitsHook = std::function<double(double s, int64_t qpos, int64_t kpos,
                                         int64_t head, int64_t request)>;
@@ -253,7 +253,7 @@ struct Errors {
   size_t maxRelIndex = 0;         // where maxRel occurs
   size_t nonFiniteMismatches = 0; // see above
   size_t firstNonFiniteMismatch = 0; // valid if nonFiniteMismatches > 0
-  size_t outOfTolerance = 0;      // see CompareOptions
+  size_t outOfTolerance = 0;         // see CompareOptions
   bool ok() const { return outOfTolerance == 0; }
   /// "n=..., max abs ... at [i], max rel ... at [i], non-finite mismatches
   /// ..., out of tolerance ...".

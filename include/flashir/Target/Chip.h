@@ -43,14 +43,14 @@ struct ChipInfo {
   int64_t maxBlocksPerSM;
 
   // Instructions the kernels may use.
-  bool hasMmaM16N8K8F16;  ///< mma.sync.m16n8k8 f16 (sm_75+)
-  bool hasMmaM16N8K16;    ///< mma.sync.m16n8k16 f16/bf16 (sm_80+)
-  bool hasLdmatrix;       ///< ldmatrix (sm_75+)
-  bool hasCpAsync;        ///< cp.async global->shared copies (sm_80+)
-  bool hasBF16;           ///< bf16 tensor-core/arithmetic instructions (sm_80+)
-  bool hasWgmma;          ///< wgmma.mma_async (sm_90a only)
-  bool hasTma;            ///< cp.async.bulk.tensor (TMA) (sm_90a here)
-  bool hasMbarrierTx;     ///< mbarrier expect-tx / complete-tx (sm_90a here)
+  bool hasMmaM16N8K8F16; ///< mma.sync.m16n8k8 f16 (sm_75+)
+  bool hasMmaM16N8K16;   ///< mma.sync.m16n8k16 f16/bf16 (sm_80+)
+  bool hasLdmatrix;      ///< ldmatrix (sm_75+)
+  bool hasCpAsync;       ///< cp.async global->shared copies (sm_80+)
+  bool hasBF16;          ///< bf16 tensor-core/arithmetic instructions (sm_80+)
+  bool hasWgmma;         ///< wgmma.mma_async (sm_90a only)
+  bool hasTma;           ///< cp.async.bulk.tensor (TMA) (sm_90a here)
+  bool hasMbarrierTx;    ///< mbarrier expect-tx / complete-tx (sm_90a here)
 };
 
 inline constexpr size_t kNumChips = 5;
@@ -144,9 +144,9 @@ struct TileRequest {
 struct TileSelection {
   bool ok = false;
   TileChoice choice;
-  TileBudget budget;      ///< the budget of `choice` when ok
+  TileBudget budget; ///< the budget of `choice` when ok
   int64_t effectiveRows = 0;
-  std::string reason;     ///< why nothing was chosen when !ok
+  std::string reason; ///< why nothing was chosen when !ok
 };
 
 /// Rows one request contributes to a query tile:

@@ -118,9 +118,9 @@ private:
         b, arith::ShRUIOp::create(b, bits, splatI(16)), splatI(1));
     Value rounded = arith::AddIOp::create(
         b, bits, arith::AddIOp::create(b, lsb, splatI(0x7fff)));
-    Value high = arith::TruncIOp::create(
-        b, VectorType::get({kVec}, b.getI16Type()),
-        arith::ShRUIOp::create(b, rounded, splatI(16)));
+    Value high =
+        arith::TruncIOp::create(b, VectorType::get({kVec}, b.getI16Type()),
+                                arith::ShRUIOp::create(b, rounded, splatI(16)));
     return arith::BitcastOp::create(b, type, high);
   }
 
@@ -164,15 +164,15 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
   int64_t D = s.headDim, g = s.group, W = s.warps;
   // Kernel ABI (recorded in the bundle manifest).
   SmallVector<Type> args = {
-      MemRefType::get({dyn, s.numQoHeads, D}, s.element),             // q
-      MemRefType::get({dyn}, i32),                                    // qo_indptr
+      MemRefType::get({dyn, s.numQoHeads, D}, s.element), // q
+      MemRefType::get({dyn}, i32),                        // qo_indptr
       MemRefType::get({dyn, s.pageSize, s.numKvHeads, D}, s.element), // k pool
       MemRefType::get({dyn, s.pageSize, s.numKvHeads, D}, s.element), // v pool
       MemRefType::get({dyn}, i32),                                    // indptr
       MemRefType::get({dyn}, i32),                                    // indices
-      MemRefType::get({dyn}, i32),                                    // last_page_len
-      MemRefType::get({dyn, s.numQoHeads, D}, s.element),             // out
-      MemRefType::get({dyn, s.numQoHeads}, f32),                      // lse
+      MemRefType::get({dyn}, i32),                        // last_page_len
+      MemRefType::get({dyn, s.numQoHeads, D}, s.element), // out
+      MemRefType::get({dyn, s.numQoHeads}, f32),          // lse
   };
   SmallVector<VariantParamAttr> params = variant.getParamList();
   for (VariantParamAttr param : params)
@@ -251,8 +251,9 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
     SmallVector<SmallVector<Value>> paramsOf;
     for (int64_t r = 0; r < g; ++r) {
       heads.push_back(headOf(b, r));
-      qFrag.push_back(arith::MulFOp::create(
-          b, loadVec(b, q, {row, heads.back(), e0}), splat(b, cF32(b, s.scale))));
+      qFrag.push_back(
+          arith::MulFOp::create(b, loadVec(b, q, {row, heads.back(), e0}),
+                                splat(b, cF32(b, s.scale))));
       paramsOf.push_back(paramValues(b, heads.back()));
     }
     // Carried per row: m, l, acc.
@@ -301,8 +302,7 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
                   b, vector::CombiningKind::ADD,
                   arith::MulFOp::create(b, qFrag[r], ks[u]));
               for (int64_t off = groupLanes / 2; off >= 1; off /= 2)
-                part =
-                    arith::AddFOp::create(b, part, shuffleXor(b, part, off));
+                part = arith::AddFOp::create(b, part, shuffleXor(b, part, off));
               Value score = part;
               if (!variant.getLogits().empty()) {
                 SmallVector<Value> hookArgs = {score, qpos, js[u], heads[r]};
@@ -341,16 +341,16 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
         Value accOther = zeroVec;
         for (int64_t e = 0; e < kVec; ++e) {
           Value x = vector::ExtractOp::create(b, acc[r], e);
-          accOther = vector::InsertOp::create(b, shuffleXor(b, x, off),
-                                              accOther, e);
+          accOther =
+              vector::InsertOp::create(b, shuffleXor(b, x, off), accOther, e);
         }
         merge(b, m[r], l[r], acc[r], shuffleXor(b, m[r], off),
               shuffleXor(b, l[r], off), accOther);
       }
     }
     gpu::BarrierOp::create(b); // the previous row's readers are done
-    Value leader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, keyGroup,
-                                         c0);
+    Value leader =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, keyGroup, c0);
     scf::IfOp::create(b, leader, [&](OpBuilder &iob, Location loc) {
       LocBuilder b(loc, iob);
       for (int64_t r = 0; r < g; ++r) {
@@ -365,7 +365,8 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
     });
     gpu::BarrierOp::create(b);
     Value writer = arith::AndIOp::create(
-        b, leader, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warp, c0));
+        b, leader,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warp, c0));
     scf::IfOp::create(b, writer, [&](OpBuilder &iob, Location loc) {
       LocBuilder b(loc, iob);
       for (int64_t r = 0; r < g; ++r) {
@@ -373,12 +374,13 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
         Value mr = negInf(b), lr = cF32(b, 0.0f), accr = zeroVec;
         for (int64_t w = 0; w < W; ++w) {
           Value ww = cIndex(b, w);
-          merge(b, mr, lr, accr,
-                memref::LoadOp::create(b, smem, ValueRange{ww, rr, cIndex(b, D)}),
-                memref::LoadOp::create(b, smem,
-                                       ValueRange{ww, rr, cIndex(b, D + 1)}),
-                vector::LoadOp::create(b, f32Vec(b), smem,
-                                       ValueRange{ww, rr, e0}));
+          merge(
+              b, mr, lr, accr,
+              memref::LoadOp::create(b, smem, ValueRange{ww, rr, cIndex(b, D)}),
+              memref::LoadOp::create(b, smem,
+                                     ValueRange{ww, rr, cIndex(b, D + 1)}),
+              vector::LoadOp::create(b, f32Vec(b), smem,
+                                     ValueRange{ww, rr, e0}));
         }
         // No visible key: output 0, lse = -inf.
         Value empty =
@@ -431,8 +433,9 @@ struct ConvertAttnToGPUPass
         return;
       }
       auto func = op->getParentOfType<func::FuncOp>();
-      std::string name = (func ? func.getSymName().str() : std::string("attn")) +
-                         "_decode_" + std::to_string(kernels.size());
+      std::string name =
+          (func ? func.getSymName().str() : std::string("attn")) + "_decode_" +
+          std::to_string(kernels.size());
       kernels.push_back({op, name});
     });
     if (failedAny)
@@ -462,14 +465,14 @@ struct ConvertAttnToGPUPass
                         op.getEffectiveScale()};
       auto func = DecodeKernel(op, variant, shape).build(kb, name);
       // What the host needs to launch it.
-      func->setAttr("attn.launch",
-                    kb.getDictionaryAttr({
-                        kb.getNamedAttr("grid", kb.getStringAttr(
-                                                    "requests x num_kv_heads")),
-                        kb.getNamedAttr("block",
-                                        kb.getI64IntegerAttr(32 * warps)),
-                        kb.getNamedAttr("variant", op.getVariantAttr()),
-                    }));
+      func->setAttr(
+          "attn.launch",
+          kb.getDictionaryAttr({
+              kb.getNamedAttr("grid",
+                              kb.getStringAttr("requests x num_kv_heads")),
+              kb.getNamedAttr("block", kb.getI64IntegerAttr(32 * warps)),
+              kb.getNamedAttr("variant", op.getVariantAttr()),
+          }));
       kb.setInsertionPointAfter(func);
     }
   }

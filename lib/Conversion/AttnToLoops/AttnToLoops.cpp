@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "flashir/Conversion/Passes.h"
 #include "../BuilderUtils.h"
+#include "flashir/Conversion/Passes.h"
 #include "flashir/Dialect/Attn/IR/Attn.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -62,7 +62,8 @@ Value castFromF32(LocBuilder &b, Value v, Type type) {
 /// Builds a buffer of `type` and returns it with a tensor view of it.
 Value toTensor(LocBuilder &b, Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
-  auto tensorType = RankedTensorType::get(type.getShape(), type.getElementType());
+  auto tensorType =
+      RankedTensorType::get(type.getShape(), type.getElementType());
   return bufferization::ToTensorOp::create(b, tensorType, buffer,
                                            /*restrict=*/true,
                                            /*writable=*/true);
@@ -95,10 +96,10 @@ struct View {
                                         extractIndex(b, indptr, req));
     Value full = arith::MulIOp::create(
         b, arith::SubIOp::create(b, pages, cIndex(b, 1)), cIndex(b, pageSize));
-    Value len = arith::AddIOp::create(b, full,
-                                      extractIndex(b, lastPageLen, req));
-    Value nonEmpty = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
-                                           pages, cIndex(b, 0));
+    Value len =
+        arith::AddIOp::create(b, full, extractIndex(b, lastPageLen, req));
+    Value nonEmpty = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, pages,
+                                           cIndex(b, 0));
     return arith::SelectOp::create(b, nonEmpty, len, cIndex(b, 0));
   }
 
@@ -171,8 +172,8 @@ struct KeyRange {
   Value lo, hi;
 };
 
-using KeyBody = function_ref<SmallVector<Value>(LocBuilder &, const View &, Value,
-                                                Value, ValueRange)>;
+using KeyBody = function_ref<SmallVector<Value>(LocBuilder &, const View &,
+                                                Value, Value, ValueRange)>;
 
 //===----------------------------------------------------------------------===//
 // attn.attention
@@ -262,8 +263,8 @@ private:
 SmallVector<Value> AttentionLowering::paramValues(LocBuilder &b, Value req,
                                                   Value head) {
   SmallVector<Value> values;
-  for (auto [decl, value] : llvm::zip_equal(variant.getParamList(),
-                                            op.getParams())) {
+  for (auto [decl, value] :
+       llvm::zip_equal(variant.getParamList(), op.getParams())) {
     switch (decl.getKind()) {
     case ParamKind::Scalar:
     case ParamKind::Buffer:
@@ -287,10 +288,9 @@ static Value clampLocal(LocBuilder &b, Value v, Value base, Value len) {
   return arith::MinSIOp::create(b, local, len);
 }
 
-SmallVector<Value> AttentionLowering::forEachKey(LocBuilder &b, const Request &r,
-                                                 KeyRange range,
-                                                 ValueRange inits,
-                                                 KeyBody body) {
+SmallVector<Value>
+AttentionLowering::forEachKey(LocBuilder &b, const Request &r, KeyRange range,
+                              ValueRange inits, KeyBody body) {
   SmallVector<Value> carried(inits);
   Value base = cIndex(b, 0);
   for (auto [index, view] : llvm::enumerate(views)) {
@@ -303,12 +303,11 @@ SmallVector<Value> AttentionLowering::forEachKey(LocBuilder &b, const Request &r
       }
       Value viewBase = base;
       const View &v = view;
-      carried = llvm::to_vector(
-          buildFor(b, lo, hi, carried,
-                   [&](LocBuilder &nb, Value j, ValueRange args) {
-                     Value kpos = arith::AddIOp::create(nb, viewBase, j);
-                     return body(nb, v, j, kpos, args);
-                   }));
+      carried = llvm::to_vector(buildFor(
+          b, lo, hi, carried, [&](LocBuilder &nb, Value j, ValueRange args) {
+            Value kpos = arith::AddIOp::create(nb, viewBase, j);
+            return body(nb, v, j, kpos, args);
+          }));
     }
     base = arith::AddIOp::create(b, base, length);
   }
@@ -508,7 +507,8 @@ void AttentionLowering::emitRow(LocBuilder &b, const Request &r, Value i,
     }));
   };
   // The logit of a key, -inf when masked.
-  auto maskedLogits = [&](LocBuilder &b, const View &view, Value j, Value kpos) {
+  auto maskedLogits = [&](LocBuilder &b, const View &view, Value j,
+                          Value kpos) {
     return ifVisible(b, kpos, {negInf(b)}, [&](LocBuilder &b) {
       return SmallVector<Value>{logits(b, view, j, kpos)};
     })[0];
@@ -591,8 +591,8 @@ void AttentionLowering::emitRow(LocBuilder &b, const Request &r, Value i,
           return ifVisible(b, kpos, args, [&](LocBuilder &b) {
             Value s = logits(b, view, j, kpos);
             Value e = math::ExpOp::create(b, arith::NegFOp::create(b, s));
-            Value p = arith::DivFOp::create(
-                b, oneF, arith::AddFOp::create(b, oneF, e));
+            Value p = arith::DivFOp::create(b, oneF,
+                                            arith::AddFOp::create(b, oneF, e));
             accumulate(b, view, req, j, kvHead, acc, nullptr, p);
             return SmallVector<Value>{arith::AddFOp::create(b, args[0], p)};
           });
@@ -601,24 +601,23 @@ void AttentionLowering::emitRow(LocBuilder &b, const Request &r, Value i,
     // Sparsemax: scores of the row (masked = -inf), then the threshold tau
     // with sum(max(s - tau, 0)) = 1 by bisection on [max - 1, max].
     Value scores = r.scores;
-    rowMax = forEachKey(
-        b, r, range, {negInf(b)},
-        [&](LocBuilder &b, const View &view, Value j, Value kpos,
-            ValueRange args) {
-          Value s = maskedLogits(b, view, j, kpos);
-          memref::StoreOp::create(b, s, scores, kpos);
-          return SmallVector<Value>{arith::MaximumFOp::create(b, args[0], s)};
-        })[0];
-    auto mass = [&](LocBuilder &b, Value tau) {
-      return forEachKey(b, r, range, {zeroF},
-                        [&](LocBuilder &b, const View &, Value, Value kpos,
-                            ValueRange args) {
-                          Value s = memref::LoadOp::create(b, scores, kpos);
-                          Value w = arith::MaximumFOp::create(
-                              b, arith::SubFOp::create(b, s, tau), zeroF);
+    rowMax = forEachKey(b, r, range, {negInf(b)},
+                        [&](LocBuilder &b, const View &view, Value j,
+                            Value kpos, ValueRange args) {
+                          Value s = maskedLogits(b, view, j, kpos);
+                          memref::StoreOp::create(b, s, scores, kpos);
                           return SmallVector<Value>{
-                              arith::AddFOp::create(b, args[0], w)};
+                              arith::MaximumFOp::create(b, args[0], s)};
                         })[0];
+    auto mass = [&](LocBuilder &b, Value tau) {
+      return forEachKey(
+          b, r, range, {zeroF},
+          [&](LocBuilder &b, const View &, Value, Value kpos, ValueRange args) {
+            Value s = memref::LoadOp::create(b, scores, kpos);
+            Value w = arith::MaximumFOp::create(
+                b, arith::SubFOp::create(b, s, tau), zeroF);
+            return SmallVector<Value>{arith::AddFOp::create(b, args[0], w)};
+          })[0];
     };
     Value lo0 = arith::SubFOp::create(b, rowMax, oneF);
     SmallVector<Value> bounds = llvm::to_vector(buildFor(
@@ -637,16 +636,16 @@ void AttentionLowering::emitRow(LocBuilder &b, const Request &r, Value i,
         b, isNegInf(b, rowMax), zeroF,
         arith::MulFOp::create(b, arith::AddFOp::create(b, bounds[0], bounds[1]),
                               cF32(b, 0.5f)));
-    denom = forEachKey(
-        b, r, range, {zeroF},
-        [&](LocBuilder &b, const View &view, Value j, Value kpos,
-            ValueRange args) {
-          Value s = memref::LoadOp::create(b, scores, kpos);
-          Value w = arith::MaximumFOp::create(
-              b, arith::SubFOp::create(b, s, tau), zeroF);
-          accumulate(b, view, req, j, kvHead, acc, nullptr, w);
-          return SmallVector<Value>{arith::AddFOp::create(b, args[0], w)};
-        })[0];
+    denom = forEachKey(b, r, range, {zeroF},
+                       [&](LocBuilder &b, const View &view, Value j, Value kpos,
+                           ValueRange args) {
+                         Value s = memref::LoadOp::create(b, scores, kpos);
+                         Value w = arith::MaximumFOp::create(
+                             b, arith::SubFOp::create(b, s, tau), zeroF);
+                         accumulate(b, view, req, j, kvHead, acc, nullptr, w);
+                         return SmallVector<Value>{
+                             arith::AddFOp::create(b, args[0], w)};
+                       })[0];
   }
 
   // Row result. No visible key: output 0, lse = -inf.
@@ -685,26 +684,26 @@ std::pair<Value, Value> AttentionLowering::emit(LocBuilder &b, bool asState,
   Type f32 = b.getF32Type();
   Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
   Value qoIndptr = queries.getQoIndptr();
-  Value numRequests = arith::SubIOp::create(
-      b, tensor::DimOp::create(b, qoIndptr, 0), c1);
+  Value numRequests =
+      arith::SubIOp::create(b, tensor::DimOp::create(b, qoIndptr, 0), c1);
   Value chunkIndptr = op.getChunkIndptr();
   Value starts = op.getChunkStarts(), ends = op.getChunkEnds();
 
   // Output rows: the queries, or one per (request, chunk, query row).
   Value rows = tensor::DimOp::create(b, queries.getQueries(), 0);
   if (chunkIndptr)
-    rows = buildFor(b, c0, numRequests, {c0},
-                    [&](LocBuilder &b, Value req, ValueRange args) {
-                      Value next = arith::AddIOp::create(b, req, c1);
-                      Value numQ = arith::SubIOp::create(
-                          b, extractIndex(b, qoIndptr, next),
-                          extractIndex(b, qoIndptr, req));
-                      Value numChunks = arith::SubIOp::create(
-                          b, extractIndex(b, chunkIndptr, next),
-                          extractIndex(b, chunkIndptr, req));
-                      return SmallVector<Value>{arith::AddIOp::create(
-                          b, args[0], arith::MulIOp::create(b, numQ, numChunks))};
-                    })[0];
+    rows = buildFor(
+        b, c0, numRequests, {c0},
+        [&](LocBuilder &b, Value req, ValueRange args) {
+          Value next = arith::AddIOp::create(b, req, c1);
+          Value numQ = arith::SubIOp::create(b, extractIndex(b, qoIndptr, next),
+                                             extractIndex(b, qoIndptr, req));
+          Value numChunks =
+              arith::SubIOp::create(b, extractIndex(b, chunkIndptr, next),
+                                    extractIndex(b, chunkIndptr, req));
+          return SmallVector<Value>{arith::AddIOp::create(
+              b, args[0], arith::MulIOp::create(b, numQ, numChunks))};
+        })[0];
   int64_t dyn = ShapedType::kDynamic;
   out = memref::AllocOp::create(
       b, MemRefType::get({dyn, numQoHeads, headDim}, outputElement),
@@ -723,25 +722,26 @@ std::pair<Value, Value> AttentionLowering::emit(LocBuilder &b, bool asState,
       emitRows(b, r, r.qBegin, KeyRange(), asState, outputElement);
     });
   } else {
-    buildFor(b, c0, numRequests, {c0},
-             [&](LocBuilder &b, Value req, ValueRange args) -> SmallVector<Value> {
-               Request r = loadRequest(b, req);
-               Value first = extractIndex(b, chunkIndptr, req);
-               Value last = extractIndex(b, chunkIndptr,
-                                         arith::AddIOp::create(b, req, c1));
-               buildFor(b, first, last, [&](LocBuilder &b, Value c) {
-                 KeyRange range{extractIndex(b, starts, c),
-                                extractIndex(b, ends, c)};
-                 Value base = arith::AddIOp::create(
-                     b, args[0],
-                     arith::MulIOp::create(b, arith::SubIOp::create(b, c, first),
-                                           r.numQ));
-                 emitRows(b, r, base, range, asState, outputElement);
-               });
-               Value numChunks = arith::SubIOp::create(b, last, first);
-               return {arith::AddIOp::create(
-                   b, args[0], arith::MulIOp::create(b, r.numQ, numChunks))};
-             });
+    buildFor(
+        b, c0, numRequests, {c0},
+        [&](LocBuilder &b, Value req, ValueRange args) -> SmallVector<Value> {
+          Request r = loadRequest(b, req);
+          Value first = extractIndex(b, chunkIndptr, req);
+          Value last =
+              extractIndex(b, chunkIndptr, arith::AddIOp::create(b, req, c1));
+          buildFor(b, first, last, [&](LocBuilder &b, Value c) {
+            KeyRange range{extractIndex(b, starts, c),
+                           extractIndex(b, ends, c)};
+            Value base = arith::AddIOp::create(
+                b, args[0],
+                arith::MulIOp::create(b, arith::SubIOp::create(b, c, first),
+                                      r.numQ));
+            emitRows(b, r, base, range, asState, outputElement);
+          });
+          Value numChunks = arith::SubIOp::create(b, last, first);
+          return {arith::AddIOp::create(
+              b, args[0], arith::MulIOp::create(b, r.numQ, numChunks))};
+        });
   }
   return {toTensor(b, out), toTensor(b, lse)};
 }
@@ -764,9 +764,10 @@ StatePair emitEmptyState(LocBuilder &b, StateType type, Value rows) {
   buildFor(b, c0, rows, [&](LocBuilder &b, Value r) {
     buildFor(b, c0, cIndex(b, type.getNumHeads()), [&](LocBuilder &b, Value h) {
       memref::StoreOp::create(b, negInf(b), lse, ValueRange{r, h});
-      buildFor(b, c0, cIndex(b, type.getHeadDim()), [&](LocBuilder &b, Value d) {
-        memref::StoreOp::create(b, cF32(b, 0.0f), out, ValueRange{r, h, d});
-      });
+      buildFor(
+          b, c0, cIndex(b, type.getHeadDim()), [&](LocBuilder &b, Value d) {
+            memref::StoreOp::create(b, cF32(b, 0.0f), out, ValueRange{r, h, d});
+          });
     });
   });
   return {toTensor(b, out), toTensor(b, lse)};
@@ -783,9 +784,11 @@ struct MergeStep {
     Value m = arith::MaximumFOp::create(b, la, lb);
     Value zero = cF32(b, 0.0f);
     wa = arith::SelectOp::create(
-        b, aEmpty, zero, math::ExpOp::create(b, arith::SubFOp::create(b, la, m)));
+        b, aEmpty, zero,
+        math::ExpOp::create(b, arith::SubFOp::create(b, la, m)));
     wb = arith::SelectOp::create(
-        b, bEmpty, zero, math::ExpOp::create(b, arith::SubFOp::create(b, lb, m)));
+        b, bEmpty, zero,
+        math::ExpOp::create(b, arith::SubFOp::create(b, lb, m)));
     Value sum = arith::AddFOp::create(b, wa, wb);
     Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
     Value merged = arith::AddFOp::create(b, m, math::LogOp::create(b, sum));
@@ -793,7 +796,8 @@ struct MergeStep {
     inv = arith::DivFOp::create(b, cF32(b, 1.0f), sum);
   }
 
-  Value element(LocBuilder &b, ReductionKind reduction, Value oa, Value ob) const {
+  Value element(LocBuilder &b, ReductionKind reduction, Value oa,
+                Value ob) const {
     if (reduction == ReductionKind::Sigmoid)
       return arith::AddFOp::create(b, oa, ob);
     Value mix = arith::MulFOp::create(
@@ -840,16 +844,16 @@ StatePair emitMerge(LocBuilder &b, StateType type, ReductionKind reduction,
 }
 
 /// Merges each row's chunk states in chunk order (attn.merge_chunks).
-StatePair emitMergeChunks(LocBuilder &b, StateType type, ReductionKind reduction,
-                          StatePair parts, Value qoIndptr, Value rowsTensor,
-                          Value chunkIndptr) {
+StatePair emitMergeChunks(LocBuilder &b, StateType type,
+                          ReductionKind reduction, StatePair parts,
+                          Value qoIndptr, Value rowsTensor, Value chunkIndptr) {
   int64_t heads = type.getNumHeads(), dim = type.getHeadDim();
   Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
   Value rows = tensor::DimOp::create(b, rowsTensor, 0);
   auto [outBuf, lseBuf] = allocState(b, heads, dim, rows);
   Value out = outBuf, lse = lseBuf;
-  Value acc = memref::AllocaOp::create(
-      b, MemRefType::get({dim}, b.getF32Type()));
+  Value acc =
+      memref::AllocaOp::create(b, MemRefType::get({dim}, b.getF32Type()));
   Value numRequests =
       arith::SubIOp::create(b, tensor::DimOp::create(b, qoIndptr, 0), c1);
   buildFor(
@@ -868,7 +872,8 @@ StatePair emitMergeChunks(LocBuilder &b, StateType type, ReductionKind reduction
             });
             Value merged = buildFor(
                 b, first, last, {negInf(b)},
-                [&](LocBuilder &b, Value c, ValueRange la) -> SmallVector<Value> {
+                [&](LocBuilder &b, Value c,
+                    ValueRange la) -> SmallVector<Value> {
                   Value part = arith::AddIOp::create(
                       b, args[0],
                       arith::AddIOp::create(
@@ -878,9 +883,9 @@ StatePair emitMergeChunks(LocBuilder &b, StateType type, ReductionKind reduction
                           i));
                   MergeStep step(b, la[0], extract(b, parts.second, {part, h}));
                   buildFor(b, c0, cIndex(b, dim), [&](LocBuilder &b, Value d) {
-                    Value o = step.element(b, reduction,
-                                           memref::LoadOp::create(b, acc, d),
-                                           extract(b, parts.first, {part, h, d}));
+                    Value o = step.element(
+                        b, reduction, memref::LoadOp::create(b, acc, d),
+                        extract(b, parts.first, {part, h, d}));
                     memref::StoreOp::create(b, o, acc, d);
                   });
                   return {step.lse};
@@ -894,8 +899,8 @@ StatePair emitMergeChunks(LocBuilder &b, StateType type, ReductionKind reduction
           });
         });
         Value numChunks = arith::SubIOp::create(b, last, first);
-        return {arith::AddIOp::create(b, args[0],
-                                      arith::MulIOp::create(b, numQ, numChunks))};
+        return {arith::AddIOp::create(
+            b, args[0], arith::MulIOp::create(b, numQ, numChunks))};
       });
   return {toTensor(b, out), toTensor(b, lse)};
 }
@@ -917,11 +922,11 @@ SmallVector<Value> emitUniformChunks(LocBuilder &b, ArrayRef<View> views,
   auto chunksOf = [&](LocBuilder &b, Value total) {
     return arith::CeilDivUIOp::create(b, total, size);
   };
-  Value numChunks = buildFor(b, c0, numRequests, {c0},
-                             [&](LocBuilder &b, Value req, ValueRange args) {
-                               return SmallVector<Value>{arith::AddIOp::create(
-                                   b, args[0], chunksOf(b, keys(b, req)))};
-                             })[0];
+  Value numChunks = buildFor(
+      b, c0, numRequests, {c0}, [&](LocBuilder &b, Value req, ValueRange args) {
+        return SmallVector<Value>{
+            arith::AddIOp::create(b, args[0], chunksOf(b, keys(b, req)))};
+      })[0];
   auto i32Array = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
   Value indptr = memref::AllocOp::create(
       b, i32Array, ValueRange{arith::AddIOp::create(b, numRequests, c1)});
@@ -1087,7 +1092,8 @@ struct ConvertAttnToLoopsPass
         auto type = cast<RankedTensorType>(v.getType());
         SmallVector<int64_t> shape(type.getShape());
         shape[0] = ShapedType::kDynamic;
-        return castTo(b, v, RankedTensorType::get(shape, type.getElementType()));
+        return castTo(b, v,
+                      RankedTensorType::get(shape, type.getElementType()));
       };
       states[make] = {dynamic(make.getOutput()), dynamic(make.getLse())};
       return success();
@@ -1110,7 +1116,8 @@ struct ConvertAttnToLoopsPass
       return success();
     }
     if (auto mergeChunks = dyn_cast<MergeChunksOp>(op)) {
-      VariantOp variant = resolveVariant(op, mergeChunks.getType().getVariant());
+      VariantOp variant =
+          resolveVariant(op, mergeChunks.getType().getVariant());
       auto queries = mergeChunks.getQueries().getDefiningOp<RaggedQOp>();
       if (!queries)
         return op->emitOpError("the CPU lowering needs the queries to be "
@@ -1118,10 +1125,10 @@ struct ConvertAttnToLoopsPass
       FailureOr<StatePair> parts = lookupState(mergeChunks.getParts());
       if (failed(parts))
         return failure();
-      states[mergeChunks] = emitMergeChunks(
-          b, mergeChunks.getType(), variant.getReduction(), *parts,
-          queries.getQoIndptr(), queries.getQueries(),
-          mergeChunks.getChunkIndptr());
+      states[mergeChunks] =
+          emitMergeChunks(b, mergeChunks.getType(), variant.getReduction(),
+                          *parts, queries.getQoIndptr(), queries.getQueries(),
+                          mergeChunks.getChunkIndptr());
       return success();
     }
     if (auto merge = dyn_cast<MergeOp>(op)) {
@@ -1134,8 +1141,8 @@ struct ConvertAttnToLoopsPass
         FailureOr<StatePair> rhs = lookupState(next);
         if (failed(rhs))
           return failure();
-        merged = emitMerge(b, merge.getType(), variant.getReduction(), merged,
-                           *rhs);
+        merged =
+            emitMerge(b, merge.getType(), variant.getReduction(), merged, *rhs);
       }
       states[merge] = merged;
       return success();
@@ -1146,9 +1153,9 @@ struct ConvertAttnToLoopsPass
     if (failed(state))
       return failure();
     VariantOp variant = resolveVariant(op, type.getVariant());
-    Value out = emitFinalize(
-        b, variant, type, *state,
-        cast<RankedTensorType>(finalize.getOutput().getType()));
+    Value out =
+        emitFinalize(b, variant, type, *state,
+                     cast<RankedTensorType>(finalize.getOutput().getType()));
     finalize.getOutput().replaceAllUsesWith(out);
     finalize.getLse().replaceAllUsesWith(
         castTo(b, state->second, finalize.getLse().getType()));

@@ -109,8 +109,9 @@ VariantParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 /// Checks the parameters every view/state type shares.
-static LogicalResult verifyHeadShape(function_ref<InFlightDiagnostic()> emitError,
-                                     int64_t numHeads, int64_t headDim) {
+static LogicalResult
+verifyHeadShape(function_ref<InFlightDiagnostic()> emitError, int64_t numHeads,
+                int64_t headDim) {
   if (numHeads < 1)
     return emitError() << "heads must be >= 1, got " << numHeads;
   if (headDim < 2 || headDim % 2 != 0 || headDim > 1024)
@@ -170,9 +171,9 @@ ChunkedStateType::verify(function_ref<InFlightDiagnostic()> emitError,
   return StateType::verify(emitError, numHeads, headDim, variant);
 }
 
-LogicalResult TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                     int64_t q, int64_t kv, int64_t warps,
-                                     int64_t stages) {
+LogicalResult
+TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t q,
+                       int64_t kv, int64_t warps, int64_t stages) {
   if (!llvm::is_contained({1, 16, 32, 64, 128}, q))
     return emitError() << "q tile must be 1, 16, 32, 64 or 128, got " << q;
   if (!llvm::is_contained({32, 64, 128}, kv))

@@ -66,7 +66,8 @@ ParseResult VariantOp::parse(OpAsmParser &parser, OperationState &result) {
       parser.getCurrentLocation(&reductionLoc) ||
       parser.parseKeywordOrString(&reductionName))
     return failure();
-  std::optional<ReductionKind> reduction = symbolizeReductionKind(reductionName);
+  std::optional<ReductionKind> reduction =
+      symbolizeReductionKind(reductionName);
   if (!reduction)
     return parser.emitError(reductionLoc, "unknown reduction '")
            << reductionName << "'; expected softmax, sigmoid or sparsemax";
@@ -88,8 +89,8 @@ ParseResult VariantOp::parse(OpAsmParser &parser, OperationState &result) {
         return parser.emitError(loc, "unknown parameter kind '")
                << kindName
                << "'; expected scalar, per_request, per_head or buffer";
-      auto attr = getCheckedVariantParam(
-          [&] { return parser.emitError(loc); }, ctx, paramName, type, *kind);
+      auto attr = getCheckedVariantParam([&] { return parser.emitError(loc); },
+                                         ctx, paramName, type, *kind);
       if (!attr)
         return failure();
       params.push_back(attr);
@@ -142,13 +143,14 @@ void VariantOp::print(OpAsmPrinter &p) {
     p << " params(";
     llvm::interleaveComma(getParamList(), p, [&](VariantParamAttr param) {
       p.printKeywordOrString(param.getName());
-      p << " : " << param.getType() << ' ' << stringifyParamKind(param.getKind());
+      p << " : " << param.getType() << ' '
+        << stringifyParamKind(param.getKind());
     });
     p << ')';
   }
   p.printOptionalAttrDictWithKeyword(
-      (*this)->getAttrs(), {getSymNameAttrName(), getReductionAttrName(),
-                            getParamsAttrName()});
+      (*this)->getAttrs(),
+      {getSymNameAttrName(), getReductionAttrName(), getParamsAttrName()});
   p << " {";
   bool any = false;
   for (auto [index, region] : llvm::enumerate((*this)->getRegions())) {
@@ -158,8 +160,9 @@ void VariantOp::print(OpAsmPrinter &p) {
     p.increaseIndent();
     p.printNewline();
     p << getHookNames()[index] << '(';
-    llvm::interleaveComma(region.getArguments(), p,
-                          [&](BlockArgument arg) { p.printRegionArgument(arg); });
+    llvm::interleaveComma(region.getArguments(), p, [&](BlockArgument arg) {
+      p.printRegionArgument(arg);
+    });
     p << ") ";
     p.printRegion(region, /*printEntryBlockArgs=*/false);
     p.decreaseIndent();
@@ -200,9 +203,9 @@ LogicalResult VariantOp::verifyRegions() {
              << " parameters), got " << block.getNumArguments();
     for (auto [i, arg, type] : llvm::enumerate(block.getArguments(), expected))
       if (arg.getType() != type)
-        return emitOpError("'") << hook << "' hook argument #" << i
-                                << " must be of type " << type << ", got "
-                                << arg.getType();
+        return emitOpError("'")
+               << hook << "' hook argument #" << i << " must be of type "
+               << type << ", got " << arg.getType();
 
     // Hooks are inlined anywhere, any number of times (per key, per row,
     // on the CPU and the GPU): they must be side-effect free.
@@ -214,7 +217,8 @@ LogicalResult VariantOp::verifyRegions() {
       });
       if (impure.wasInterrupted())
         return inner.emitOpError("cannot be used in the '")
-               << hook << "' hook of a variant: hooks must be pure "
+               << hook
+               << "' hook of a variant: hooks must be pure "
                   "(no side effects, no attn ops)";
     }
 
@@ -238,17 +242,18 @@ LogicalResult VariantOp::verifyRegions() {
 /// Checks a tensor dimension against the value a view type requires.
 /// `owner` names where the expected value comes from ("the view's",
 /// "the state's", "the attention's").
-static LogicalResult checkDim(Operation *op, StringRef what, RankedTensorType type,
-                              unsigned dim, int64_t expected, StringRef name,
+static LogicalResult checkDim(Operation *op, StringRef what,
+                              RankedTensorType type, unsigned dim,
+                              int64_t expected, StringRef name,
                               StringRef owner = "the view's") {
   int64_t actual = type.getDimSize(dim);
   if (ShapedType::isDynamic(actual))
     return op->emitOpError() << what << " dimension " << dim << " (" << name
                              << ") must be static, got " << type;
   if (actual != expected)
-    return op->emitOpError() << what << " dimension " << dim << " (" << name
-                             << ") is " << actual << ", but " << owner << " "
-                             << name << " is " << expected;
+    return op->emitOpError()
+           << what << " dimension " << dim << " (" << name << ") is " << actual
+           << ", but " << owner << " " << name << " is " << expected;
   return success();
 }
 
@@ -258,9 +263,9 @@ static LogicalResult verifyTokenTensor(Operation *op, StringRef what,
                                        RankedTensorType type, int64_t numHeads,
                                        int64_t headDim, Type elementType) {
   if (type.getRank() != 3)
-    return op->emitOpError() << "expects " << what
-                             << " of rank 3 ([tokens, heads, head_dim]), got "
-                             << type;
+    return op->emitOpError()
+           << "expects " << what
+           << " of rank 3 ([tokens, heads, head_dim]), got " << type;
   if (type.getElementType() != elementType)
     return op->emitOpError()
            << what << " element type " << type.getElementType()
@@ -287,15 +292,16 @@ static LogicalResult verifyPagePools(Operation *op, Type k, Type v,
            << kType;
   if (kType.getElementType() != view.getElementType())
     return op->emitOpError("page pool element type ")
-           << kType.getElementType() << " does not match the view's element type "
+           << kType.getElementType()
+           << " does not match the view's element type "
            << view.getElementType();
   unsigned pageDim = nhd ? 1 : 2, headsDim = nhd ? 2 : 1;
   if (failed(checkDim(op, "page pool", kType, pageDim, view.getPageSize(),
                       "page_size")) ||
       failed(checkDim(op, "page pool", kType, headsDim, view.getNumHeads(),
                       "heads")) ||
-      failed(checkDim(op, "page pool", kType, 3, view.getHeadDim(),
-                      "head_dim")))
+      failed(
+          checkDim(op, "page pool", kType, 3, view.getHeadDim(), "head_dim")))
     return failure();
   return success();
 }
@@ -315,18 +321,16 @@ LogicalResult RaggedKVOp::verify() {
     return emitOpError("keys and values must have the same type, got ")
            << getKeys().getType() << " and " << getValues().getType();
   RaggedKVType view = getType();
-  return verifyTokenTensor(*this, "keys",
-                           cast<RankedTensorType>(getKeys().getType()),
-                           view.getNumHeads(), view.getHeadDim(),
-                           view.getElementType());
+  return verifyTokenTensor(
+      *this, "keys", cast<RankedTensorType>(getKeys().getType()),
+      view.getNumHeads(), view.getHeadDim(), view.getElementType());
 }
 
 LogicalResult RaggedQOp::verify() {
   RaggedQType view = getType();
-  return verifyTokenTensor(*this, "queries",
-                           cast<RankedTensorType>(getQueries().getType()),
-                           view.getNumHeads(), view.getHeadDim(),
-                           view.getElementType());
+  return verifyTokenTensor(
+      *this, "queries", cast<RankedTensorType>(getQueries().getType()),
+      view.getNumHeads(), view.getHeadDim(), view.getElementType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -386,8 +390,8 @@ static FailureOr<VariantOp> lookupVariant(Operation *op,
   if (VariantOp variant = resolveVariant(op, ref))
     return variant;
   if (SymbolTable::lookupNearestSymbolFrom(op, ref))
-    return op->emitOpError("'") << ref.getValue()
-                                << "' does not reference an attn.variant";
+    return op->emitOpError("'")
+           << ref.getValue() << "' does not reference an attn.variant";
   return op->emitOpError("'")
          << ref.getValue()
          << "' does not reference a variant defined in this module or in the "
@@ -426,7 +430,8 @@ static LogicalResult checkStateVariant(Operation *op, StateType type,
 float AttentionOp::getEffectiveScale() {
   if (std::optional<APFloat> scale = getScale())
     return scale->convertToFloat();
-  return 1.0f / std::sqrt(static_cast<float>(getQueries().getType().getHeadDim()));
+  return 1.0f /
+         std::sqrt(static_cast<float>(getQueries().getType().getHeadDim()));
 }
 
 LogicalResult AttentionOp::verify() {
@@ -453,8 +458,8 @@ LogicalResult AttentionOp::verify() {
     if (shape.numHeads != kv.numHeads || shape.headDim != kv.headDim ||
         shape.elementType != kv.elementType)
       return emitOpError("KV view #")
-             << index << " (" << view.getType()
-             << ") disagrees with view #0 (" << getViews().front().getType()
+             << index << " (" << view.getType() << ") disagrees with view #0 ("
+             << getViews().front().getType()
              << ") on heads, head_dim or element type";
   }
   if (kv.numHeads != numKvHeads)
@@ -485,8 +490,8 @@ LogicalResult AttentionOp::verify() {
       return emitOpError("attended_views must attend at least one view");
   }
 
-  int chunkOperands = bool(getChunkIndptr()) + bool(getChunkStarts()) +
-                      bool(getChunkEnds());
+  int chunkOperands =
+      bool(getChunkIndptr()) + bool(getChunkStarts()) + bool(getChunkEnds());
   if (chunkOperands != 0 && chunkOperands != 3)
     return emitOpError("chunks need chunk_indptr, chunk_starts and chunk_ends");
   if (chunkOperands) {
@@ -513,7 +518,8 @@ LogicalResult AttentionOp::verify() {
     if (!state)
       return emitOpError("a single result must be an !attn.state, got ")
              << getResult(0).getType();
-    if (state.getNumHeads() != numQoHeads || state.getHeadDim() != q.getHeadDim())
+    if (state.getNumHeads() != numQoHeads ||
+        state.getHeadDim() != q.getHeadDim())
       return emitOpError("result state has ")
              << state.getNumHeads() << " heads of dim " << state.getHeadDim()
              << ", expected " << numQoHeads << " of dim " << q.getHeadDim();
@@ -605,10 +611,9 @@ LogicalResult EmptyStateOp::verifySymbolUses(SymbolTableCollection &) {
 
 LogicalResult MakeStateOp::verify() {
   StateType state = getType();
-  if (failed(verifyOutputAndLse(*this, getOutput().getType(),
-                                getLse().getType(), state.getNumHeads(),
-                                state.getHeadDim(), /*outputF32=*/true,
-                                "the state's")))
+  if (failed(verifyOutputAndLse(
+          *this, getOutput().getType(), getLse().getType(), state.getNumHeads(),
+          state.getHeadDim(), /*outputF32=*/true, "the state's")))
     return failure();
   return checkStateVariant(*this, state, getVariantAttr());
 }
@@ -685,8 +690,7 @@ LogicalResult MergeChunksOp::verify() {
   RaggedQType q = getQueries().getType();
   if (q.getNumHeads() != parts.getNumHeads() ||
       q.getHeadDim() != parts.getHeadDim())
-    return emitOpError("queries ")
-           << q << " do not match the chunks " << parts;
+    return emitOpError("queries ") << q << " do not match the chunks " << parts;
   return success();
 }
 

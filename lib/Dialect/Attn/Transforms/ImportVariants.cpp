@@ -26,9 +26,8 @@ struct ImportVariantsPass
     // in first-use order so the output is deterministic.
     llvm::SetVector<StringAttr> used;
     AttrTypeWalker walker;
-    walker.addWalk([&](StateType state) {
-      used.insert(state.getVariant().getAttr());
-    });
+    walker.addWalk(
+        [&](StateType state) { used.insert(state.getVariant().getAttr()); });
     module.walk([&](Operation *op) {
       if (isa<AttnDialect>(op->getDialect()))
         if (auto ref = op->getAttrOfType<FlatSymbolRefAttr>("variant"))

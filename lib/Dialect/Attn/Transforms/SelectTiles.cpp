@@ -87,8 +87,8 @@ struct SelectTilesPass
       }
       const target::TileChoice &tile = selection.choice;
       // Any configuration already present is replaced.
-      op.setTilesAttr(TileConfigAttr::get(ctx, tile.q, tile.kv, tile.warps,
-                                          tile.stages));
+      op.setTilesAttr(
+          TileConfigAttr::get(ctx, tile.q, tile.kv, tile.warps, tile.stages));
     });
 
     module->setAttr("attn.target",

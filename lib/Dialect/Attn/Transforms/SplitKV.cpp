@@ -84,8 +84,8 @@ struct SplitKVPass : flashir::attn::impl::AttnSplitKVBase<SplitKVPass> {
       SmallVector<Type> argTypes(3, indexArray);
       SmallVector<DictionaryAttr> argAttrs(3, DictionaryAttr::get(ctx));
       SmallVector<Location> locs(3, loc);
-      if (failed(func.insertArguments({first, first, first}, argTypes,
-                                      argAttrs, locs)))
+      if (failed(func.insertArguments({first, first, first}, argTypes, argAttrs,
+                                      locs)))
         return failure();
       indptr = entry.getArgument(first);
       starts = entry.getArgument(first + 1);
@@ -106,8 +106,8 @@ struct SplitKVPass : flashir::attn::impl::AttnSplitKVBase<SplitKVPass> {
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     RaggedQType q = op.getQueries().getType();
-    auto partsType = ChunkedStateType::get(ctx, q.getNumHeads(),
-                                           q.getHeadDim(), op.getVariantAttr());
+    auto partsType = ChunkedStateType::get(ctx, q.getNumHeads(), q.getHeadDim(),
+                                           op.getVariantAttr());
     auto chunked = AttentionOp::create(
         b, loc, TypeRange{partsType}, op.getQueries(), op.getViews(),
         op.getParams(), indptr, starts, ends, op.getVariantAttr(),
@@ -117,8 +117,8 @@ struct SplitKVPass : flashir::attn::impl::AttnSplitKVBase<SplitKVPass> {
 
     auto stateType = StateType::get(ctx, q.getNumHeads(), q.getHeadDim(),
                                     op.getVariantAttr());
-    Value merged = MergeChunksOp::create(b, loc, stateType, chunked.getResult(0),
-                                         op.getQueries(), indptr);
+    Value merged = MergeChunksOp::create(
+        b, loc, stateType, chunked.getResult(0), op.getQueries(), indptr);
     replaceAttentionWithState(b, op, merged);
     return success();
   }
