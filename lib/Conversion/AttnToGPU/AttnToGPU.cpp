@@ -94,12 +94,18 @@ private:
     Value v = memref::LoadOp::create(b, memref, ValueRange{i});
     return arith::IndexCastOp::create(b, b.getIndexType(), v);
   }
+  /// 16 bytes of `memref` at `indices`.
+  Value loadRaw(LocBuilder &b, Value memref, ValueRange indices) {
+    return vector::LoadOp::create(b, VectorType::get({kVec}, s.element),
+                                  memref, indices,
+                                  /*nontemporal=*/false, llvm::MaybeAlign(16));
+  }
+  Value widen(LocBuilder &b, Value v) {
+    return arith::ExtFOp::create(b, f32Vec(b), v);
+  }
   /// 16 bytes of `memref` at `indices`, widened to f32.
   Value loadVec(LocBuilder &b, Value memref, ValueRange indices) {
-    Value v = vector::LoadOp::create(
-        b, VectorType::get({kVec}, s.element), memref, indices,
-        /*nontemporal=*/false, llvm::MaybeAlign(16));
-    return arith::ExtFOp::create(b, f32Vec(b), v);
+    return widen(b, loadRaw(b, memref, indices));
   }
   /// f32 -> the element type, round to nearest even. bf16 is rounded with
   /// integer ops: LLVM's NVPTX lowering of fptrunc to bf16 for sm_75 emits
@@ -269,31 +275,59 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
     int64_t U = s.unroll;
     Value start = arith::MulIOp::create(b, warp, cIndex(b, keysPerIter * U));
     Value step = cIndex(b, W * keysPerIter * U);
+    auto keyIndex = [&](LocBuilder &b, Value jBase, int64_t u) {
+      return arith::AddIOp::create(
+          b, jBase,
+          arith::AddIOp::create(b, cIndex(b, u * keysPerIter), keyGroup));
+    };
+    // The U K and V vectors of iteration `jBase`, clamped to the last key
+    // (valid memory; masked out later), in the storage type.
+    auto loadKeys = [&](LocBuilder &b, Value jBase) {
+      SmallVector<Value> kv;
+      for (int64_t u = 0; u < U; ++u) {
+        Value jSafe = arith::MinSIOp::create(
+            b, keyIndex(b, jBase, u), arith::SubIOp::create(b, numKv, c1));
+        Value page = loadIndex(
+            b, indices,
+            arith::AddIOp::create(
+                b, pageBegin,
+                arith::DivUIOp::create(b, jSafe, cIndex(b, s.pageSize))));
+        Value slot = arith::RemUIOp::create(b, jSafe, cIndex(b, s.pageSize));
+        kv.push_back(loadRaw(b, kPool, {page, slot, kvHead, e0}));
+        kv.push_back(loadRaw(b, vPool, {page, slot, kvHead, e0}));
+      }
+      return kv;
+    };
+    // Software pipelining in registers: the loads of the next iteration are
+    // issued before this iteration's arithmetic.
+    auto rawType = VectorType::get({kVec}, s.element);
+    Value hasKeys =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, numKv, c0);
+    SmallVector<Value> first = llvm::to_vector(buildIf(
+        b, hasKeys, [&](LocBuilder &b) { return loadKeys(b, start); },
+        [&](LocBuilder &b) {
+          Value zero = arith::ConstantOp::create(
+              b, DenseElementsAttr::get(rawType, b.getZeroAttr(s.element)));
+          return SmallVector<Value>(2 * U, zero);
+        }));
+    size_t numState = inits.size();
+    inits.append(first);
     auto loop = scf::ForOp::create(
         b, start, numKv, step, inits,
         [&](OpBuilder &lob, Location loc, Value jBase, ValueRange carried) {
           LocBuilder b(loc, lob);
+          SmallVector<Value> next =
+              loadKeys(b, arith::AddIOp::create(b, jBase, step));
           SmallVector<Value> js, inRange, ks, vs;
           for (int64_t u = 0; u < U; ++u) {
-            Value j = arith::AddIOp::create(
-                b, jBase,
-                arith::AddIOp::create(b, cIndex(b, u * keysPerIter), keyGroup));
+            Value j = keyIndex(b, jBase, u);
             js.push_back(j);
             inRange.push_back(
                 arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, numKv));
-            Value jSafe = arith::MinSIOp::create(
-                b, j, arith::SubIOp::create(b, numKv, c1));
-            Value page = loadIndex(
-                b, indices,
-                arith::AddIOp::create(
-                    b, pageBegin,
-                    arith::DivUIOp::create(b, jSafe, cIndex(b, s.pageSize))));
-            Value slot =
-                arith::RemUIOp::create(b, jSafe, cIndex(b, s.pageSize));
-            ks.push_back(loadVec(b, kPool, {page, slot, kvHead, e0}));
-            vs.push_back(loadVec(b, vPool, {page, slot, kvHead, e0}));
+            ks.push_back(widen(b, carried[numState + 2 * u]));
+            vs.push_back(widen(b, carried[numState + 2 * u + 1]));
           }
-          SmallVector<Value> state(carried);
+          SmallVector<Value> state(carried.take_front(numState));
           for (int64_t u = 0; u < U; ++u) {
             for (int64_t r = 0; r < g; ++r) {
               Value m = state[3 * r], l = state[3 * r + 1],
@@ -327,6 +361,7 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
                   arith::MulFOp::create(b, vs[u], splat(b, p)));
             }
           }
+          state.append(next);
           scf::YieldOp::create(b, state);
         });
 
