@@ -12,8 +12,25 @@ for example in "$FLASHIR_ROOT"/examples/*.mlir; do
 done
 
 echo
-echo "== CPU execution: GQA decode (32/8 heads, d128, bf16, 16-token pages) JIT-compiled"
-echo "   through attn-to-cpu and checked against the float64 reference"
-"$FLASHIR_BUILD_DIR/bin/flashir-run" --variant=causal --dtype=bf16 \
-  --qo-heads=32 --kv-heads=8 --head-dim=128 --page-size=16 --shared-pages \
-  --qo-lens=1,1,1,1 --kv-lens=100,517,33,1000
+echo "== NVIDIA: examples/decode_paged.mlir -> kernel bundle for every supported chip"
+bundle="$FLASHIR_BUILD_DIR/demo-bundle"
+if "$FLASHIR_BUILD_DIR/bin/flashir-bundle" "$FLASHIR_ROOT/examples/decode_paged.mlir" -o "$bundle"; then
+  echo "   $(ls "$bundle" | tr '\n' ' ')"
+else
+  echo "   (skipped: the NVIDIA path needs the CUDA toolkit's libdevice and ptxas)"
+fi
+
+if [ -f "$bundle/manifest.json" ] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1 &&
+   python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  echo
+  echo "== GPU found: running the bundle's kernels against a float64 reference"
+  python3 "$FLASHIR_ROOT/bench/gpu/gpu_check.py" --bundle "$bundle" --out "$bundle" --no-bench
+else
+  echo
+  echo "== No GPU here: the same decode (GQA 32/8, d128, bf16, 16-token pages) runs on"
+  echo "   the CPU path instead, JIT-compiled through attn-to-cpu and checked against"
+  echo "   the float64 reference"
+  "$FLASHIR_BUILD_DIR/bin/flashir-run" --variant=causal --dtype=bf16 \
+    --qo-heads=32 --kv-heads=8 --head-dim=128 --page-size=16 --shared-pages \
+    --qo-lens=1,1,1,1 --kv-lens=100,517,33,1000
+fi

@@ -183,6 +183,16 @@ int main(int argc, char **argv) {
     toolkit = home;
   else if (llvm::sys::fs::is_directory("/usr/local/cuda/nvvm/libdevice"))
     toolkit = "/usr/local/cuda";
+  // The NVVM lowering calls libdevice for exp, log, tanh, fmax...: without
+  // it the PTX would reference functions nothing defines.
+  SmallString<128> libdevice(toolkit);
+  llvm::sys::path::append(libdevice, "nvvm", "libdevice");
+  if (toolkit.empty() || !llvm::sys::fs::is_directory(libdevice)) {
+    llvm::errs() << "flashir-bundle: no CUDA toolkit with libdevice found "
+                    "(looked next to ptxas, in $CUDA_HOME and /usr/local/cuda); "
+                    "install the CUDA toolkit or set CUDA_HOME\n";
+    return 2;
+  }
 
   llvm::json::Array targets;
   for (const std::string &chip : chips) {
