@@ -11,6 +11,13 @@ set -uo pipefail
 bundle=${1:-build-gpu/bundle}
 out=${2:-${OUT:-.}}
 export PYTHONUNBUFFERED=1
+# The C++ runtime (built here without LLVM) launching the bundle directly.
+cmake -S . -B build-runtime -G Ninja -DFLASHIR_ENABLE_COMPILER=OFF \
+  -DFLASHIR_ENABLE_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+  cmake --build build-runtime >/dev/null || echo "runtime build failed"
+for chip in sm_90a sm_80 sm_75; do
+  build-runtime/bench/gpu/flashir-decode-check "$bundle" $chip | tee -a "$out/decode_launch.log" | tail -1
+done
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 python3 bench/gpu/gpu_check.py --bundle "$bundle" --out "$out" 2>&1 | tee "$out/gpu_check.log"
 status=${PIPESTATUS[0]}

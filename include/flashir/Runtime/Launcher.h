@@ -1,0 +1,115 @@
+//===- Launcher.h - kernel bundles on the CUDA driver API -------*- C++ -*-===//
+//
+// Loads a kernel bundle (manifest.json + PTX/cubin per chip, written by
+// flashir-bundle) and launches its decode kernels. The CUDA driver is loaded
+// at run time (dlopen of libcuda.so.1), so the runtime builds and its tests
+// run on machines without a GPU; every failure is a Status with a message.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLASHIR_RUNTIME_LAUNCHER_H
+#define FLASHIR_RUNTIME_LAUNCHER_H
+
+#include "flashir/Runtime/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace flashir::runtime {
+
+/// One kernel argument as the manifest describes it.
+struct KernelArg {
+  std::string name;
+  bool memref = false;        // else a scalar
+  std::string element;        // "bf16", "i32", "f32", ...
+  std::vector<int64_t> shape; // -1: dynamic
+};
+
+struct KernelInfo {
+  std::string name;
+  int64_t block = 0;
+  int64_t sharedMemoryBytes = 0;
+  std::string variant;
+  std::vector<KernelArg> args;
+};
+
+struct TargetInfo {
+  std::string chip, ptx, cubin;
+};
+
+/// Reads `<dir>/manifest.json` (ABI version 1).
+Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
+                    std::vector<TargetInfo> &targets);
+
+/// The subset of the CUDA driver API the runtime uses, resolved from
+/// libcuda.so.1 at run time.
+class CudaDriver {
+public:
+  /// Loads the driver, initialises it and makes device `ordinal`'s primary
+  /// context current.
+  static Status open(int ordinal, std::unique_ptr<CudaDriver> &out);
+  ~CudaDriver();
+
+  Status alloc(size_t bytes, void **ptr);
+  Status free(void *ptr);
+  Status copyToDevice(void *dst, const void *src, size_t bytes);
+  Status copyToHost(void *dst, const void *src, size_t bytes);
+  Status synchronize();
+  Status loadModule(const std::string &image, void **module);
+  Status function(void *module, const std::string &name, void **fn);
+  Status launch(void *fn, unsigned gridX, unsigned gridY, unsigned block,
+                void *stream, std::vector<void *> &params);
+
+private:
+  CudaDriver() = default;
+  Status check(int rc, const char *what);
+  struct Api;
+  std::unique_ptr<Api> api;
+  void *library = nullptr;
+};
+
+/// Device buffers of one decode launch.
+struct DecodeBuffers {
+  void *q = nullptr, *qoIndptr = nullptr, *kPool = nullptr, *vPool = nullptr,
+       *indptr = nullptr, *indices = nullptr, *lastPageLen = nullptr,
+       *out = nullptr, *lse = nullptr;
+  int64_t totalQ = 0, batch = 0, numPages = 0, numIndices = 0;
+  /// Variant parameters in declaration order: a device pointer and element
+  /// count for tensor parameters, a value for f32 scalars.
+  struct Param {
+    void *pointer = nullptr;
+    int64_t size = 0;
+    float scalar = 0;
+  };
+  std::vector<Param> params;
+};
+
+/// A loaded bundle.
+class DecodeLauncher {
+public:
+  /// Loads the image for `chip` from bundle `dir` (the cubin if the bundle
+  /// has one for that chip, else its PTX, which the driver compiles).
+  static Status open(CudaDriver &driver, const std::string &dir,
+                     const std::string &chip,
+                     std::unique_ptr<DecodeLauncher> &out);
+
+  const std::vector<KernelInfo> &kernels() const { return kernels_; }
+
+  /// Launches `kernel` on `buffers`: grid (batch, KV heads), the manifest's
+  /// block; memref arguments as MLIR descriptors. Checks the argument count
+  /// against the manifest.
+  Status launch(const std::string &kernel, const DecodeBuffers &buffers,
+                void *stream = nullptr);
+
+private:
+  CudaDriver *driver = nullptr;
+  void *module = nullptr;
+  std::vector<KernelInfo> kernels_;
+  std::vector<void *> functions;
+};
+
+} // namespace flashir::runtime
+
+#endif // FLASHIR_RUNTIME_LAUNCHER_H

@@ -1,0 +1,333 @@
+//===- Launcher.cpp - kernel bundles on the CUDA driver API ---------------===//
+
+#include "flashir/Runtime/Launcher.h"
+#include "flashir/Runtime/Json.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace flashir::runtime {
+
+static Status invalid(std::string message) {
+  return Status::error(StatusCode::InvalidArgument, std::move(message));
+}
+
+static Status readFile(const std::string &path, std::string &out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return invalid("cannot read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return Status::ok();
+}
+
+static std::string stringOf(const JsonValue *v) {
+  return v && v->isString() ? v->string() : std::string();
+}
+
+Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
+                    std::vector<TargetInfo> &targets) {
+  std::string path = dir + "/manifest.json", text;
+  if (Status s = readFile(path, text); !s)
+    return s;
+  JsonValue root;
+  if (Status s = JsonValue::parse(text, root); !s)
+    return invalid(path + ": " + s.message());
+  const JsonValue *abi = root.get("abi_version");
+  if (!abi || !abi->isNumber() || abi->number() != 1)
+    return invalid(path + ": unsupported abi_version (this runtime reads 1)");
+  const JsonValue *ks = root.get("kernels"), *ts = root.get("targets");
+  if (!ks || !ks->isArray() || !ts || !ts->isArray())
+    return invalid(path + ": needs 'kernels' and 'targets' arrays");
+  kernels.clear();
+  for (const JsonValue &k : ks->array()) {
+    KernelInfo info;
+    info.name = stringOf(k.get("name"));
+    if (const JsonValue *b = k.get("block"); b && b->isNumber())
+      info.block = static_cast<int64_t>(b->number());
+    if (const JsonValue *m = k.get("shared_memory_bytes"); m && m->isNumber())
+      info.sharedMemoryBytes = static_cast<int64_t>(m->number());
+    info.variant = stringOf(k.get("variant"));
+    const JsonValue *args = k.get("args");
+    if (info.name.empty() || info.block <= 0 || !args || !args->isArray())
+      return invalid(path + ": a kernel needs a name, a block size and args");
+    for (const JsonValue &a : args->array()) {
+      KernelArg arg;
+      arg.name = stringOf(a.get("name"));
+      arg.memref = stringOf(a.get("kind")) == "memref";
+      arg.element = stringOf(a.get("element"));
+      if (const JsonValue *shape = a.get("shape"); shape && shape->isArray())
+        for (const JsonValue &d : shape->array())
+          arg.shape.push_back(static_cast<int64_t>(d.number()));
+      info.args.push_back(std::move(arg));
+    }
+    kernels.push_back(std::move(info));
+  }
+  targets.clear();
+  for (const JsonValue &t : ts->array())
+    targets.push_back({stringOf(t.get("chip")), stringOf(t.get("ptx")),
+                       stringOf(t.get("cubin"))});
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// CudaDriver
+//===----------------------------------------------------------------------===//
+
+struct CudaDriver::Api {
+  int (*cuInit)(unsigned);
+  int (*cuDeviceGet)(int *, int);
+  int (*cuDevicePrimaryCtxRetain)(void **, int);
+  int (*cuCtxSetCurrent)(void *);
+  int (*cuGetErrorString)(int, const char **);
+  int (*cuMemAlloc)(unsigned long long *, size_t);
+  int (*cuMemFree)(unsigned long long);
+  int (*cuMemcpyHtoD)(unsigned long long, const void *, size_t);
+  int (*cuMemcpyDtoH)(void *, unsigned long long, size_t);
+  int (*cuCtxSynchronize)();
+  int (*cuModuleLoadData)(void **, const void *);
+  int (*cuModuleGetFunction)(void **, void *, const char *);
+  int (*cuLaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, unsigned, unsigned, void *, void **, void **);
+};
+
+Status CudaDriver::check(int rc, const char *what) {
+  if (rc == 0)
+    return Status::ok();
+  const char *text = nullptr;
+  if (api->cuGetErrorString)
+    api->cuGetErrorString(rc, &text);
+  return Status::error(StatusCode::InvalidArgument,
+                       std::string(what) + " failed: " +
+                           (text ? text : "CUDA error " + std::to_string(rc)));
+}
+
+Status CudaDriver::open(int ordinal, std::unique_ptr<CudaDriver> &out) {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib)
+    return invalid("the CUDA driver (libcuda.so.1) is not available: " +
+                   std::string(dlerror()));
+  std::unique_ptr<CudaDriver> driver(new CudaDriver());
+  driver->library = lib;
+  driver->api = std::make_unique<Api>();
+  Api &api = *driver->api;
+  struct Entry {
+    const char *name;
+    void **slot;
+  } entries[] = {
+      {"cuInit", reinterpret_cast<void **>(&api.cuInit)},
+      {"cuDeviceGet", reinterpret_cast<void **>(&api.cuDeviceGet)},
+      {"cuDevicePrimaryCtxRetain",
+       reinterpret_cast<void **>(&api.cuDevicePrimaryCtxRetain)},
+      {"cuCtxSetCurrent", reinterpret_cast<void **>(&api.cuCtxSetCurrent)},
+      {"cuGetErrorString", reinterpret_cast<void **>(&api.cuGetErrorString)},
+      {"cuMemAlloc_v2", reinterpret_cast<void **>(&api.cuMemAlloc)},
+      {"cuMemFree_v2", reinterpret_cast<void **>(&api.cuMemFree)},
+      {"cuMemcpyHtoD_v2", reinterpret_cast<void **>(&api.cuMemcpyHtoD)},
+      {"cuMemcpyDtoH_v2", reinterpret_cast<void **>(&api.cuMemcpyDtoH)},
+      {"cuCtxSynchronize", reinterpret_cast<void **>(&api.cuCtxSynchronize)},
+      {"cuModuleLoadData", reinterpret_cast<void **>(&api.cuModuleLoadData)},
+      {"cuModuleGetFunction",
+       reinterpret_cast<void **>(&api.cuModuleGetFunction)},
+      {"cuLaunchKernel", reinterpret_cast<void **>(&api.cuLaunchKernel)},
+  };
+  for (Entry &e : entries) {
+    *e.slot = dlsym(lib, e.name);
+    if (!*e.slot)
+      return invalid(std::string("libcuda.so.1 lacks ") + e.name);
+  }
+  if (Status s = driver->check(api.cuInit(0), "cuInit"); !s)
+    return s;
+  int device = 0;
+  if (Status s = driver->check(api.cuDeviceGet(&device, ordinal), "cuDeviceGet");
+      !s)
+    return s;
+  void *ctx = nullptr;
+  if (Status s = driver->check(api.cuDevicePrimaryCtxRetain(&ctx, device),
+                               "cuDevicePrimaryCtxRetain");
+      !s)
+    return s;
+  if (Status s = driver->check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent"); !s)
+    return s;
+  out = std::move(driver);
+  return Status::ok();
+}
+
+CudaDriver::~CudaDriver() {
+  // The primary context stays with the process; the library stays loaded
+  // (kernels may still be running on other threads' streams).
+}
+
+Status CudaDriver::alloc(size_t bytes, void **ptr) {
+  unsigned long long p = 0;
+  Status s = check(api->cuMemAlloc(&p, bytes), "cuMemAlloc");
+  *ptr = reinterpret_cast<void *>(p);
+  return s;
+}
+Status CudaDriver::free(void *ptr) {
+  return check(api->cuMemFree(reinterpret_cast<unsigned long long>(ptr)),
+               "cuMemFree");
+}
+Status CudaDriver::copyToDevice(void *dst, const void *src, size_t bytes) {
+  return check(api->cuMemcpyHtoD(reinterpret_cast<unsigned long long>(dst),
+                                 src, bytes),
+               "cuMemcpyHtoD");
+}
+Status CudaDriver::copyToHost(void *dst, const void *src, size_t bytes) {
+  return check(api->cuMemcpyDtoH(
+                   dst, reinterpret_cast<unsigned long long>(src), bytes),
+               "cuMemcpyDtoH");
+}
+Status CudaDriver::synchronize() {
+  return check(api->cuCtxSynchronize(), "cuCtxSynchronize");
+}
+Status CudaDriver::loadModule(const std::string &image, void **module) {
+  // PTX must be NUL-terminated; std::string's buffer is.
+  return check(api->cuModuleLoadData(module, image.c_str()),
+               "cuModuleLoadData");
+}
+Status CudaDriver::function(void *module, const std::string &name, void **fn) {
+  return check(api->cuModuleGetFunction(fn, module, name.c_str()),
+               ("cuModuleGetFunction(" + name + ")").c_str());
+}
+Status CudaDriver::launch(void *fn, unsigned gridX, unsigned gridY,
+                          unsigned block, void *stream,
+                          std::vector<void *> &params) {
+  return check(api->cuLaunchKernel(fn, gridX, gridY, 1, block, 1, 1, 0, stream,
+                                   params.data(), nullptr),
+               "cuLaunchKernel");
+}
+
+//===----------------------------------------------------------------------===//
+// DecodeLauncher
+//===----------------------------------------------------------------------===//
+
+Status DecodeLauncher::open(CudaDriver &driver, const std::string &dir,
+                            const std::string &chip,
+                            std::unique_ptr<DecodeLauncher> &out) {
+  std::unique_ptr<DecodeLauncher> launcher(new DecodeLauncher());
+  std::vector<TargetInfo> targets;
+  if (Status s = readManifest(dir, launcher->kernels_, targets); !s)
+    return s;
+  const TargetInfo *target = nullptr;
+  for (const TargetInfo &t : targets)
+    if (t.chip == chip)
+      target = &t;
+  if (!target)
+    return invalid("bundle " + dir + " has no code for " + chip);
+  std::string image;
+  const std::string &file = target->cubin.empty() ? target->ptx : target->cubin;
+  if (Status s = readFile(dir + "/" + file, image); !s)
+    return s;
+  launcher->driver = &driver;
+  if (Status s = driver.loadModule(image, &launcher->module); !s)
+    return s;
+  for (const KernelInfo &k : launcher->kernels_) {
+    void *fn = nullptr;
+    if (Status s = driver.function(launcher->module, k.name, &fn); !s)
+      return s;
+    launcher->functions.push_back(fn);
+  }
+  out = std::move(launcher);
+  return Status::ok();
+}
+
+namespace {
+/// Kernel parameters: every value lives in `storage` (stable addresses).
+struct ParamPack {
+  std::vector<int64_t> storage;
+  std::vector<size_t> offsets;
+
+  void pushWord(int64_t v) {
+    offsets.push_back(storage.size());
+    storage.push_back(v);
+  }
+  void pushPointer(void *p) { pushWord(reinterpret_cast<int64_t>(p)); }
+  /// MLIR's expanded descriptor: allocated, aligned, offset, sizes, strides.
+  void pushMemref(void *p, const std::vector<int64_t> &sizes) {
+    pushPointer(p);
+    pushPointer(p);
+    pushWord(0);
+    for (int64_t s : sizes)
+      pushWord(s);
+    std::vector<int64_t> strides(sizes.size());
+    int64_t stride = 1;
+    for (size_t i = sizes.size(); i-- > 0;) {
+      strides[i] = stride;
+      stride *= sizes[i];
+    }
+    for (int64_t s : strides)
+      pushWord(s);
+  }
+  void pushFloat(float f) {
+    int64_t word = 0;
+    static_assert(sizeof(float) <= sizeof(int64_t));
+    std::memcpy(&word, &f, sizeof(float));
+    pushWord(word);
+  }
+  std::vector<void *> pointers() {
+    std::vector<void *> out;
+    for (size_t o : offsets)
+      out.push_back(&storage[o]);
+    return out;
+  }
+};
+} // namespace
+
+Status DecodeLauncher::launch(const std::string &kernel,
+                              const DecodeBuffers &buffers, void *stream) {
+  size_t index = 0;
+  while (index < kernels_.size() && kernels_[index].name != kernel)
+    ++index;
+  if (index == kernels_.size())
+    return invalid("no kernel named " + kernel + " in the bundle");
+  const KernelInfo &info = kernels_[index];
+  if (info.args.size() != 9 + buffers.params.size())
+    return invalid(kernel + " takes " + std::to_string(info.args.size() - 9) +
+                   " variant parameters, " +
+                   std::to_string(buffers.params.size()) + " given");
+  if (buffers.batch < 0 || buffers.totalQ < 0 || buffers.numPages < 1)
+    return invalid("decode buffers need batch >= 0, totalQ >= 0 and at "
+                   "least one page");
+  if (buffers.batch == 0)
+    return Status::ok();
+  void *data[] = {buffers.q,      buffers.qoIndptr, buffers.kPool,
+                  buffers.vPool,  buffers.indptr,   buffers.indices,
+                  buffers.lastPageLen, buffers.out, buffers.lse};
+  int64_t dynamic[] = {buffers.totalQ,     buffers.batch + 1, buffers.numPages,
+                       buffers.numPages,   buffers.batch + 1, buffers.numIndices,
+                       buffers.batch,      buffers.totalQ,    buffers.totalQ};
+  ParamPack pack;
+  int64_t kvHeads = 0;
+  for (size_t i = 0; i < info.args.size(); ++i) {
+    const KernelArg &arg = info.args[i];
+    if (i < 9) {
+      std::vector<int64_t> sizes = arg.shape;
+      if (!arg.memref || sizes.empty())
+        return invalid(kernel + ": argument " + arg.name + " must be a memref");
+      sizes[0] = dynamic[i];
+      if (i == 2)
+        kvHeads = sizes[2];
+      pack.pushMemref(data[i], sizes);
+      continue;
+    }
+    const DecodeBuffers::Param &p = buffers.params[i - 9];
+    if (arg.memref)
+      pack.pushMemref(p.pointer, {p.size});
+    else if (arg.element == "f32")
+      pack.pushFloat(p.scalar);
+    else
+      return invalid(kernel + ": unsupported scalar parameter type " +
+                     arg.element);
+  }
+  std::vector<void *> params = pack.pointers();
+  return driver->launch(functions[index], static_cast<unsigned>(buffers.batch),
+                        static_cast<unsigned>(kvHeads),
+                        static_cast<unsigned>(info.block), stream, params);
+}
+
+} // namespace flashir::runtime

@@ -1,0 +1,111 @@
+//===- LauncherTest.cpp - manifests and the launcher without a GPU --------===//
+
+#include "flashir/Runtime/Json.h"
+#include "flashir/Runtime/Launcher.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+using namespace flashir::runtime;
+
+namespace {
+
+TEST(Json, ParsesNestedValues) {
+  JsonValue v;
+  ASSERT_TRUE(JsonValue::parse(
+                  R"({"a": [1, -2.5e1, "x\"y"], "b": {"c": true, "d": null}})",
+                  v)
+                  .isOk());
+  const JsonValue *a = v.get("a");
+  ASSERT_TRUE(a && a->isArray());
+  ASSERT_EQ(a->array().size(), 3u);
+  EXPECT_EQ(a->array()[0].number(), 1);
+  EXPECT_EQ(a->array()[1].number(), -25);
+  EXPECT_EQ(a->array()[2].string(), "x\"y");
+  ASSERT_TRUE(v.get("b") && v.get("b")->get("c"));
+  EXPECT_EQ(v.get("missing"), nullptr);
+}
+
+TEST(Json, RejectsMalformedInput) {
+  for (const char *bad : {"", "{", "[1,]", "{\"a\" 1}", "\"open", "{} x",
+                          "[\\u0041]", "nul"}) {
+    JsonValue v;
+    Status s = JsonValue::parse(bad, v);
+    EXPECT_FALSE(s.isOk()) << bad;
+    EXPECT_NE(s.message().find("offset"), std::string::npos) << s.message();
+  }
+}
+
+class ManifestTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir = std::filesystem::temp_directory_path() /
+          ("flashir-manifest-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+  void write(const std::string &text) {
+    std::ofstream(dir / "manifest.json") << text;
+  }
+  std::filesystem::path dir;
+};
+
+TEST_F(ManifestTest, ReadsKernelsAndTargets) {
+  write(R"({"abi_version": 1, "kernels": [{"name": "k0", "block": 128,
+    "shared_memory_bytes": 8320, "variant": "causal", "args": [
+      {"name": "q", "kind": "memref", "element": "bf16", "shape": [-1, 32, 128]},
+      {"name": "param0", "kind": "scalar", "element": "f32"}]}],
+    "targets": [{"chip": "sm_80", "ptx": "kernels.sm_80.ptx"}]})");
+  std::vector<KernelInfo> kernels;
+  std::vector<TargetInfo> targets;
+  ASSERT_TRUE(readManifest(dir.string(), kernels, targets).isOk());
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].name, "k0");
+  EXPECT_EQ(kernels[0].block, 128);
+  EXPECT_EQ(kernels[0].sharedMemoryBytes, 8320);
+  EXPECT_EQ(kernels[0].variant, "causal");
+  ASSERT_EQ(kernels[0].args.size(), 2u);
+  EXPECT_TRUE(kernels[0].args[0].memref);
+  EXPECT_EQ(kernels[0].args[0].shape, (std::vector<int64_t>{-1, 32, 128}));
+  EXPECT_FALSE(kernels[0].args[1].memref);
+  ASSERT_EQ(targets.size(), 1u);
+  EXPECT_EQ(targets[0].chip, "sm_80");
+  EXPECT_EQ(targets[0].cubin, "");
+}
+
+TEST_F(ManifestTest, ReportsProblems) {
+  std::vector<KernelInfo> kernels;
+  std::vector<TargetInfo> targets;
+  Status missing = readManifest((dir / "nope").string(), kernels, targets);
+  EXPECT_NE(missing.message().find("cannot read"), std::string::npos);
+  write(R"({"abi_version": 2, "kernels": [], "targets": []})");
+  EXPECT_NE(readManifest(dir.string(), kernels, targets)
+                .message()
+                .find("unsupported abi_version"),
+            std::string::npos);
+  write(R"({"abi_version": 1, "kernels": [{"block": 128, "args": []}],
+            "targets": []})");
+  EXPECT_NE(readManifest(dir.string(), kernels, targets)
+                .message()
+                .find("a kernel needs a name"),
+            std::string::npos);
+  write("{");
+  EXPECT_NE(readManifest(dir.string(), kernels, targets).message().find("JSON"),
+            std::string::npos);
+}
+
+// Without a GPU the driver is missing and opening it is an error with a
+// message, never a crash; with one, it opens.
+TEST(CudaDriver, OpensOrExplains) {
+  std::unique_ptr<CudaDriver> driver;
+  Status s = CudaDriver::open(0, driver);
+  if (s.isOk())
+    EXPECT_NE(driver, nullptr);
+  else
+    EXPECT_FALSE(s.message().empty());
+}
+
+} // namespace
