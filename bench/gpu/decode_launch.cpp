@@ -1,6 +1,6 @@
 //===- decode_launch.cpp - the C++ runtime launching a bundle -------------===//
 //
-// flashir-decode-check BUNDLE CHIP: loads the bundle through the runtime's
+// flashir-decode-check BUNDLE CHIP[:ptx]: loads the bundle through the runtime's
 // launcher (CUDA driver loaded at run time), runs every kernel whose variant
 // has no parameters (plain, causal) on fresh random paged batches, and
 // compares with the float64 reference library. No PyTorch, no MLIR.
@@ -50,8 +50,14 @@ int main(int argc, char **argv) {
   std::unique_ptr<runtime::CudaDriver> driver;
   if (auto s = runtime::CudaDriver::open(0, driver); !s)
     return fail(s);
+  // CHIP or CHIP:ptx (load the PTX, compiled by the driver, not the cubin).
+  std::string chip = argv[2];
+  bool ptx = chip.size() > 4 && chip.compare(chip.size() - 4, 4, ":ptx") == 0;
+  if (ptx)
+    chip.resize(chip.size() - 4);
   std::unique_ptr<runtime::DecodeLauncher> launcher;
-  if (auto s = runtime::DecodeLauncher::open(*driver, argv[1], argv[2], launcher);
+  if (auto s =
+          runtime::DecodeLauncher::open(*driver, argv[1], chip, launcher, ptx);
       !s)
     return fail(s);
 

@@ -15,7 +15,7 @@ export PYTHONUNBUFFERED=1
 cmake -S . -B build-runtime -G Ninja -DFLASHIR_ENABLE_COMPILER=OFF \
   -DFLASHIR_ENABLE_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null &&
   cmake --build build-runtime >/dev/null || echo "runtime build failed"
-for chip in sm_90a sm_80 sm_75; do
+for chip in sm_90a sm_80:ptx sm_75:ptx; do
   build-runtime/bench/gpu/flashir-decode-check "$bundle" $chip | tee -a "$out/decode_launch.log" | tail -1
 done
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"

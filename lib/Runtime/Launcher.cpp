@@ -208,7 +208,8 @@ Status CudaDriver::launch(void *fn, unsigned gridX, unsigned gridY,
 
 Status DecodeLauncher::open(CudaDriver &driver, const std::string &dir,
                             const std::string &chip,
-                            std::unique_ptr<DecodeLauncher> &out) {
+                            std::unique_ptr<DecodeLauncher> &out,
+                            bool preferPtx) {
   std::unique_ptr<DecodeLauncher> launcher(new DecodeLauncher());
   std::vector<TargetInfo> targets;
   if (Status s = readManifest(dir, launcher->kernels_, targets); !s)
@@ -220,7 +221,8 @@ Status DecodeLauncher::open(CudaDriver &driver, const std::string &dir,
   if (!target)
     return invalid("bundle " + dir + " has no code for " + chip);
   std::string image;
-  const std::string &file = target->cubin.empty() ? target->ptx : target->cubin;
+  const std::string &file =
+      target->cubin.empty() || preferPtx ? target->ptx : target->cubin;
   if (Status s = readFile(dir + "/" + file, image); !s)
     return s;
   launcher->driver = &driver;

@@ -5,6 +5,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -42,6 +43,11 @@ int64_t wrap(int64_t v, unsigned bits) {
   if (bits == 1)
     return u ? 1 : 0; // i1 is a boolean, 0 or 1.
   return int64_t(u);
+}
+
+/// The signed value of a canonical iN value (only i1 differs: true is -1).
+int64_t signedValue(int64_t v, unsigned bits) {
+  return bits == 1 ? -v : v;
 }
 
 uint64_t asUnsigned(int64_t v, unsigned bits) {
@@ -234,12 +240,25 @@ public:
                 wrap(int64_t(asUnsigned(a(0).i, widthOf(c.getIn().getType()))),
                      bits);
           })
-          .Case([&](arith::SIToFPOp) { r.f = double(a(0).i); })
+          // i1 is stored as 0/1; as a signed value a true i1 is -1.
+          .Case([&](arith::SIToFPOp c) {
+            r.f = double(signedValue(a(0).i, widthOf(c.getIn().getType())));
+          })
           .Case([&](arith::UIToFPOp c) {
             r.f = double(asUnsigned(a(0).i, widthOf(c.getIn().getType())));
           })
-          .Case([&](arith::FPToSIOp) { r.i = wrap(int64_t(a(0).f), bits); })
-          .Case([&](arith::ExtSIOp) { r.i = a(0).i; })
+          .Case([&](arith::FPToSIOp) {
+            double f = a(0).f;
+            // Out-of-range and NaN conversions are poison in arith; keep
+            // the interpreter defined.
+            if (std::isnan(f))
+              f = 0;
+            f = std::clamp(f, -9.2e18, 9.2e18);
+            r.i = wrap(int64_t(f), bits);
+          })
+          .Case([&](arith::ExtSIOp c) {
+            r.i = wrap(signedValue(a(0).i, widthOf(c.getIn().getType())), bits);
+          })
           .Case([&](arith::ExtUIOp c) {
             r.i = int64_t(asUnsigned(a(0).i, widthOf(c.getIn().getType())));
           })

@@ -89,11 +89,13 @@ struct DecodeBuffers {
 /// A loaded bundle.
 class DecodeLauncher {
 public:
-  /// Loads the image for `chip` from bundle `dir` (the cubin if the bundle
-  /// has one for that chip, else its PTX, which the driver compiles).
+  /// Loads the image for `chip` from bundle `dir`: the cubin if the bundle
+  /// has one for that chip and `preferPtx` is false, else its PTX, which the
+  /// driver compiles for the GPU at hand (e.g. sm_80 PTX on an H200).
   static Status open(CudaDriver &driver, const std::string &dir,
                      const std::string &chip,
-                     std::unique_ptr<DecodeLauncher> &out);
+                     std::unique_ptr<DecodeLauncher> &out,
+                     bool preferPtx = false);
 
   const std::vector<KernelInfo> &kernels() const { return kernels_; }
 

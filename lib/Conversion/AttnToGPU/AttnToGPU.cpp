@@ -120,10 +120,13 @@ private:
           b, DenseElementsAttr::get(i32, b.getI32IntegerAttr(x)));
     };
     Value bits = arith::BitcastOp::create(b, i32, v);
+    // NaN stays a (quiet) NaN instead of rounding into Inf.
+    Value isNan = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, v, v);
     Value lsb = arith::AndIOp::create(
         b, arith::ShRUIOp::create(b, bits, splatI(16)), splatI(1));
     Value rounded = arith::AddIOp::create(
         b, bits, arith::AddIOp::create(b, lsb, splatI(0x7fff)));
+    rounded = arith::SelectOp::create(b, isNan, splatI(0x7fc00000), rounded);
     Value high =
         arith::TruncIOp::create(b, VectorType::get({kVec}, b.getI16Type()),
                                 arith::ShRUIOp::create(b, rounded, splatI(16)));
@@ -185,9 +188,10 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
     args.push_back(param.getKind() == ParamKind::Scalar
                        ? param.getType()
                        : Type(MemRefType::get({dyn}, param.getType())));
-  // Per warp and row: acc[D], m, l.
+  // Per warp and row: acc[D], m, l; rows padded to D + 4 floats so every
+  // row starts 16-byte aligned for the vector accesses.
   auto smemType = MemRefType::get(
-      {W, g, D + 2}, f32, MemRefLayoutAttrInterface(),
+      {W, g, D + 4}, f32, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
   auto func = gpu::GPUFuncOp::create(mb, name, FunctionType::get(ctx, args, {}),
                                      TypeRange{smemType});
@@ -462,6 +466,18 @@ struct ConvertAttnToGPUPass
     module.walk([&](AttentionOp op) {
       VariantOp variant = resolveVariant(op, op.getVariantAttr());
       std::string reason = unsupportedReason(op, variant);
+      if (reason.empty()) {
+        // Static shared memory: one state per warp and fused row.
+        auto view = cast<PagedKVType>(op.getViews().front().getType());
+        int64_t g =
+            static_cast<int64_t>(op.getNumQoHeads() / op.getNumKvHeads());
+        int64_t bytes = warps * g * (view.getHeadDim() + 4) * 4;
+        if (bytes > 48 * 1024)
+          reason = "at most 48 KiB of static shared memory; " +
+                   std::to_string(static_cast<int64_t>(warps)) +
+                   " warps need " + std::to_string(bytes) +
+                   " bytes here (use fewer warps)";
+      }
       if (!reason.empty()) {
         op.emitOpError("the decode kernel generator needs ") << reason;
         failedAny = true;

@@ -110,3 +110,22 @@ attn.variant @sparse reduction sparsemax {
     attn.yield %keep : i1
   }
 }
+
+// Signed conversions of i1 (true is -1 as a signed value): keys at even
+// positions get s - 1.
+attn.variant @i1_signed reduction softmax {
+  logits(%s: f32, %q: index, %k: index, %h: index) {
+    %c2 = arith.constant 2 : index
+    %c0 = arith.constant 0 : index
+    %r = arith.remui %k, %c2 : index
+    %even = arith.cmpi eq, %r, %c0 : index
+    %e = arith.extsi %even : i1 to i32
+    %f = arith.sitofp %e : i32 to f32
+    %t = arith.sitofp %even : i1 to f32
+    %sum = arith.addf %f, %t : f32
+    %half = arith.constant 0.5 : f32
+    %b = arith.mulf %sum, %half : f32
+    %out = arith.addf %s, %b : f32
+    attn.yield %out : f32
+  }
+}

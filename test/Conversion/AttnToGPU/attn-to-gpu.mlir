@@ -1,4 +1,4 @@
-// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu -verify-diagnostics | FileCheck %s
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu=warps=4 -verify-diagnostics | FileCheck %s
 
 !q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
 !kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
@@ -12,7 +12,7 @@
 // CHECK: func.func @decode
 // CHECK: attn.attention @soft_cap
 // CHECK: gpu.module @flashir_kernels
-// CHECK: gpu.func @decode_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: f32) workgroup(%{{.*}} : memref<4x4x130xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: gpu.func @decode_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: f32) workgroup(%{{.*}} : memref<4x4x132xf32, #gpu.address_space<workgroup>>) kernel
 // CHECK-SAME: attn.launch = {block = 128 : i64, grid = "requests x num_kv_heads", variant = @soft_cap}
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: gpu.block_id x
@@ -122,3 +122,4 @@ func.func @custom_mask_case(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x64xf1
       -> tensor<?x2x64xf16>, tensor<?x2xf32>
   return
 }
+

@@ -1,0 +1,17 @@
+// RUN: flashir-opt %s -attn-import-variants -convert-attn-to-gpu=warps=8 -verify-diagnostics
+
+!q    = !attn.ragged_q<heads = 16, head_dim = 256, bf16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 256, bf16>
+!pool = tensor<?x16x2x256xbf16>
+
+// The warps' states must fit in 48 KiB of static shared memory (here
+// 8 warps x 8 rows x 260 floats).
+func.func @too_much_shared(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x16x256xbf16>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x16x256xbf16> -> !q
+  // expected-error @+1 {{the decode kernel generator needs at most 48 KiB of static shared memory; 8 warps need 66560 bytes here (use fewer warps)}}
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 16 : i64, num_kv_heads = 2 : i64} : !q, !kv
+      -> tensor<?x16x256xbf16>, tensor<?x16xf32>
+  return
+}
