@@ -1,14 +1,15 @@
 //===- decode_launch.cpp - the C++ runtime launching a bundle -------------===//
 //
-// flashir-decode-check BUNDLE CHIP[:ptx]: loads the bundle through the runtime's
-// launcher (CUDA driver loaded at run time), runs every kernel whose variant
-// has no parameters (plain, causal) on fresh random paged batches, and
+// flashir-decode-check BUNDLE CHIP[:ptx]: loads the bundle through the
+// runtime's launcher (CUDA driver loaded at run time), runs every kernel whose
+// variant has no parameters (plain, causal) on fresh random paged batches, and
 // compares with the float64 reference library. No PyTorch, no MLIR.
 // Exit status: 0 all within tolerance, 1 a mismatch, 2 no GPU / bad bundle.
 //
 //===----------------------------------------------------------------------===//
 
 #include "flashir/Reference/Reference.h"
+#include "flashir/Runtime/Float16.h"
 #include "flashir/Runtime/Launcher.h"
 
 #include <cmath>
@@ -22,18 +23,8 @@ namespace ref = flashir::reference;
 
 namespace {
 
-uint16_t toBF16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fff + ((u >> 16) & 1);
-  return uint16_t(u >> 16);
-}
-float fromBF16(uint16_t h) {
-  uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+using runtime::fromBF16;
+using runtime::toBF16;
 
 int fail(const runtime::Status &s) {
   std::fprintf(stderr, "flashir-decode-check: %s\n", s.message().c_str());
@@ -100,8 +91,7 @@ int main(int argc, char **argv) {
       view.pageSize = page;
       view.numPages = numPages;
       view.indptr = kvIndptr;
-      view.indices.assign(indices.begin(),
-                          indices.begin() + kvIndptr.back());
+      view.indices.assign(indices.begin(), indices.begin() + kvIndptr.back());
       view.lastPageLen = last;
       view.k.resize(poolElems);
       view.v.resize(poolElems);
@@ -124,10 +114,9 @@ int main(int argc, char **argv) {
       }
       problem.views.push_back(view);
       ref::State expected;
-      if (auto s = ref::attention(problem,
-                                  k.variant == "causal" ? ref::causal()
-                                                        : ref::plain(),
-                                  true, expected);
+      if (auto s = ref::attention(
+              problem, k.variant == "causal" ? ref::causal() : ref::plain(),
+              true, expected);
           !s)
         return fail(s);
 
@@ -160,7 +149,8 @@ int main(int argc, char **argv) {
         return fail(s);
       if (auto s = driver->synchronize(); !s)
         return fail(s);
-      if (auto s = driver->copyToHost(outBits.data(), buf.out, outBits.size() * 2);
+      if (auto s =
+              driver->copyToHost(outBits.data(), buf.out, outBits.size() * 2);
           !s)
         return fail(s);
       if (auto s = driver->copyToHost(lse.data(), buf.lse, lse.size() * 4); !s)

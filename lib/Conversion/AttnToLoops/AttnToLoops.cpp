@@ -230,6 +230,13 @@ private:
   /// `tileBody(b, view, j0, j1, kposBase, args)` per tile of keys instead.
   SmallVector<Value> forEachKey(LocBuilder &b, const Request &r, KeyRange range,
                                 ValueRange inits, KeyBody body);
+  /// Runs `viewBody(b, view, lo, hi, viewBase, carried)` for each attended
+  /// view with its key range [lo, hi) (view-local) clipped to `range`.
+  SmallVector<Value>
+  forEachView(LocBuilder &b, const Request &r, KeyRange range, ValueRange inits,
+              function_ref<SmallVector<Value>(LocBuilder &, const View &, Value,
+                                              Value, Value, ValueRange)>
+                  viewBody);
   SmallVector<Value>
   forEachTile(LocBuilder &b, const Request &r, KeyRange range, ValueRange inits,
               function_ref<SmallVector<Value>(LocBuilder &, const View &, Value,
@@ -288,9 +295,11 @@ static Value clampLocal(LocBuilder &b, Value v, Value base, Value len) {
   return arith::MinSIOp::create(b, local, len);
 }
 
-SmallVector<Value>
-AttentionLowering::forEachKey(LocBuilder &b, const Request &r, KeyRange range,
-                              ValueRange inits, KeyBody body) {
+SmallVector<Value> AttentionLowering::forEachView(
+    LocBuilder &b, const Request &r, KeyRange range, ValueRange inits,
+    function_ref<SmallVector<Value>(LocBuilder &, const View &, Value, Value,
+                                    Value, ValueRange)>
+        viewBody) {
   SmallVector<Value> carried(inits);
   Value base = cIndex(b, 0);
   for (auto [index, view] : llvm::enumerate(views)) {
@@ -301,17 +310,26 @@ AttentionLowering::forEachKey(LocBuilder &b, const Request &r, KeyRange range,
         lo = clampLocal(b, range.lo, base, length);
         hi = clampLocal(b, range.hi, base, length);
       }
-      Value viewBase = base;
-      const View &v = view;
-      carried = llvm::to_vector(buildFor(
-          b, lo, hi, carried, [&](LocBuilder &nb, Value j, ValueRange args) {
-            Value kpos = arith::AddIOp::create(nb, viewBase, j);
-            return body(nb, v, j, kpos, args);
-          }));
+      carried = viewBody(b, view, lo, hi, base, carried);
     }
     base = arith::AddIOp::create(b, base, length);
   }
   return carried;
+}
+
+SmallVector<Value>
+AttentionLowering::forEachKey(LocBuilder &b, const Request &r, KeyRange range,
+                              ValueRange inits, KeyBody body) {
+  return forEachView(
+      b, r, range, inits,
+      [&](LocBuilder &b, const View &v, Value lo, Value hi, Value viewBase,
+          ValueRange carried) {
+        return llvm::to_vector(buildFor(
+            b, lo, hi, carried, [&](LocBuilder &nb, Value j, ValueRange args) {
+              Value kpos = arith::AddIOp::create(nb, viewBase, j);
+              return body(nb, v, j, kpos, args);
+            }));
+      });
 }
 
 SmallVector<Value> AttentionLowering::forEachTile(
@@ -319,32 +337,21 @@ SmallVector<Value> AttentionLowering::forEachTile(
     function_ref<SmallVector<Value>(LocBuilder &, const View &, Value, Value,
                                     Value, ValueRange)>
         tileBody) {
-  SmallVector<Value> carried(inits);
-  Value base = cIndex(b, 0);
-  Value tile = cIndex(b, kvTile);
-  for (auto [index, view] : llvm::enumerate(views)) {
-    Value length = r.lengths[index];
-    if (attended[index]) {
-      Value lo = cIndex(b, 0), hi = length;
-      if (range.lo) {
-        lo = clampLocal(b, range.lo, base, length);
-        hi = clampLocal(b, range.hi, base, length);
-      }
-      Value viewBase = base;
-      const View &v = view;
-      auto loop = scf::ForOp::create(
-          b, lo, hi, tile, carried,
-          [&](OpBuilder &ob, Location loc, Value j0, ValueRange args) {
-            LocBuilder nb(loc, ob);
-            Value j1 = arith::MinSIOp::create(
-                nb, arith::AddIOp::create(nb, j0, tile), hi);
-            scf::YieldOp::create(nb, tileBody(nb, v, j0, j1, viewBase, args));
-          });
-      carried.assign(loop.getResults().begin(), loop.getResults().end());
-    }
-    base = arith::AddIOp::create(b, base, length);
-  }
-  return carried;
+  return forEachView(
+      b, r, range, inits,
+      [&](LocBuilder &b, const View &v, Value lo, Value hi, Value viewBase,
+          ValueRange carried) {
+        Value tile = cIndex(b, kvTile);
+        auto loop = scf::ForOp::create(
+            b, lo, hi, tile, carried,
+            [&](OpBuilder &ob, Location loc, Value j0, ValueRange args) {
+              LocBuilder nb(loc, ob);
+              Value j1 = arith::MinSIOp::create(
+                  nb, arith::AddIOp::create(nb, j0, tile), hi);
+              scf::YieldOp::create(nb, tileBody(nb, v, j0, j1, viewBase, args));
+            });
+        return SmallVector<Value>(loop.getResults());
+      });
 }
 
 Value AttentionLowering::visible(LocBuilder &b, Value qpos, Value kpos,
