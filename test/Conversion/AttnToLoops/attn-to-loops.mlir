@@ -168,3 +168,16 @@ func.func @scheduled(%k: tensor<?x1x4xf32>, %kvi: tensor<?xi32>,
       -> tensor<?x2x4xf32>, tensor<?x2xf32>
   return %o, %l : tensor<?x2x4xf32>, tensor<?x2xf32>
 }
+
+// -----
+
+!kv = !attn.paged_kv<page_size = 4, layout = nhd, heads = 1, head_dim = 4, f32>
+
+// Uniform chunks need a per-request view to know how many requests there are.
+func.func @chunks_of_shared_only(%k: tensor<?x4x1x4xf32>, %ix: tensor<?xi32>, %n: index) {
+  %p = attn.shared_paged_kv %k, %k, %ix, %n : tensor<?x4x1x4xf32>, tensor<?x4x1x4xf32> -> !kv
+  // expected-error @+1 {{the CPU lowering needs a per-request view to know the number of requests}}
+  %a, %b, %c = attn.uniform_chunks(%p) {chunk_size = 8 : i64} : !kv
+      -> tensor<?xi32>, tensor<?xi32>, tensor<?xi32>
+  return
+}
