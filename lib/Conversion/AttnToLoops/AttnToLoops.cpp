@@ -166,6 +166,24 @@ FailureOr<View> getView(Operation *user, Value value) {
                            "attn.ragged_kv in the same function");
 }
 
+FailureOr<SmallVector<View>> getViews(Operation *user, ValueRange values) {
+  SmallVector<View> views;
+  for (Value value : values) {
+    FailureOr<View> view = getView(user, value);
+    if (failed(view))
+      return failure();
+    views.push_back(*view);
+  }
+  return views;
+}
+
+FailureOr<RaggedQOp> getQueries(Operation *user, Value value) {
+  if (auto queries = value.getDefiningOp<RaggedQOp>())
+    return queries;
+  return user->emitOpError("the CPU lowering needs the queries to be "
+                           "defined by attn.ragged_q in the same function");
+}
+
 /// A half-open range of key positions [lo, hi) a chunk attends; null bounds
 /// mean every key.
 struct KeyRange {
@@ -1065,18 +1083,11 @@ struct ConvertAttnToLoopsPass
 
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       VariantOp variant = resolveVariant(op, attention.getVariantAttr());
-      auto queries = attention.getQueries().getDefiningOp<RaggedQOp>();
-      if (!queries)
-        return op->emitOpError("the CPU lowering needs the queries to be "
-                               "defined by attn.ragged_q in the same function");
-      SmallVector<View> views;
-      for (Value value : attention.getViews()) {
-        FailureOr<View> view = getView(op, value);
-        if (failed(view))
-          return failure();
-        views.push_back(*view);
-      }
-      AttentionLowering lowering(attention, variant, views, queries);
+      FailureOr<RaggedQOp> queries = getQueries(op, attention.getQueries());
+      FailureOr<SmallVector<View>> views = getViews(op, attention.getViews());
+      if (failed(queries) || failed(views))
+        return failure();
+      AttentionLowering lowering(attention, variant, *views, *queries);
       if (attention.returnsState() || attention.getChunkIndptr()) {
         states[attention.getResult(0)] =
             lowering.emit(b, /*asState=*/true, b.getF32Type());
@@ -1106,18 +1117,14 @@ struct ConvertAttnToLoopsPass
       return success();
     }
     if (auto chunks = dyn_cast<UniformChunksOp>(op)) {
-      SmallVector<View> views;
-      for (Value value : chunks.getViews()) {
-        FailureOr<View> view = getView(op, value);
-        if (failed(view))
-          return failure();
-        views.push_back(*view);
-      }
-      if (llvm::all_of(views, [](const View &v) { return v.shared; }))
+      FailureOr<SmallVector<View>> views = getViews(op, chunks.getViews());
+      if (failed(views))
+        return failure();
+      if (llvm::all_of(*views, [](const View &v) { return v.shared; }))
         return op->emitOpError("the CPU lowering needs a per-request view to "
                                "know the number of requests");
       SmallVector<Value> arrays =
-          emitUniformChunks(b, views, chunks.getChunkSize());
+          emitUniformChunks(b, *views, chunks.getChunkSize());
       for (auto [result, array] : llvm::zip_equal(chunks.getResults(), arrays))
         result.replaceAllUsesWith(array);
       return success();
@@ -1125,16 +1132,15 @@ struct ConvertAttnToLoopsPass
     if (auto mergeChunks = dyn_cast<MergeChunksOp>(op)) {
       VariantOp variant =
           resolveVariant(op, mergeChunks.getType().getVariant());
-      auto queries = mergeChunks.getQueries().getDefiningOp<RaggedQOp>();
-      if (!queries)
-        return op->emitOpError("the CPU lowering needs the queries to be "
-                               "defined by attn.ragged_q in the same function");
+      FailureOr<RaggedQOp> queries = getQueries(op, mergeChunks.getQueries());
+      if (failed(queries))
+        return failure();
       FailureOr<StatePair> parts = lookupState(mergeChunks.getParts());
       if (failed(parts))
         return failure();
       states[mergeChunks] =
           emitMergeChunks(b, mergeChunks.getType(), variant.getReduction(),
-                          *parts, queries.getQoIndptr(), queries.getQueries(),
+                          *parts, queries->getQoIndptr(), queries->getQueries(),
                           mergeChunks.getChunkIndptr());
       return success();
     }
