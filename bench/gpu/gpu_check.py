@@ -82,16 +82,53 @@ DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 
 
 class Kernel:
+    """A decode kernel of the bundle; split-KV ones (partial states) carry
+    their merge kernel."""
+
     def __init__(self, entry, fn):
         self.name = entry["name"]
         self.fn = fn
         self.block = entry["block"]
         self.variant = entry.get("variant", "plain")
         args = entry["args"]
-        self.hq, self.d = args[0]["shape"][1], args[0]["shape"][2]
-        self.page, self.hkv = args[2]["shape"][1], args[2]["shape"][2]
-        self.dtype = DTYPES[args[0]["element"]]
-        self.params = args[9:]
+        idx = {a["name"]: i for i, a in enumerate(args)}
+        q, pool = args[idx["q"]], args[idx["k_pool"]]
+        self.hq, self.d = q["shape"][1], q["shape"][2]
+        self.page, self.hkv = pool["shape"][1], pool["shape"][2]
+        self.dtype = DTYPES[q["element"]]
+        self.chunked = "partial_o" in idx
+        self.params = args[idx["partial_lse" if self.chunked else "lse"] + 1:]
+        self.merge = None  # (function, block) of a split-KV kernel
+
+
+def load_kernels(manifest, module):
+    kernels, merges = {}, {}
+    for e in manifest["kernels"]:
+        if e.get("grid") == "requests x num_qo_heads":
+            merges[e["name"].replace("_merge_", "_decode_")] = (module.function(e["name"]), e["block"])
+        else:
+            kernels[e["name"]] = Kernel(e, module.function(e["name"]))
+    for name, k in kernels.items():
+        if k.chunked:
+            k.merge = merges[name]
+    return kernels
+
+
+def plan_chunks(kv_lens, chunk_len, empty_chunks=False):
+    """Split-KV plan (the runtime planner's job; issue 6): each request's keys
+    in chunks of chunk_len; optionally an extra empty chunk per request."""
+    indptr, request, starts, ends = [0], [], [], []
+    for b, n in enumerate(kv_lens):
+        for s0 in range(0, n, chunk_len):
+            request.append(b)
+            starts.append(s0)
+            ends.append(min(n, s0 + chunk_len))
+        if empty_chunks:
+            request.append(b)
+            starts.append(n)
+            ends.append(n)
+        indptr.append(len(request))
+    return indptr, request, starts, ends
 
 
 def make_batch(k: Kernel, qo_lens, kv_lens, gen, shared_pages=True):
@@ -137,18 +174,44 @@ def make_batch(k: Kernel, qo_lens, kv_lens, gen, shared_pages=True):
     return batch
 
 
-def run_kernel(k: Kernel, batch):
+def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False):
+    """Returns out, lse and a callable launching the kernel(s)."""
     total = batch["q"].shape[0]
     out = torch.full((total, k.hq, k.d), float("nan"), dtype=k.dtype, device="cuda")
     lse = torch.full((total, k.hq), float("nan"), dtype=torch.float32, device="cuda")
     args = []
     for t in (batch["q"], batch["qo"], batch["kp"], batch["vp"], batch["indptr"],
-              batch["indices"], batch["last"], out, lse):
+              batch["indices"], batch["last"]):
         args += memref_args(t)
+    params = []
     for kind, value in batch["params"]:
-        args += [ctypes.c_float(value)] if kind == "scalar" else memref_args(value)
-    grid = (len(batch["qo_lens"]), k.hkv, 1)
-    return out, lse, (k.fn, grid, k.block, args)
+        params += [ctypes.c_float(value)] if kind == "scalar" else memref_args(value)
+    batch_size = len(batch["qo_lens"])
+    if not k.chunked:
+        args += memref_args(out) + memref_args(lse) + params
+        grid = (batch_size, k.hkv, 1)
+        return out, lse, lambda: launch(k.fn, grid, k.block, args)
+    cindptr, creq, cstart, cend = plan_chunks(batch["kv_lens"], chunk_len, empty_chunks)
+    i32 = lambda x: torch.tensor(x if x else [0], dtype=torch.int32, device="cuda")
+    chunks = [i32(cindptr), i32(creq), i32(cstart), i32(cend)]
+    num_chunks = len(creq)
+    rows = max(1, num_chunks * max(batch["qo_lens"]))
+    # Garbage in the workspace: every row the merge reads must be written.
+    part_o = torch.full((rows, k.hq, k.d), float("nan"), device="cuda")
+    part_lse = torch.full((rows, k.hq), float("nan"), device="cuda")
+    args += memref_args(chunks[0]) + memref_args(chunks[1][:num_chunks]) + \
+        memref_args(chunks[2]) + memref_args(chunks[3]) + \
+        memref_args(part_o) + memref_args(part_lse) + params
+    margs = memref_args(batch["qo"]) + memref_args(chunks[0]) + memref_args(part_o) + \
+        memref_args(part_lse) + memref_args(out) + memref_args(lse)
+    mfn, mblock = k.merge
+
+    def call():
+        if num_chunks:
+            launch(k.fn, (num_chunks, k.hkv, 1), k.block, args)
+        launch(mfn, (batch_size, k.hq, 1), mblock, margs)
+    call.keep = (chunks, part_o, part_lse)
+    return out, lse, call
 
 
 def reference(k: Kernel, batch):
@@ -203,11 +266,11 @@ def reference(k: Kernel, batch):
     return torch.stack(outs), torch.stack(lses)
 
 
-def check(k: Kernel, qo_lens, kv_lens, seed):
+def check(k: Kernel, qo_lens, kv_lens, seed, chunk_len=512, empty_chunks=False):
     gen = torch.Generator().manual_seed(seed)
     batch = make_batch(k, qo_lens, kv_lens, gen)
-    out, lse, call = run_kernel(k, batch)
-    launch(*call)
+    out, lse, call = run_kernel(k, batch, chunk_len, empty_chunks)
+    call()
     torch.cuda.synchronize()
     ref_o, ref_l = reference(k, batch)
     if ref_o is None:
@@ -245,8 +308,10 @@ def time_ms(fn, reps=50, warmup=10):
     return statistics.median(times)
 
 
-def bench_case(kernels, name, batch_size, kv_len, hq, variant_kernels, page_kernel, gen):
-    """FlashIR (paged) vs SDPA (contiguous) for one decode shape."""
+def bench_case(kernels, name, batch_size, kv_len, hq, variant_kernels, page_kernel, gen,
+               chunk_len=None, peers=True):
+    """FlashIR (paged) vs SDPA (contiguous) for one decode shape; chunk_len:
+    split-KV kernels with chunks of that many keys."""
     k = kernels[variant_kernels["plain"]]
     row = {"case": name, "B": batch_size, "L": kv_len, "Hq": k.hq, "Hkv": k.hkv, "D": k.d}
     kv_bytes = batch_size * kv_len * k.hkv * k.d * 2 * 2
@@ -254,17 +319,21 @@ def bench_case(kernels, name, batch_size, kv_len, hq, variant_kernels, page_kern
     for vname, kname in variant_kernels.items():
         kk = kernels[kname]
         batch = make_batch(kk, [1] * batch_size, [kv_len] * batch_size, gen, shared_pages=False)
-        _, _, call = run_kernel(kk, batch)
-        ms = time_ms(lambda: launch(*call))
+        _, _, call = run_kernel(kk, batch, chunk_len)
+        ms = time_ms(call)
         row[f"flashir_{vname}_ms"] = ms
         row[f"flashir_{vname}_TBps"] = kv_bytes / ms / 1e9
     if page_kernel:
         kk = kernels[page_kernel]
         batch = make_batch(kk, [1] * batch_size, [kv_len] * batch_size, gen, shared_pages=False)
-        _, _, call = run_kernel(kk, batch)
-        ms = time_ms(lambda: launch(*call))
+        _, _, call = run_kernel(kk, batch, chunk_len)
+        ms = time_ms(call)
         row["flashir_page1_ms"] = ms
         row["flashir_page1_TBps"] = kv_bytes / ms / 1e9
+    if chunk_len:
+        row["chunk_len"] = chunk_len
+    if not peers:
+        return row
     # Peers on contiguous KV: q [B, Hq, 1, D], k/v [B, Hkv, L, D].
     q = torch.randn(batch_size, k.hq, 1, k.d, device="cuda", dtype=torch.bfloat16)
     kc = torch.randn(batch_size, k.hkv, kv_len, k.d, device="cuda", dtype=torch.bfloat16)
@@ -303,73 +372,101 @@ def main():
     ap.add_argument("--small", action="store_true",
                     help="one tiny check per chip (for compute-sanitizer)")
     ap.add_argument("--no-bench", action="store_true")
+    ap.add_argument("--split-bundle", default=None,
+                    help="bundle of split-KV kernels (flashir-bundle --schedule=...)")
+    ap.add_argument("--chunk-lens", type=int, nargs="*", default=[512, 1024, 2048],
+                    help="split-KV chunk lengths to time")
     ap.add_argument("--sweep", nargs="*", default=[],
                     help="extra bundles (e.g. other warps/unroll) whose plain "
                          "kernels are timed on the B64 L4096 case only")
     args = ap.parse_args()
-    manifest = json.load(open(os.path.join(args.bundle, "manifest.json")))
     report = {"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(),
               "torch": torch.__version__, "checks": [], "bench": []}
-
-    # Correctness: the native sm_90a cubin, and sm_80 / sm_75 PTX JIT-compiled
-    # by the driver.
-    images = []
-    for target in manifest["targets"]:
-        if target["chip"] == "sm_90a" and "cubin" in target:
-            images.append(("sm_90a cubin", os.path.join(args.bundle, target["cubin"])))
-        if target["chip"] in ("sm_80", "sm_75"):
-            images.append((target["chip"] + " PTX (driver JIT)",
-                           os.path.join(args.bundle, target["ptx"])))
     failures = 0
-    kernels_by_image = {}
-    for label, path in images:
-        module = Module(open(path, "rb").read())
-        kernels = {e["name"]: Kernel(e, module.function(e["name"])) for e in manifest["kernels"]}
-        kernels_by_image[label] = kernels
-        cases = [([1], [37], 1)] if args.small else [
-            ([1, 1, 1, 1], [1, 16, 17, 1000], 1),      # page boundaries
-            ([1, 1, 1], [0, 5, 33], 2),                 # an empty request
-            ([1] * 7, [300, 0, 16, 1, 4096, 77, 128], 3),
-            ([2, 1, 3], [40, 9, 2], 4),                 # a few query rows, rows with no key
-            ([1] * 256, [int(x) for x in torch.randint(1, 600, (256,), generator=torch.Generator().manual_seed(5))], 5),
-        ]
-        for name, k in kernels.items():
-            for qo, kv, seed in cases:
-                r = check(k, qo, kv, seed)
-                tol = 1e-2 if k.dtype != torch.float32 else 1e-4
-                ok = r["rel_err"] <= tol and not r["nan"] and r.get("lse_inf_ok", True) \
-                    and r["lse_err"] <= 1e-2 and r.get("elementwise_ok", True)
-                failures += not ok
-                report["checks"].append(dict(image=label, kernel=name, batch=len(qo),
-                                             ok=ok, **r))
-                print(f"{'PASS' if ok else 'FAIL'} {label:22s} {name:28s} B={len(qo):3d} "
-                      f"rel_err={r['rel_err']:.2e} lse_err={r['lse_err']:.2e} nan={r['nan']}")
-    if not args.small and not args.no_bench:
-        kernels = kernels_by_image["sm_90a cubin"]
-        gen = torch.Generator().manual_seed(11)
-        h32 = {"plain": "plain_h32_p16_decode_0", "soft_cap": "softcap_h32_p16_decode_1",
-               "sliding_window": "window_h32_p16_decode_2", "alibi": "alibi_h32_p16_decode_3"}
-        for name, b, l, variants, page in (
-                ("B64 L4096", 64, 4096, h32, "plain_h32_p1_decode_5"),
+    h32 = {"plain": "plain_h32_p16_decode_0", "soft_cap": "softcap_h32_p16_decode_1",
+           "sliding_window": "window_h32_p16_decode_2", "alibi": "alibi_h32_p16_decode_3"}
+    cases_of = (("B64 L4096", 64, 4096, h32, "plain_h32_p1_decode_5"),
                 ("B128 L2048", 128, 2048, {"plain": "plain_h32_p16_decode_0"}, None),
-                ("B64 Hq64 L8192", 64, 8192, {"plain": "plain_h64_p16_decode_4"}, None)):
-            row = bench_case(kernels, name, b, l, None, variants, page, gen)
-            report["bench"].append(row)
-            print(json.dumps(row))
+                ("B64 Hq64 L8192", 64, 8192, {"plain": "plain_h64_p16_decode_4"}, None))
+    for bundle, split in ((args.bundle, False), (args.split_bundle, True)):
+        if not bundle:
+            continue
+        manifest = json.load(open(os.path.join(bundle, "manifest.json")))
+        # Correctness: the native sm_90a cubin, and sm_80 / sm_75 PTX
+        # JIT-compiled by the driver.
+        images = []
+        for target in manifest["targets"]:
+            if target["chip"] == "sm_90a" and "cubin" in target:
+                images.append(("sm_90a cubin", os.path.join(bundle, target["cubin"])))
+            if target["chip"] in ("sm_80", "sm_75"):
+                images.append((target["chip"] + " PTX (driver JIT)",
+                               os.path.join(bundle, target["ptx"])))
+        kernels_by_image = {}
+        for label, path in images:
+            module = Module(open(path, "rb").read())
+            kernels = load_kernels(manifest, module)
+            kernels_by_image[label] = kernels
+            cases = [([1], [37], 1)] if args.small else [
+                ([1, 1, 1, 1], [1, 16, 17, 1000], 1),      # page boundaries
+                ([1, 1, 1], [0, 5, 33], 2),                 # an empty request
+                ([1] * 7, [300, 0, 16, 1, 4096, 77, 128], 3),
+                ([2, 1, 3], [40, 9, 2], 4),                 # a few query rows, rows with no key
+                ([1] * 256, [int(x) for x in torch.randint(1, 600, (256,), generator=torch.Generator().manual_seed(5))], 5),
+            ]
+            # Split-KV: chunks cutting pages (37), of one key (1), longer
+            # than the request (5000), plus empty chunks.
+            chunkings = [(37, True)] if split and args.small else \
+                [(16, False), (37, True), (1, False), (5000, True)] if split else [(None, False)]
+            for name, k in kernels.items():
+                for qo, kv, seed in cases:
+                    for chunk_len, empty in chunkings:
+                        if chunk_len == 1 and sum(kv) > 200:
+                            continue
+                        r = check(k, qo, kv, seed, chunk_len, empty)
+                        tol = 1e-2 if k.dtype != torch.float32 else 1e-4
+                        ok = r["rel_err"] <= tol and not r["nan"] and r.get("lse_inf_ok", True) \
+                            and r["lse_err"] <= 1e-2 and r.get("elementwise_ok", True)
+                        failures += not ok
+                        report["checks"].append(dict(image=label, kernel=name, batch=len(qo),
+                                                     chunk_len=chunk_len, empty_chunks=empty,
+                                                     ok=ok, **r))
+                        print(f"{'PASS' if ok else 'FAIL'} {label:22s} {name:28s} B={len(qo):3d} "
+                              f"chunk={chunk_len} rel_err={r['rel_err']:.2e} "
+                              f"lse_err={r['lse_err']:.2e} nan={r['nan']}")
+        if args.small or args.no_bench:
+            continue
+        kernels = kernels_by_image["sm_90a cubin"]
+        for name, b, l, variants, page in cases_of:
+            gen = torch.Generator().manual_seed(11)
+            if not split:
+                row = bench_case(kernels, name, b, l, None, variants, page, gen)
+                report["bench"].append(row)
+                print(json.dumps(row))
+                continue
+            for chunk_len in args.chunk_lens:
+                row = bench_case(kernels, name + " split-KV", b, l, None, variants, page, gen,
+                                 chunk_len=chunk_len, peers=False)
+                report["bench"].append(row)
+                print(json.dumps(row))
     for path in args.sweep:
         m = json.load(open(os.path.join(path, "manifest.json")))
         cubin = [t for t in m["targets"] if t["chip"] == "sm_90a"][0]["cubin"]
         module = Module(open(os.path.join(path, cubin), "rb").read())
-        kernels = {e["name"]: Kernel(e, module.function(e["name"])) for e in m["kernels"]}
+        kernels = load_kernels(m, module)
         gen = torch.Generator().manual_seed(11)
-        k = kernels["plain_h32_p16_decode_0"]
-        batch = make_batch(k, [1] * 64, [4096] * 64, gen, shared_pages=False)
-        out, lse, call = run_kernel(k, batch)
-        ms = time_ms(lambda: launch(*call))
-        row = {"sweep": os.path.basename(path), "case": "B64 L4096 plain",
-               "ms": ms, "TBps": 64 * 4096 * 8 * 128 * 4 / ms / 1e9}
-        report["bench"].append(row)
-        print(json.dumps(row))
+        for case, kname, b, l in (("B64 L4096", "plain_h32_p16_decode_0", 64, 4096),
+                                  ("B128 L2048", "plain_h32_p16_decode_0", 128, 2048),
+                                  ("B64 Hq64 L8192", "plain_h64_p16_decode_4", 64, 8192)):
+            k = kernels[kname]
+            batch = make_batch(k, [1] * b, [l] * b, gen, shared_pages=False)
+            ok = check(k, [1] * 5, [l] * 5, 3)
+            out, lse, call = run_kernel(k, batch)
+            ms = time_ms(call)
+            row = {"sweep": os.path.basename(path), "case": case + " plain",
+                   "ms": ms, "TBps": b * l * k.hkv * k.d * 4 / ms / 1e9,
+                   "rel_err": ok["rel_err"]}
+            report["bench"].append(row)
+            print(json.dumps(row))
     with open(os.path.join(args.out, "gpu_check.json"), "w") as f:
         json.dump(report, f, indent=1)
     print(f"{len(report['checks']) - failures} passed, {failures} failed")

@@ -4,12 +4,13 @@
 # PTX through the driver JIT), runs compute-sanitizer memcheck and racecheck
 # on a small case, and benchmarks next to SDPA (cuDNN, FA2) and
 # FlexAttention. The bundle is compiled beforehand on the build machine:
-#   scripts/gpu-bundle.sh        (writes build-gpu/bundle)
+#   scripts/gpu-bundle.sh        (writes build-gpu/bundle, build-gpu/bundle-split)
 # then, on the GPU machine, from the repository root:
-#   bench/gpu/gpu_check.sh build-gpu/bundle $OUT
+#   bench/gpu/gpu_check.sh build-gpu/bundle $OUT [build-gpu/bundle-split]
 set -uo pipefail
 bundle=${1:-build-gpu/bundle}
 out=${2:-${OUT:-.}}
+split=${3:-}
 export PYTHONUNBUFFERED=1
 # The C++ runtime (built here without LLVM) launching the bundle directly.
 cmake -S . -B build-runtime -G Ninja -DFLASHIR_ENABLE_COMPILER=OFF \
@@ -19,12 +20,12 @@ for chip in sm_90a sm_80:ptx sm_75:ptx; do
   build-runtime/bench/gpu/flashir-decode-check "$bundle" $chip | tee -a "$out/decode_launch.log" | tail -1
 done
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
-python3 bench/gpu/gpu_check.py --bundle "$bundle" --out "$out" 2>&1 | tee "$out/gpu_check.log"
+python3 bench/gpu/gpu_check.py --bundle "$bundle" --out "$out" ${split:+--split-bundle "$split"} ${FLASHIR_SWEEP:+--sweep $FLASHIR_SWEEP} 2>&1 | tee "$out/gpu_check.log"
 status=${PIPESTATUS[0]}
 if command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 3 \
-      python3 bench/gpu/gpu_check.py --bundle "$bundle" --out /tmp --small \
+      python3 bench/gpu/gpu_check.py --bundle "$bundle" --out /tmp --small ${split:+--split-bundle "$split"} \
       > "$out/sanitizer-$tool.log" 2>&1
     rc=$?
     echo "compute-sanitizer $tool: exit $rc, $(grep -c 'ERROR SUMMARY: 0 errors' "$out/sanitizer-$tool.log") clean summaries"

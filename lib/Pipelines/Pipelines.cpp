@@ -53,11 +53,14 @@ void flashir::buildAttnSchedulePipeline(OpPassManager &pm,
   addPipeline(pm, text);
 }
 
-void flashir::buildAttnToKernelsPipeline(OpPassManager &pm, int64_t warps,
-                                         int64_t unroll) {
-  addPipeline(pm, "attn-import-variants,convert-attn-to-gpu{warps=" +
-                      std::to_string(warps) +
-                      " unroll=" + std::to_string(unroll) + "}");
+void flashir::buildAttnToKernelsPipeline(OpPassManager &pm,
+                                         const KernelOptions &options) {
+  addPipeline(pm, "attn-import-variants,convert-attn-to-gpu{chip=" +
+                      options.chip + " warps=" + std::to_string(options.warps) +
+                      " unroll=" + std::to_string(options.unroll) +
+                      " stages=" + std::to_string(options.stages) +
+                      " min-blocks=" + std::to_string(options.minBlocks) +
+                      "}");
 }
 
 void flashir::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef chip,
@@ -69,6 +72,7 @@ void flashir::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef chip,
   binary += "}";
   addPipeline(pm, ("nvvm-attach-target{chip=" + chip + " features=" + features +
                    " O=3},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,"
+                   "convert-nvgpu-to-nvvm,"
                    "convert-vector-to-llvm,canonicalize,cse),"
                    "reconcile-unrealized-casts," +
                    binary)
@@ -77,7 +81,8 @@ void flashir::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef chip,
 
 void flashir::buildAttnToPTXPipeline(OpPassManager &pm,
                                      const AttnToPTXOptions &options) {
-  buildAttnToKernelsPipeline(pm, options.warps, options.unroll);
+  buildAttnToKernelsPipeline(pm, {options.chip, options.warps, options.unroll,
+                                  options.stages, options.minBlocks});
   buildKernelsToPTXPipeline(pm, options.chip, options.features,
                             options.toolkit);
 }

@@ -12,6 +12,7 @@
 #include "flashir/Dialect/Attn/IR/Attn.h"
 #include "flashir/Dialect/Attn/Transforms/Passes.h"
 #include "flashir/Pipelines/Pipelines.h"
+#include "flashir/Target/Chip.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/MLIRContext.h"
@@ -20,6 +21,7 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -48,8 +50,20 @@ static cl::list<std::string>
     chips("chips", cl::CommaSeparated,
           cl::desc("target chips (default: sm_75,sm_80,sm_86,sm_89,sm_90a)"));
 static cl::opt<int64_t> warps("warps", cl::init(4), cl::desc("warps per CTA"));
-static cl::opt<int64_t> unroll("unroll", cl::init(4),
+static cl::opt<int64_t> unroll("unroll", cl::init(2),
                                cl::desc("keys per key group per iteration"));
+static cl::opt<int64_t>
+    stages("stages", cl::init(-1),
+           cl::desc("cp.async stages per warp on sm_80+ (-1: default; "
+                    "sm_75 always uses register double buffering)"));
+static cl::opt<int64_t>
+    minBlocks("min-blocks", cl::init(0),
+              cl::desc("resident CTAs per SM the register allocation must "
+                       "allow (0: no bound)"));
+static cl::opt<std::string> schedule(
+    "schedule", cl::init(""),
+    cl::desc("pass pipeline run on the program before kernel generation, "
+             "e.g. 'attn-split-kv{chunk-size=0}' for split-KV kernels"));
 static cl::opt<std::string>
     ptxasPath("ptxas", cl::init(""),
               cl::desc("ptxas for cubins (default: $CUDA_HOME/bin, "
@@ -64,16 +78,26 @@ std::string typeString(Type type) {
   return s;
 }
 
-/// Manifest entry of one kernel, read off its gpu.func.
+/// Static shared memory of a kernel (its workgroup attributions).
+int64_t sharedMemoryBytes(gpu::GPUFuncOp func) {
+  int64_t bytes = 0;
+  for (BlockArgument attribution : func.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(attribution.getType());
+    bytes += type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  }
+  return bytes;
+}
+
+/// Manifest entry of one kernel (chip-independent), read off its gpu.func.
 llvm::json::Object describe(gpu::GPUFuncOp func) {
+  auto launch = func->getAttrOfType<DictionaryAttr>("attn.launch");
+  ArrayAttr names = launch ? launch.getAs<ArrayAttr>("args") : ArrayAttr();
   llvm::json::Array args;
   for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
-    static const char *const kNames[] = {
-        "q",       "qo_indptr",     "k_pool", "v_pool", "indptr",
-        "indices", "last_page_len", "out",    "lse"};
     llvm::json::Object arg;
-    arg["name"] = index < 9 ? std::string(kNames[index])
-                            : "param" + std::to_string(index - 9);
+    arg["name"] = names && index < names.size()
+                      ? cast<StringAttr>(names[index]).str()
+                      : "arg" + std::to_string(index);
     if (auto memref = dyn_cast<MemRefType>(type)) {
       arg["kind"] = "memref";
       arg["element"] = typeString(memref.getElementType());
@@ -87,24 +111,23 @@ llvm::json::Object describe(gpu::GPUFuncOp func) {
     }
     args.push_back(std::move(arg));
   }
-  int64_t smem = 0;
-  for (BlockArgument attribution : func.getWorkgroupAttributions()) {
-    auto type = cast<MemRefType>(attribution.getType());
-    smem += type.getNumElements() * type.getElementTypeBitWidth() / 8;
-  }
   llvm::json::Object kernel;
   kernel["name"] = func.getName().str();
   kernel["args"] = std::move(args);
   // Memref arguments are passed as expanded descriptors: allocated and
   // aligned pointer, offset, sizes, strides (MLIR's default convention).
   kernel["memref_abi"] = "descriptor";
-  kernel["grid"] = "requests x num_kv_heads";
+  if (launch)
+    if (auto grid = launch.getAs<StringAttr>("grid"))
+      kernel["grid"] = grid.str();
   kernel["block"] =
       func.getKnownBlockSize() ? (*func.getKnownBlockSize())[0] : 0;
-  kernel["shared_memory_bytes"] = smem;
-  if (auto launch = func->getAttrOfType<DictionaryAttr>("attn.launch"))
+  if (launch) {
+    if (auto w = launch.getAs<IntegerAttr>("unroll"))
+      kernel["unroll"] = w.getInt();
     if (auto variant = launch.getAs<FlatSymbolRefAttr>("variant"))
       kernel["variant"] = variant.getValue().str();
+  }
   return kernel;
 }
 
@@ -153,16 +176,48 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  // The kernels, once; then PTX per chip.
-  PassManager kernels(&ctx);
-  flashir::buildAttnToKernelsPipeline(kernels, warps, unroll);
-  if (failed(kernels.run(*module)))
-    return 1;
+  // The kernels per chip (cp.async staging where the chip has it), then
+  // PTX. The ABI is the same for every chip; shared memory is not.
+  auto kernelsFor = [&](StringRef chip) -> OwningOpRef<ModuleOp> {
+    OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
+    flashir::KernelOptions options;
+    options.chip = chip.str();
+    options.warps = warps;
+    options.unroll = unroll;
+    options.minBlocks = minBlocks;
+    const flashir::target::ChipInfo *info = flashir::target::lookupChip(chip);
+    options.stages = info && !info->hasCpAsync ? 0 : stages.getValue();
+    PassManager pm(&ctx);
+    if (!schedule.empty()) {
+      std::string error;
+      llvm::raw_string_ostream os(error);
+      if (failed(parsePassPipeline(schedule, pm, os))) {
+        llvm::errs() << "flashir-bundle: bad --schedule: " << error << "\n";
+        return nullptr;
+      }
+    }
+    flashir::buildAttnToKernelsPipeline(pm, options);
+    if (failed(pm.run(*copy)))
+      return nullptr;
+    return copy;
+  };
+  for (const std::string &chip : chips)
+    if (!flashir::target::lookupChip(chip)) {
+      llvm::errs() << "flashir-bundle: unknown chip '" << chip
+                   << "'; expected one of " << flashir::target::validChipNames()
+                   << "\n";
+      return 1;
+    }
   llvm::json::Array entries;
-  module->walk([&](gpu::GPUFuncOp func) {
-    if (func.isKernel())
-      entries.push_back(describe(func));
-  });
+  {
+    OwningOpRef<ModuleOp> first = kernelsFor(chips.front());
+    if (!first)
+      return 1;
+    first->walk([&](gpu::GPUFuncOp func) {
+      if (func.isKernel())
+        entries.push_back(describe(func));
+    });
+  }
   if (entries.empty()) {
     llvm::errs() << "flashir-bundle: no attention to compile in " << input
                  << "\n";
@@ -196,10 +251,24 @@ int main(int argc, char **argv) {
 
   llvm::json::Array targets;
   for (const std::string &chip : chips) {
-    OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
+    auto start = std::chrono::steady_clock::now();
+    OwningOpRef<ModuleOp> copy = kernelsFor(chip);
+    if (!copy)
+      return 1;
+    // Per-chip launch facts: static shared memory and pipelining.
+    llvm::json::Object perKernel;
+    copy->walk([&](gpu::GPUFuncOp func) {
+      if (!func.isKernel())
+        return;
+      llvm::json::Object facts;
+      facts["shared_memory_bytes"] = sharedMemoryBytes(func);
+      if (auto launch = func->getAttrOfType<DictionaryAttr>("attn.launch"))
+        if (auto st = launch.getAs<IntegerAttr>("stages"))
+          facts["stages"] = st.getInt();
+      perKernel[func.getName()] = std::move(facts);
+    });
     PassManager pm(&ctx);
     flashir::buildKernelsToPTXPipeline(pm, chip, "+ptx80", toolkit);
-    auto start = std::chrono::steady_clock::now();
     if (failed(pm.run(*copy)))
       return 1;
     double ms = std::chrono::duration<double, std::milli>(
@@ -229,6 +298,7 @@ int main(int argc, char **argv) {
     target["chip"] = chip;
     target["ptx"] = ("kernels." + chip + ".ptx");
     target["compile_ms"] = ms;
+    target["kernels"] = std::move(perKernel);
     if (!ptxas.empty()) {
       SmallString<128> cubin(outputDir);
       llvm::sys::path::append(cubin, "kernels." + chip + ".cubin");

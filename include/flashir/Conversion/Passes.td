@@ -61,14 +61,23 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"warps", "warps", "int64_t", /*default=*/"4",
            "warps per CTA, each walking its own share of the keys">,
-    Option<"unroll", "unroll", "int64_t", /*default=*/"4",
-           "keys per key group and loop iteration (loads in flight)">
+    Option<"unroll", "unroll", "int64_t", /*default=*/"2",
+           "keys per key group and loop iteration">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "target chip (decides whether cp.async exists)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"-1",
+           "cp.async ring stages per warp (2..8, sm_80+); 0: register "
+           "double buffering; -1: 4 where the chip has cp.async, else 0">,
+    Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"0",
+           "resident CTAs per SM the register allocation must allow "
+           "(nvvm.minctasm; 0: no bound)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect"
   ];

@@ -59,13 +59,32 @@ struct AttnToPTXOptions : public mlir::PassPipelineOptions<AttnToPTXOptions> {
       llvm::cl::init("")};
   Option<int64_t> unroll{*this, "unroll",
                          llvm::cl::desc("keys per key group per iteration"),
-                         llvm::cl::init(4)};
+                         llvm::cl::init(2)};
+  Option<int64_t> stages{
+      *this, "stages",
+      llvm::cl::desc("cp.async stages per warp (sm_80+); 0: register double "
+                     "buffering; -1: by chip"),
+      llvm::cl::init(-1)};
+  Option<int64_t> minBlocks{
+      *this, "min-blocks",
+      llvm::cl::desc("resident CTAs per SM the register allocation must "
+                     "allow (0: no bound)"),
+      llvm::cl::init(0)};
+};
+
+/// How the decode kernels are generated (convert-attn-to-gpu's options).
+struct KernelOptions {
+  std::string chip = "sm_80";
+  int64_t warps = 4;
+  int64_t unroll = 2;
+  int64_t stages = -1;
+  int64_t minBlocks = 0;
 };
 
 /// attn → gpu.module of decode kernels (attn-import-variants,
 /// convert-attn-to-gpu).
-void buildAttnToKernelsPipeline(mlir::OpPassManager &pm, int64_t warps,
-                                int64_t unroll);
+void buildAttnToKernelsPipeline(mlir::OpPassManager &pm,
+                                const KernelOptions &options);
 
 /// gpu.module kernels → NVVM → PTX in a gpu.binary for `chip`. `toolkit`
 /// (a CUDA installation) provides libdevice for math functions; without it

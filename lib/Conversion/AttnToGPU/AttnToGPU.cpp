@@ -14,12 +14,14 @@
 
 #include "flashir/Conversion/Passes.h"
 #include "flashir/Dialect/Attn/IR/Attn.h"
+#include "flashir/Target/Chip.h"
 
 #include "../BuilderUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace flashir {
@@ -35,12 +37,33 @@ namespace {
 
 /// Elements per 16-byte vector load.
 constexpr int64_t kVec = 8;
+/// cp.async ring stages where the chip has cp.async and none is asked for.
+constexpr int64_t kDefaultStages = 4;
 
 struct DecodeShape {
   int64_t headDim, pageSize, numQoHeads, numKvHeads, group, warps, unroll;
+  /// cp.async ring stages per warp; 0: register double buffering.
+  int64_t stages;
+  /// Resident CTAs per SM the register allocation must allow (0: any).
+  int64_t minBlocksPerSM;
+  /// Split-KV: one CTA per (chunk, KV head) writing f32 partial states.
+  bool chunked;
   Type element;
   float scale;
 };
+
+/// Bytes of the kernel's workgroup buffer: the larger of the cp.async
+/// staging ring and the per-warp states of the final merge.
+int64_t sharedMemoryBytes(int64_t warps, int64_t group, int64_t headDim,
+                          int64_t unroll, int64_t stages, int64_t elementBytes) {
+  int64_t states = warps * group * (headDim + 4) * 4;
+  int64_t staging = warps * stages * 2 * unroll * 32 * kVec * elementBytes;
+  return std::max(states, staging);
+}
+int64_t sharedMemoryBytes(const DecodeShape &s) {
+  return sharedMemoryBytes(s.warps, s.group, s.headDim, s.unroll, s.stages,
+                           s.element.getIntOrFloatBitWidth() / 8);
+}
 
 /// Why `op` cannot become a decode kernel, or an empty string.
 std::string unsupportedReason(AttentionOp op, VariantOp variant) {
@@ -60,9 +83,30 @@ std::string unsupportedReason(AttentionOp op, VariantOp variant) {
     return "at most 8 query heads per KV head";
   if (!op.getQueries().getDefiningOp<RaggedQOp>())
     return "queries defined by attn.ragged_q";
-  if (op.getNumResults() != 2 || op.getChunkIndptr() || op.getAttendedViews())
-    return "an (output, lse) result without chunks or attended_views";
-  if (cast<RankedTensorType>(op.getResult(0).getType()).getElementType() !=
+  if (op.getAttendedViews())
+    return "no attended_views";
+  Value output;
+  if (op.getChunkIndptr()) {
+    // Split-KV: the chunk states must be merged and finalized right away
+    // (the merge kernel does both).
+    auto merge = op->hasOneUse()
+                     ? dyn_cast<MergeChunksOp>(*op->getUsers().begin())
+                     : MergeChunksOp();
+    FinalizeOp finalize;
+    if (merge && merge->hasOneUse())
+      finalize = dyn_cast<FinalizeOp>(*merge->getUsers().begin());
+    if (!finalize || merge.getChunkIndptr() != op.getChunkIndptr() ||
+        merge.getQueries() != op.getQueries())
+      return "split-KV chunk states that go to one attn.merge_chunks (same "
+             "queries and chunk_indptr) and then one attn.finalize";
+    output = finalize.getOutput();
+  } else {
+    if (op.getNumResults() != 2)
+      return "an (output, lse) result, or chunk states merged by "
+             "attn.merge_chunks and attn.finalize";
+    output = op.getResult(0);
+  }
+  if (cast<RankedTensorType>(output.getType()).getElementType() !=
       view.getElementType())
     return "an output of the KV element type";
   if (variant.getReduction() != ReductionKind::Softmax)
@@ -82,6 +126,13 @@ public:
       : op(op), variant(variant), s(shape) {}
 
   gpu::GPUFuncOp build(OpBuilder &moduleBuilder, StringRef name);
+
+  /// The split-KV merge kernel: one CTA of D/8 threads per (request, query
+  /// head) merges the request's chunk states, row by row.
+  gpu::GPUFuncOp buildMerge(OpBuilder &moduleBuilder, StringRef name);
+
+  /// Argument names of the kernel built last (for the manifest).
+  SmallVector<std::string> argNames;
 
 private:
   VectorType f32Vec(LocBuilder &b) {
@@ -133,6 +184,21 @@ private:
     return arith::BitcastOp::create(b, type, high);
   }
 
+  /// The dot product of two vector<8xf32> as two interleaved fma chains
+  /// (explicit fma: arith ops carry no contraction flag, and a sequential
+  /// reduction would be 16 dependent instructions).
+  Value dot(LocBuilder &b, Value x, Value y) {
+    Value partial[2];
+    for (int64_t e = 0; e < kVec; ++e) {
+      Value xe = vector::ExtractOp::create(b, x, e);
+      Value ye = vector::ExtractOp::create(b, y, e);
+      partial[e % 2] = e < 2 ? Value(arith::MulFOp::create(b, xe, ye))
+                             : Value(math::FmaOp::create(b, xe, ye,
+                                                         partial[e % 2]));
+    }
+    return arith::AddFOp::create(b, partial[0], partial[1]);
+  }
+
   Value shuffleXor(LocBuilder &b, Value v, int32_t offset) {
     return gpu::ShuffleOp::create(b, v, offset, 32, gpu::ShuffleMode::XOR)
         .getShuffleResult();
@@ -170,33 +236,58 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
   LocBuilder mb(op.getLoc(), moduleBuilder);
   Type i32 = mb.getI32Type(), f32 = mb.getF32Type();
   int64_t dyn = ShapedType::kDynamic;
-  int64_t D = s.headDim, g = s.group, W = s.warps;
+  int64_t D = s.headDim, g = s.group, W = s.warps, U = s.unroll, S = s.stages;
   // Kernel ABI (recorded in the bundle manifest).
   SmallVector<Type> args = {
-      MemRefType::get({dyn, s.numQoHeads, D}, s.element), // q
-      MemRefType::get({dyn}, i32),                        // qo_indptr
+      MemRefType::get({dyn, s.numQoHeads, D}, s.element),             // q
+      MemRefType::get({dyn}, i32),                                    // qo_indptr
       MemRefType::get({dyn, s.pageSize, s.numKvHeads, D}, s.element), // k pool
       MemRefType::get({dyn, s.pageSize, s.numKvHeads, D}, s.element), // v pool
       MemRefType::get({dyn}, i32),                                    // indptr
       MemRefType::get({dyn}, i32),                                    // indices
-      MemRefType::get({dyn}, i32),                        // last_page_len
-      MemRefType::get({dyn, s.numQoHeads, D}, s.element), // out
-      MemRefType::get({dyn, s.numQoHeads}, f32),          // lse
+      MemRefType::get({dyn}, i32), // last_page_len
   };
+  argNames = {"q",      "qo_indptr", "k_pool",       "v_pool",
+              "indptr", "indices",   "last_page_len"};
+  if (s.chunked) {
+    // Chunk c covers keys [chunk_starts[c], chunk_ends[c]) of request
+    // chunk_request[c]; its partial state of query row i goes to row
+    // c + C * i of partial_o / partial_lse (C = number of chunks).
+    for (const char *name :
+         {"chunk_indptr", "chunk_request", "chunk_starts", "chunk_ends"}) {
+      args.push_back(MemRefType::get({dyn}, i32));
+      argNames.push_back(name);
+    }
+    args.push_back(MemRefType::get({dyn, s.numQoHeads, D}, f32));
+    args.push_back(MemRefType::get({dyn, s.numQoHeads}, f32));
+    argNames.append({"partial_o", "partial_lse"});
+  } else {
+    args.push_back(MemRefType::get({dyn, s.numQoHeads, D}, s.element));
+    args.push_back(MemRefType::get({dyn, s.numQoHeads}, f32));
+    argNames.append({"out", "lse"});
+  }
+  int64_t firstParam = args.size();
   SmallVector<VariantParamAttr> params = variant.getParamList();
-  for (VariantParamAttr param : params)
+  for (VariantParamAttr param : params) {
     args.push_back(param.getKind() == ParamKind::Scalar
                        ? param.getType()
                        : Type(MemRefType::get({dyn}, param.getType())));
-  // Per warp and row: acc[D], m, l; rows padded to D + 4 floats so every
-  // row starts 16-byte aligned for the vector accesses.
-  auto smemType = MemRefType::get(
-      {W, g, D + 4}, f32, MemRefLayoutAttrInterface(),
-      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+    argNames.push_back(param.getName().str());
+  }
+  // One 16-byte aligned workgroup buffer, viewed twice: the cp.async staging
+  // ring while the warps walk the keys, then the warps' states for the final
+  // merge (a barrier separates the two uses).
+  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto bufType = MemRefType::get({sharedMemoryBytes(s)}, mb.getI8Type(),
+                                 MemRefLayoutAttrInterface(), workgroup);
   auto func = gpu::GPUFuncOp::create(mb, name, FunctionType::get(ctx, args, {}),
-                                     TypeRange{smemType});
+                                     TypeRange{bufType});
+  func.setWorkgroupAttributionAttr(0, StringAttr::get(ctx, "llvm.align"),
+                                   mb.getI64IntegerAttr(16));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
   func.setKnownBlockSizeAttr(mb.getDenseI32ArrayAttr({int32_t(32 * W), 1, 1}));
+  if (s.minBlocksPerSM > 0)
+    func->setAttr("nvvm.minctasm", mb.getI32IntegerAttr(s.minBlocksPerSM));
 
   Block &entry = func.getBody().front();
   OpBuilder ob = OpBuilder::atBlockBegin(&entry);
@@ -204,13 +295,29 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
   Value q = entry.getArgument(0), qoIndptr = entry.getArgument(1),
         kPool = entry.getArgument(2), vPool = entry.getArgument(3),
         indptr = entry.getArgument(4), indices = entry.getArgument(5),
-        lastPageLen = entry.getArgument(6), out = entry.getArgument(7),
-        lse = entry.getArgument(8);
-  Value smem = func.getWorkgroupAttributions().front();
+        lastPageLen = entry.getArgument(6);
+  Value out = entry.getArgument(firstParam - 2),
+        lse = entry.getArgument(firstParam - 1);
   Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
+  Value buf = func.getWorkgroupAttributions().front();
+  // Per warp and row: acc[D], m, l; rows padded to D + 4 floats so every
+  // row starts 16-byte aligned for the vector accesses.
+  Value smem = memref::ViewOp::create(
+      b, MemRefType::get({W, g, D + 4}, f32, MemRefLayoutAttrInterface(),
+                         workgroup),
+      buf, c0, ValueRange{});
+  // Per warp, stage, key (K and V) and lane: the lane's 16 bytes.
+  Value stage;
+  if (S > 0)
+    stage = memref::ViewOp::create(
+        b,
+        MemRefType::get({W, S, 2 * U, 32, kVec}, s.element,
+                        MemRefLayoutAttrInterface(), workgroup),
+        buf, c0, ValueRange{});
 
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  Value req = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value req = s.chunked ? loadIndex(b, entry.getArgument(8), block) : block;
   Value kvHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   int64_t groupLanes = D / kVec, keysPerIter = 32 / groupLanes;
   Value warp = arith::DivUIOp::create(b, tid, cIndex(b, 32));
@@ -237,7 +344,7 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
   auto paramValues = [&](LocBuilder &b, Value head) {
     SmallVector<Value> values;
     for (auto [index, param] : llvm::enumerate(params)) {
-      Value arg = entry.getArgument(9 + index);
+      Value arg = entry.getArgument(firstParam + index);
       if (param.getKind() == ParamKind::Scalar)
         values.push_back(arg);
       else
@@ -252,12 +359,77 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
         b, arith::MulIOp::create(b, kvHead, cIndex(b, g)), cIndex(b, r));
   };
 
+  // Each warp walks its own keys: iteration `it` covers keys
+  // [jBase, jBase + keysPerIter * U) with jBase = start + it * step, where
+  // key group `keyGroup` takes keys jBase + u * keysPerIter + keyGroup. The
+  // trip count is uniform per warp (shuffles need every lane): keys past the
+  // end load a valid key (the last one) and are masked out.
+  // The keys this CTA attends: all of the request's, or its chunk's.
+  Value kBegin = c0, kEnd = numKv;
+  if (s.chunked) {
+    auto clampKeys = [&](Value v, Value lo) {
+      return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, v, lo),
+                                    numKv);
+    };
+    kBegin = clampKeys(loadIndex(b, entry.getArgument(9), block), c0);
+    kEnd = clampKeys(loadIndex(b, entry.getArgument(10), block), kBegin);
+  }
+  Value start = arith::AddIOp::create(
+      b, kBegin, arith::MulIOp::create(b, warp, cIndex(b, keysPerIter * U)));
+  Value step = cIndex(b, W * keysPerIter * U);
+  Value rem = arith::SubIOp::create(b, kEnd, start);
+  Value numIter = arith::SelectOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, rem, c0),
+      arith::DivUIOp::create(
+          b, arith::AddIOp::create(b, rem, cIndex(b, W * keysPerIter * U - 1)),
+          step),
+      c0);
+  auto jBaseOf = [&](LocBuilder &b, Value it) {
+    return arith::AddIOp::create(b, start, arith::MulIOp::create(b, it, step));
+  };
+  auto keyIndex = [&](LocBuilder &b, Value jBase, int64_t u) {
+    return arith::AddIOp::create(
+        b, jBase,
+        arith::AddIOp::create(b, cIndex(b, u * keysPerIter), keyGroup));
+  };
+  // Only called for iterations < numIter, so kEnd > kBegin.
+  auto keySafe = [&](LocBuilder &b, Value jBase, int64_t u) {
+    return arith::MinSIOp::create(b, keyIndex(b, jBase, u),
+                                  arith::SubIOp::create(b, kEnd, c1));
+  };
+  // The page of each of the U keys of iteration `it` (page-table loads).
+  auto pagesOf = [&](LocBuilder &b, Value it) {
+    Value jBase = jBaseOf(b, it);
+    SmallVector<Value> ids;
+    for (int64_t u = 0; u < U; ++u)
+      ids.push_back(loadIndex(
+          b, indices,
+          arith::AddIOp::create(
+              b, pageBegin,
+              arith::DivUIOp::create(b, keySafe(b, jBase, u),
+                                     cIndex(b, s.pageSize)))));
+    return ids;
+  };
+  auto slotOf = [&](LocBuilder &b, Value jBase, int64_t u) {
+    return arith::RemUIOp::create(b, keySafe(b, jBase, u),
+                                  cIndex(b, s.pageSize));
+  };
+
   buildFor(b, c0, numQ, [&](LocBuilder &b, Value i) {
     Value row = arith::AddIOp::create(b, qBegin, i);
+    // Partial states: row c + C * i.
+    Value outRow =
+        s.chunked
+            ? Value(arith::AddIOp::create(
+                  b, block,
+                  arith::MulIOp::create(
+                      b, memref::DimOp::create(b, entry.getArgument(8), 0),
+                      i)))
+            : row;
     Value qpos =
         arith::SubIOp::create(b, arith::AddIOp::create(b, i, numKv), numQ);
     // The query fragments of the g rows, pre-scaled.
-    SmallVector<Value> qFrag, heads, rowParams;
+    SmallVector<Value> qFrag, heads;
     SmallVector<SmallVector<Value>> paramsOf;
     for (int64_t r = 0; r < g; ++r) {
       heads.push_back(headOf(b, r));
@@ -271,111 +443,195 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
     Value zeroVec = splat(b, cF32(b, 0.0f));
     for (int64_t r = 0; r < g; ++r)
       inits.append({negInf(b), cF32(b, 0.0f), zeroVec});
-
-    // Uniform trip count per warp (shuffles need every lane): key groups
-    // past the end load a valid key and mask it out. Each iteration handles
-    // `unroll` keys per key group, all loads issued before any use so that
-    // several 16-byte loads per thread are in flight.
-    int64_t U = s.unroll;
-    Value start = arith::MulIOp::create(b, warp, cIndex(b, keysPerIter * U));
-    Value step = cIndex(b, W * keysPerIter * U);
-    auto keyIndex = [&](LocBuilder &b, Value jBase, int64_t u) {
-      return arith::AddIOp::create(
-          b, jBase,
-          arith::AddIOp::create(b, cIndex(b, u * keysPerIter), keyGroup));
-    };
-    // The U K and V vectors of iteration `jBase`, clamped to the last key
-    // (valid memory; masked out later), in the storage type.
-    auto loadKeys = [&](LocBuilder &b, Value jBase) {
-      SmallVector<Value> kv;
-      for (int64_t u = 0; u < U; ++u) {
-        Value jSafe = arith::MinSIOp::create(
-            b, keyIndex(b, jBase, u), arith::SubIOp::create(b, numKv, c1));
-        Value page = loadIndex(
-            b, indices,
-            arith::AddIOp::create(
-                b, pageBegin,
-                arith::DivUIOp::create(b, jSafe, cIndex(b, s.pageSize))));
-        Value slot = arith::RemUIOp::create(b, jSafe, cIndex(b, s.pageSize));
-        kv.push_back(loadRaw(b, kPool, {page, slot, kvHead, e0}));
-        kv.push_back(loadRaw(b, vPool, {page, slot, kvHead, e0}));
-      }
-      return kv;
-    };
-    // Software pipelining in registers: the loads of the next iteration are
-    // issued before this iteration's arithmetic.
-    auto rawType = VectorType::get({kVec}, s.element);
-    Value hasKeys =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, numKv, c0);
-    SmallVector<Value> first = llvm::to_vector(buildIf(
-        b, hasKeys, [&](LocBuilder &b) { return loadKeys(b, start); },
-        [&](LocBuilder &b) {
-          Value zero = arith::ConstantOp::create(
-              b, DenseElementsAttr::get(rawType, b.getZeroAttr(s.element)));
-          return SmallVector<Value>(2 * U, zero);
-        }));
     size_t numState = inits.size();
-    inits.append(first);
-    auto loop = scf::ForOp::create(
-        b, start, numKv, step, inits,
-        [&](OpBuilder &lob, Location loc, Value jBase, ValueRange carried) {
-          LocBuilder b(loc, lob);
-          SmallVector<Value> next =
-              loadKeys(b, arith::AddIOp::create(b, jBase, step));
-          SmallVector<Value> js, inRange, ks, vs;
-          for (int64_t u = 0; u < U; ++u) {
-            Value j = keyIndex(b, jBase, u);
-            js.push_back(j);
-            inRange.push_back(
-                arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, numKv));
-            ks.push_back(widen(b, carried[numState + 2 * u]));
-            vs.push_back(widen(b, carried[numState + 2 * u + 1]));
+
+    // One iteration's keys folded into the rows' states: all U scores of a
+    // row first, then one rescale of the row's state by the new maximum.
+    auto processKeys = [&](LocBuilder &b, SmallVector<Value> &state,
+                           Value jBase, ArrayRef<Value> kRaw,
+                           ArrayRef<Value> vRaw) {
+      SmallVector<Value> js, inRange, ks, vs;
+      for (int64_t u = 0; u < U; ++u) {
+        Value j = keyIndex(b, jBase, u);
+        js.push_back(j);
+        inRange.push_back(
+            arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, kEnd));
+        ks.push_back(widen(b, kRaw[u]));
+        vs.push_back(widen(b, vRaw[u]));
+      }
+      for (int64_t r = 0; r < g; ++r) {
+        Value m = state[3 * r], l = state[3 * r + 1], acc = state[3 * r + 2];
+        SmallVector<Value> scores;
+        Value mNew = m;
+        for (int64_t u = 0; u < U; ++u) {
+          Value part = dot(b, qFrag[r], ks[u]);
+          for (int64_t off = groupLanes / 2; off >= 1; off /= 2)
+            part = arith::AddFOp::create(b, part, shuffleXor(b, part, off));
+          Value score = part;
+          if (!variant.getLogits().empty()) {
+            SmallVector<Value> hookArgs = {score, qpos, js[u], heads[r]};
+            hookArgs.append(paramsOf[r]);
+            score = inlineHook(b, variant.getLogits(), hookArgs);
           }
-          SmallVector<Value> state(carried.take_front(numState));
-          for (int64_t u = 0; u < U; ++u) {
-            for (int64_t r = 0; r < g; ++r) {
-              Value m = state[3 * r], l = state[3 * r + 1],
-                    acc = state[3 * r + 2];
-              Value part = vector::ReductionOp::create(
-                  b, vector::CombiningKind::ADD,
-                  arith::MulFOp::create(b, qFrag[r], ks[u]));
-              for (int64_t off = groupLanes / 2; off >= 1; off /= 2)
-                part = arith::AddFOp::create(b, part, shuffleXor(b, part, off));
-              Value score = part;
-              if (!variant.getLogits().empty()) {
-                SmallVector<Value> hookArgs = {score, qpos, js[u], heads[r]};
-                hookArgs.append(paramsOf[r]);
-                score = inlineHook(b, variant.getLogits(), hookArgs);
-              }
-              Value keep = inRange[u];
-              if (!variant.getMask().empty()) {
-                SmallVector<Value> hookArgs = {qpos, js[u], heads[r]};
-                hookArgs.append(paramsOf[r]);
-                keep = arith::AndIOp::create(
-                    b, keep, inlineHook(b, variant.getMask(), hookArgs));
-              }
-              score = arith::SelectOp::create(b, keep, score, negInf(b));
-              Value mNew = arith::MaxNumFOp::create(b, m, score);
-              Value c = expDiff(b, m, mNew), p = expDiff(b, score, mNew);
-              state[3 * r] = mNew;
-              state[3 * r + 1] =
-                  arith::AddFOp::create(b, arith::MulFOp::create(b, l, c), p);
-              state[3 * r + 2] = arith::AddFOp::create(
-                  b, arith::MulFOp::create(b, acc, splat(b, c)),
-                  arith::MulFOp::create(b, vs[u], splat(b, p)));
+          Value keep = inRange[u];
+          if (!variant.getMask().empty()) {
+            SmallVector<Value> hookArgs = {qpos, js[u], heads[r]};
+            hookArgs.append(paramsOf[r]);
+            keep = arith::AndIOp::create(
+                b, keep, inlineHook(b, variant.getMask(), hookArgs));
+          }
+          scores.push_back(arith::SelectOp::create(b, keep, score, negInf(b)));
+          mNew = arith::MaxNumFOp::create(b, mNew, scores.back());
+        }
+        Value c = expDiff(b, m, mNew);
+        l = arith::MulFOp::create(b, l, c);
+        acc = arith::MulFOp::create(b, acc, splat(b, c));
+        for (int64_t u = 0; u < U; ++u) {
+          Value p = expDiff(b, scores[u], mNew);
+          l = arith::AddFOp::create(b, l, p);
+          acc = vector::FMAOp::create(b, vs[u], splat(b, p), acc);
+        }
+        state[3 * r] = mNew;
+        state[3 * r + 1] = l;
+        state[3 * r + 2] = acc;
+      }
+    };
+
+    ValueRange finalState;
+    if (S == 0) {
+      // Register double buffering (every chip): the loads of the next
+      // iteration are issued before this iteration's arithmetic.
+      auto loadKeys = [&](LocBuilder &b, Value it) {
+        SmallVector<Value> ids = pagesOf(b, it);
+        Value jBase = jBaseOf(b, it);
+        SmallVector<Value> kv;
+        for (int64_t u = 0; u < U; ++u) {
+          Value slot = slotOf(b, jBase, u);
+          kv.push_back(loadRaw(b, kPool, {ids[u], slot, kvHead, e0}));
+          kv.push_back(loadRaw(b, vPool, {ids[u], slot, kvHead, e0}));
+        }
+        return kv;
+      };
+      auto rawType = VectorType::get({kVec}, s.element);
+      Value hasKeys =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, numIter, c0);
+      SmallVector<Value> first = llvm::to_vector(buildIf(
+          b, hasKeys, [&](LocBuilder &b) { return loadKeys(b, c0); },
+          [&](LocBuilder &b) {
+            Value zero = arith::ConstantOp::create(
+                b, DenseElementsAttr::get(rawType, b.getZeroAttr(s.element)));
+            return SmallVector<Value>(2 * U, zero);
+          }));
+      inits.append(first);
+      finalState = buildFor(
+          b, c0, numIter, inits,
+          [&](LocBuilder &b, Value it, ValueRange carried) {
+            Value itNext = arith::AddIOp::create(b, it, c1);
+            // The last iteration reloads its own keys (valid memory).
+            SmallVector<Value> nextRaw = loadKeys(
+                b, arith::MinSIOp::create(
+                       b, itNext, arith::SubIOp::create(b, numIter, c1)));
+            SmallVector<Value> state(carried.take_front(numState)), kRaw,
+                vRaw;
+            for (int64_t u = 0; u < U; ++u) {
+              kRaw.push_back(carried[numState + 2 * u]);
+              vRaw.push_back(carried[numState + 2 * u + 1]);
             }
-          }
-          state.append(next);
-          scf::YieldOp::create(b, state);
-        });
+            processKeys(b, state, jBaseOf(b, it), kRaw, vRaw);
+            state.append(nextRaw);
+            return state;
+          });
+    } else {
+      // cp.async staging (sm_80+): a ring of S stages per warp; each lane
+      // copies exactly the 16-byte pieces it reads back, so completion of
+      // its own copy groups is all the synchronisation needed. Iteration
+      // `it` issues the copies of iteration it + S - 1 (page ids loaded one
+      // iteration earlier, so the copies never wait on the page table),
+      // then waits for the group of iteration `it`.
+      Type tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+      auto issue = [&](LocBuilder &b, Value it, ArrayRef<Value> ids) {
+        Value jBase = jBaseOf(b, it);
+        Value ring = arith::RemUIOp::create(b, it, cIndex(b, S));
+        Value pools[] = {kPool, vPool};
+        for (int64_t u = 0; u < U; ++u) {
+          Value slot = slotOf(b, jBase, u);
+          for (auto [kind, pool] : llvm::enumerate(pools))
+            nvgpu::DeviceAsyncCopyOp::create(
+                b, stage,
+                ValueRange{warp, ring, cIndex(b, 2 * u + kind), lane, c0},
+                pool, ValueRange{ids[u], slot, kvHead, e0},
+                b.getIndexAttr(kVec), /*srcElements=*/Value(),
+                /*bypassL1=*/b.getUnitAttr());
+        }
+      };
+      auto ifIter = [&](LocBuilder &b, Value it,
+                        function_ref<SmallVector<Value>(LocBuilder &)> thenFn,
+                        function_ref<SmallVector<Value>(LocBuilder &)> elseFn) {
+        return buildIf(
+            b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, it, numIter),
+            thenFn, elseFn);
+      };
+      auto nothing = [](LocBuilder &) { return SmallVector<Value>(); };
+      for (int64_t st = 0; st + 1 < S; ++st) {
+        Value it = cIndex(b, st);
+        ifIter(
+            b, it,
+            [&](LocBuilder &b) {
+              issue(b, it, pagesOf(b, it));
+              return SmallVector<Value>();
+            },
+            nothing);
+        nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, ValueRange{});
+      }
+      Value itFirst = cIndex(b, S - 1);
+      SmallVector<Value> zeros(U, c0);
+      inits.append(llvm::to_vector(ifIter(
+          b, itFirst, [&](LocBuilder &b) { return pagesOf(b, itFirst); },
+          [&](LocBuilder &) { return zeros; })));
+      finalState = buildFor(
+          b, c0, numIter, inits,
+          [&](LocBuilder &b, Value it, ValueRange carried) {
+            SmallVector<Value> ids(carried.drop_front(numState));
+            Value itIssue = arith::AddIOp::create(b, it, cIndex(b, S - 1));
+            ifIter(
+                b, itIssue,
+                [&](LocBuilder &b) {
+                  issue(b, itIssue, ids);
+                  return SmallVector<Value>();
+                },
+                nothing);
+            Value token = nvgpu::DeviceAsyncCreateGroupOp::create(
+                b, tokenType, ValueRange{});
+            Value itPages = arith::AddIOp::create(b, itIssue, c1);
+            SmallVector<Value> nextIds = llvm::to_vector(ifIter(
+                b, itPages, [&](LocBuilder &b) { return pagesOf(b, itPages); },
+                [&](LocBuilder &) { return ids; }));
+            nvgpu::DeviceAsyncWaitOp::create(b, token,
+                                             b.getI32IntegerAttr(S - 1));
+            Value ring = arith::RemUIOp::create(b, it, cIndex(b, S));
+            SmallVector<Value> kRaw, vRaw;
+            for (int64_t u = 0; u < U; ++u)
+              for (int64_t kind = 0; kind < 2; ++kind)
+                (kind ? vRaw : kRaw)
+                    .push_back(vector::LoadOp::create(
+                        b, VectorType::get({kVec}, s.element), stage,
+                        ValueRange{warp, ring, cIndex(b, 2 * u + kind), lane,
+                                   c0},
+                        /*nontemporal=*/false, llvm::MaybeAlign(16)));
+            SmallVector<Value> state(carried.take_front(numState));
+            processKeys(b, state, jBaseOf(b, it), kRaw, vRaw);
+            state.append(nextIds);
+            return state;
+          });
+    }
 
     // Merge the warp's key groups (lanes d, d + groupLanes, ... hold the
     // same dims), then the warps through shared memory.
     SmallVector<Value> m, l, acc;
     for (int64_t r = 0; r < g; ++r) {
-      m.push_back(loop.getResult(3 * r));
-      l.push_back(loop.getResult(3 * r + 1));
-      acc.push_back(loop.getResult(3 * r + 2));
+      m.push_back(finalState[3 * r]);
+      l.push_back(finalState[3 * r + 1]);
+      acc.push_back(finalState[3 * r + 2]);
       for (int64_t off = groupLanes; off < 32; off *= 2) {
         Value accOther = zeroVec;
         for (int64_t e = 0; e < kVec; ++e) {
@@ -387,14 +643,17 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
               shuffleXor(b, l[r], off), accOther);
       }
     }
-    gpu::BarrierOp::create(b); // the previous row's readers are done
+    // Every warp is done with the staging ring (it aliases the states) and
+    // the previous row's readers are done.
+    gpu::BarrierOp::create(b);
     Value leader =
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, keyGroup, c0);
     scf::IfOp::create(b, leader, [&](OpBuilder &iob, Location loc) {
       LocBuilder b(loc, iob);
       for (int64_t r = 0; r < g; ++r) {
         Value rr = cIndex(b, r);
-        vector::StoreOp::create(b, acc[r], smem, ValueRange{warp, rr, e0});
+        vector::StoreOp::create(b, acc[r], smem, ValueRange{warp, rr, e0},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
         memref::StoreOp::create(b, m[r], smem,
                                 ValueRange{warp, rr, cIndex(b, D)});
         memref::StoreOp::create(b, l[r], smem,
@@ -418,8 +677,9 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
               memref::LoadOp::create(b, smem, ValueRange{ww, rr, cIndex(b, D)}),
               memref::LoadOp::create(b, smem,
                                      ValueRange{ww, rr, cIndex(b, D + 1)}),
-              vector::LoadOp::create(b, f32Vec(b), smem,
-                                     ValueRange{ww, rr, e0}));
+              vector::LoadOp::create(b, f32Vec(b), smem, ValueRange{ww, rr, e0},
+                                     /*nontemporal=*/false,
+                                     llvm::MaybeAlign(16)));
         }
         // No visible key: output 0, lse = -inf.
         Value empty =
@@ -427,8 +687,10 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
         Value inv = arith::SelectOp::create(
             b, empty, cF32(b, 0.0f),
             arith::DivFOp::create(b, cF32(b, 1.0f), lr));
-        Value o = narrow(b, arith::MulFOp::create(b, accr, splat(b, inv)));
-        vector::StoreOp::create(b, o, out, ValueRange{row, heads[r], e0},
+        Value o = arith::MulFOp::create(b, accr, splat(b, inv));
+        if (!s.chunked)
+          o = narrow(b, o);
+        vector::StoreOp::create(b, o, out, ValueRange{outRow, heads[r], e0},
                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
         Value rowLse = arith::SelectOp::create(
             b, empty, negInf(b),
@@ -437,12 +699,99 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
             arith::CmpIOp::create(b, arith::CmpIPredicate::eq, laneInGroup, c0);
         scf::IfOp::create(b, first, [&](OpBuilder &fob, Location loc) {
           LocBuilder b(loc, fob);
-          memref::StoreOp::create(b, rowLse, lse, ValueRange{row, heads[r]});
+          memref::StoreOp::create(b, rowLse, lse,
+                                  ValueRange{outRow, heads[r]});
           scf::YieldOp::create(b);
         });
       }
       scf::YieldOp::create(b);
     });
+    // The next row's copies must not overwrite states still being read.
+    gpu::BarrierOp::create(b);
+  });
+  gpu::ReturnOp::create(b);
+  return func;
+}
+
+gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
+                                        StringRef name) {
+  MLIRContext *ctx = op.getContext();
+  LocBuilder mb(op.getLoc(), moduleBuilder);
+  Type i32 = mb.getI32Type(), f32 = mb.getF32Type();
+  int64_t dyn = ShapedType::kDynamic, D = s.headDim, H = s.numQoHeads;
+  SmallVector<Type> args = {
+      MemRefType::get({dyn}, i32),          // qo_indptr
+      MemRefType::get({dyn}, i32),          // chunk_indptr
+      MemRefType::get({dyn, H, D}, f32),    // partial_o
+      MemRefType::get({dyn, H}, f32),       // partial_lse
+      MemRefType::get({dyn, H, D}, s.element), // out
+      MemRefType::get({dyn, H}, f32),       // lse
+  };
+  argNames = {"qo_indptr", "chunk_indptr", "partial_o",
+              "partial_lse", "out",        "lse"};
+  auto func =
+      gpu::GPUFuncOp::create(mb, name, FunctionType::get(ctx, args, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  func.setKnownBlockSizeAttr(
+      mb.getDenseI32ArrayAttr({int32_t(D / kVec), 1, 1}));
+  Block &entry = func.getBody().front();
+  OpBuilder ob = OpBuilder::atBlockBegin(&entry);
+  LocBuilder b(op.getLoc(), ob);
+  Value qoIndptr = entry.getArgument(0), chunkIndptr = entry.getArgument(1),
+        partialO = entry.getArgument(2), partialLse = entry.getArgument(3),
+        out = entry.getArgument(4), lse = entry.getArgument(5);
+  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value req = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value e0 = arith::MulIOp::create(b, tid, cIndex(b, kVec));
+  Value next = arith::AddIOp::create(b, req, c1);
+  Value qBegin = loadIndex(b, qoIndptr, req);
+  Value numQ = arith::SubIOp::create(b, loadIndex(b, qoIndptr, next), qBegin);
+  Value cBegin = loadIndex(b, chunkIndptr, req);
+  Value cEnd = loadIndex(b, chunkIndptr, next);
+  Value numChunks = loadIndex(
+      b, chunkIndptr,
+      arith::SubIOp::create(b, memref::DimOp::create(b, chunkIndptr, 0), c1));
+  buildFor(b, c0, numQ, [&](LocBuilder &b, Value i) {
+    Value base = arith::MulIOp::create(b, numChunks, i);
+    Value zeroVec = splat(b, cF32(b, 0.0f));
+    SmallVector<Value> inits = {negInf(b), cF32(b, 0.0f), zeroVec};
+    ValueRange merged = buildFor(
+        b, cBegin, cEnd, inits,
+        [&](LocBuilder &b, Value c, ValueRange state) {
+          Value prow = arith::AddIOp::create(b, c, base);
+          Value m = state[0], l = state[1], acc = state[2];
+          // A chunk's state: (lse, 1, normalised o); empty: lse = -inf.
+          merge(b, m, l, acc,
+                memref::LoadOp::create(b, partialLse, ValueRange{prow, head}),
+                cF32(b, 1.0f),
+                vector::LoadOp::create(b, f32Vec(b), partialO,
+                                       ValueRange{prow, head, e0},
+                                       /*nontemporal=*/false,
+                                       llvm::MaybeAlign(16)));
+          return SmallVector<Value>{m, l, acc};
+        });
+    Value m = merged[0], l = merged[1], acc = merged[2];
+    Value row = arith::AddIOp::create(b, qBegin, i);
+    Value empty =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, cF32(b, 0));
+    Value inv = arith::SelectOp::create(
+        b, empty, cF32(b, 0.0f), arith::DivFOp::create(b, cF32(b, 1.0f), l));
+    vector::StoreOp::create(
+        b, narrow(b, arith::MulFOp::create(b, acc, splat(b, inv))), out,
+        ValueRange{row, head, e0}, /*nontemporal=*/false,
+        llvm::MaybeAlign(16));
+    Value rowLse = arith::SelectOp::create(
+        b, empty, negInf(b),
+        arith::AddFOp::create(b, m, math::LogOp::create(b, l)));
+    scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, c0),
+        [&](OpBuilder &fob, Location loc) {
+          LocBuilder b(loc, fob);
+          memref::StoreOp::create(b, rowLse, lse, ValueRange{row, head});
+          scf::YieldOp::create(b);
+        });
   });
   gpu::ReturnOp::create(b);
   return func;
@@ -461,6 +810,28 @@ struct ConvertAttnToGPUPass
           << ", unroll = " << static_cast<int64_t>(unroll);
       return signalPassFailure();
     }
+    const flashir::target::ChipInfo *info = flashir::target::lookupChip(chip);
+    if (!info) {
+      module.emitError("convert-attn-to-gpu: unknown chip '")
+          << chip << "'; expected one of "
+          << flashir::target::validChipNames();
+      return signalPassFailure();
+    }
+    int64_t numStages = stages;
+    if (numStages == -1)
+      numStages = info->hasCpAsync ? kDefaultStages : 0;
+    if (numStages < 0 || numStages == 1 || numStages > 8) {
+      module.emitError("convert-attn-to-gpu: stages must be -1 (by chip), 0 "
+                       "(register double buffering) or 2..8, got ")
+          << numStages;
+      return signalPassFailure();
+    }
+    if (numStages > 0 && !info->hasCpAsync) {
+      module.emitError("convert-attn-to-gpu: ")
+          << chip << " has no cp.async; stages = " << numStages
+          << " needs sm_80 or newer (use stages=0)";
+      return signalPassFailure();
+    }
     SmallVector<std::pair<AttentionOp, std::string>> kernels;
     bool failedAny = false;
     module.walk([&](AttentionOp op) {
@@ -471,12 +842,14 @@ struct ConvertAttnToGPUPass
         auto view = cast<PagedKVType>(op.getViews().front().getType());
         int64_t g =
             static_cast<int64_t>(op.getNumQoHeads() / op.getNumKvHeads());
-        int64_t bytes = warps * g * (view.getHeadDim() + 4) * 4;
+        int64_t bytes = sharedMemoryBytes(
+            warps, g, view.getHeadDim(), unroll, numStages,
+            view.getElementType().getIntOrFloatBitWidth() / 8);
         if (bytes > 48 * 1024)
           reason = "at most 48 KiB of static shared memory; " +
                    std::to_string(static_cast<int64_t>(warps)) +
                    " warps need " + std::to_string(bytes) +
-                   " bytes here (use fewer warps)";
+                   " bytes here (use fewer warps, stages or unroll)";
       }
       if (!reason.empty()) {
         op.emitOpError("the decode kernel generator needs ") << reason;
@@ -500,11 +873,14 @@ struct ConvertAttnToGPUPass
     auto gpuModule =
         gpu::GPUModuleOp::create(b, module.getLoc(), "flashir_kernels");
     OpBuilder kb = OpBuilder::atBlockBegin(gpuModule.getBody());
-    for (auto &[op, name] : kernels) {
+    for (auto &entry : kernels) {
+      AttentionOp op = entry.first;
+      const std::string &name = entry.second;
       VariantOp variant = resolveVariant(op, op.getVariantAttr());
       PagedKVType view = cast<PagedKVType>(op.getViews().front().getType());
       auto numQoHeads = static_cast<int64_t>(op.getNumQoHeads());
       auto numKvHeads = static_cast<int64_t>(op.getNumKvHeads());
+      bool chunked = static_cast<bool>(op.getChunkIndptr());
       DecodeShape shape{view.getHeadDim(),
                         view.getPageSize(),
                         numQoHeads,
@@ -512,19 +888,41 @@ struct ConvertAttnToGPUPass
                         numQoHeads / numKvHeads,
                         static_cast<int64_t>(warps),
                         static_cast<int64_t>(unroll),
+                        numStages,
+                        static_cast<int64_t>(minBlocks),
+                        chunked,
                         view.getElementType(),
                         op.getEffectiveScale()};
-      auto func = DecodeKernel(op, variant, shape).build(kb, name);
-      // What the host needs to launch it.
-      func->setAttr(
-          "attn.launch",
-          kb.getDictionaryAttr({
-              kb.getNamedAttr("grid",
-                              kb.getStringAttr("requests x num_kv_heads")),
-              kb.getNamedAttr("block", kb.getI64IntegerAttr(32 * warps)),
-              kb.getNamedAttr("variant", op.getVariantAttr()),
-          }));
-      kb.setInsertionPointAfter(func);
+      DecodeKernel generator(op, variant, shape);
+      // What the host needs to launch each kernel.
+      auto describe = [&](gpu::GPUFuncOp func, StringRef grid, int64_t block,
+                          bool withPipeline) {
+        SmallVector<NamedAttribute> launch = {
+            kb.getNamedAttr("grid", kb.getStringAttr(grid)),
+            kb.getNamedAttr("block", kb.getI64IntegerAttr(block)),
+            kb.getNamedAttr("variant", op.getVariantAttr()),
+            kb.getNamedAttr(
+                "args", kb.getStrArrayAttr(llvm::to_vector_of<StringRef>(
+                            generator.argNames))),
+        };
+        if (withPipeline) {
+          launch.push_back(
+              kb.getNamedAttr("stages", kb.getI64IntegerAttr(numStages)));
+          launch.push_back(
+              kb.getNamedAttr("unroll", kb.getI64IntegerAttr(unroll)));
+        }
+        func->setAttr("attn.launch", kb.getDictionaryAttr(launch));
+        kb.setInsertionPointAfter(func);
+      };
+      gpu::GPUFuncOp func = generator.build(kb, name);
+      describe(func, chunked ? "chunks x num_kv_heads" : "requests x num_kv_heads",
+               32 * warps, true);
+      if (chunked) {
+        std::string mergeName = name;
+        mergeName.replace(mergeName.rfind("_decode_"), 8, "_merge_");
+        describe(generator.buildMerge(kb, mergeName),
+                 "requests x num_qo_heads", view.getHeadDim() / kVec, false);
+      }
     }
   }
 };

@@ -1,4 +1,5 @@
 // RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu=warps=4 -verify-diagnostics | FileCheck %s
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu="warps=4 chip=sm_75" -verify-diagnostics | FileCheck %s --check-prefix=TURING
 
 !q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
 !kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
@@ -6,28 +7,49 @@
 
 // One kernel per attention, in a gpu.module of a gpu.container_module; the
 // attn program stays (it is the CPU reference). Arguments: q, qo_indptr,
-// K and V pools, the page table, out, lse, then the parameters; shared
-// memory for the warps' states; 128 threads.
+// K and V pools, the page table, out, lse, then the parameters; one
+// 16-byte aligned workgroup buffer (cp.async ring, then the warps' states);
+// 128 threads.
 // CHECK: module attributes {gpu.container_module}
 // CHECK: func.func @decode
 // CHECK: attn.attention @soft_cap
 // CHECK: gpu.module @flashir_kernels
-// CHECK: gpu.func @decode_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: f32) workgroup(%{{.*}} : memref<4x4x132xf32, #gpu.address_space<workgroup>>) kernel
-// CHECK-SAME: attn.launch = {block = 128 : i64, grid = "requests x num_kv_heads", variant = @soft_cap}
+// CHECK: gpu.func @decode_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: f32) workgroup(%{{.*}} : memref<32768xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// CHECK-SAME: attn.launch = {args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "out", "lse", "cap"], block = 128 : i64, grid = "requests x num_kv_heads", stages = 4 : i64, unroll = 2 : i64, variant = @soft_cap}
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK: memref.view {{.*}} to memref<4x4x132xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<4x4x4x32x8xbf16, #gpu.address_space<workgroup>>
 // CHECK: gpu.block_id x
 // CHECK: gpu.block_id y
-// 16-byte loads of K and V rows found through the page table.
+// The prologue fills 3 of the 4 stages: 16-byte cp.async copies of K and V
+// rows found through the page table, one group per stage.
+// CHECK: nvgpu.device_async_copy %{{.*}}, 8 {bypassL1} : memref<?x16x2x128xbf16> to memref<4x4x4x32x8xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_create_group
+// The main loop issues stage it + 3, then waits for stage it.
 // CHECK: scf.for
-// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x16x2x128xbf16>, vector<8xbf16>
-// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x16x2x128xbf16>, vector<8xbf16>
-// A key's score: 16 lanes, butterfly reduction.
-// CHECK: vector.reduction <add>
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 3 : i32}
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<4x4x4x32x8xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// A key's score: fma chains, then a butterfly over the key's 16 lanes.
+// CHECK: math.fma
 // CHECK: gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32{{.*}} : f32
 // The inlined soft-cap hook.
 // CHECK: math.tanh
+// CHECK: vector.fma
 // CHECK: gpu.barrier
 // CHECK: vector.store %{{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
+
+// sm_75 has no cp.async: the next iteration's K/V are loaded into registers.
+// TURING-LABEL: gpu.func @decode_decode_0
+// TURING-SAME: stages = 0 : i64
+// TURING-NOT: nvgpu.device_async_copy
+// TURING: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x16x2x128xbf16>, vector<8xbf16>
+// TURING: scf.for
+// TURING: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x16x2x128xbf16>, vector<8xbf16>
+// TURING: gpu.shuffle  xor
 func.func @decode(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi32>,
                   %lp: tensor<?xi32>, %qs: tensor<?x8x128xbf16>,
                   %qo: tensor<?xi32>, %cap: f32)

@@ -1,0 +1,55 @@
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -attn-split-kv=chunk-size=0 -convert-attn-to-gpu -verify-diagnostics | FileCheck %s
+
+!q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+!pool = tensor<?x16x2x128xbf16>
+
+// Split-KV: the chunked attention becomes a decode kernel over
+// (chunk, KV head) writing f32 partial states, and merge_chunks + finalize
+// become a merge kernel over (request, query head).
+// CHECK-LABEL: gpu.module @flashir_kernels
+// CHECK: gpu.func @split_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xf32>, %{{.*}}: memref<?x8xf32>)
+// CHECK-SAME: args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "chunk_indptr", "chunk_request", "chunk_starts", "chunk_ends", "partial_o", "partial_lse"]
+// CHECK-SAME: grid = "chunks x num_kv_heads"
+// The chunk's request and its key range, clamped to the request's keys.
+// CHECK: %[[C:.*]] = gpu.block_id x
+// CHECK: memref.load %{{.*}}[%[[C]]] : memref<?xi32>
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// Partial outputs stay f32.
+// CHECK: vector.store %{{.*}} : memref<?x8x128xf32>, vector<8xf32>
+// CHECK: gpu.func @split_merge_0(%{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>) kernel
+// CHECK-SAME: args = ["qo_indptr", "chunk_indptr", "partial_o", "partial_lse", "out", "lse"], block = 16 : i64, grid = "requests x num_qo_heads"
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: math.exp
+// CHECK: vector.store %{{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
+// CHECK: math.log
+func.func @split(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi32>,
+                 %lp: tensor<?xi32>, %qs: tensor<?x8x128xbf16>,
+                 %qo: tensor<?xi32>) -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %ip, %ix, %lp : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %qo : tensor<?x8x128xbf16> -> !q
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64} : !q, !kv
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+// -----
+
+!q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+!pool = tensor<?x16x2x128xbf16>
+!st   = !attn.state<heads = 8, head_dim = 128, @plain>
+
+// Merged chunk states that are not finalized right away (here: returned as
+// a state) have no GPU kernel yet.
+func.func @state_result(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>) -> !st {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x128xbf16> -> !q
+  // expected-error @+1 {{the decode kernel generator needs split-KV chunk states that go to one attn.merge_chunks (same queries and chunk_indptr) and then one attn.finalize}}
+  %s = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64} : !q, !kv -> !st
+  return %s : !st
+}
