@@ -37,6 +37,7 @@ namespace {
 
 /// Elements per 16-byte vector load.
 constexpr int64_t kVec = 8;
+constexpr float kLog2E = 1.4426950408889634f, kLn2 = 0.6931471805599453f;
 /// cp.async ring stages where the chip has cp.async and none is asked for.
 constexpr int64_t kDefaultStages = 4;
 
@@ -415,6 +416,39 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
                                   cIndex(b, s.pageSize));
   };
 
+  // Rows padded to a power of two for the transposing reduction; lane t of
+  // a key group owns row t / (groupLanes / rowsPow2).
+  int64_t rowsPow2 = static_cast<int64_t>(llvm::PowerOf2Ceil(g));
+  int64_t lanesPerRow = groupLanes / rowsPow2;
+  Value ownRow = arith::DivUIOp::create(b, laneInGroup, cIndex(b, lanesPerRow));
+  // Padding rows take a real head's parameters (never used).
+  Value ownHead = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, kvHead, cIndex(b, g)),
+      arith::MinUIOp::create(b, ownRow, cIndex(b, g - 1)));
+  SmallVector<Value> ownParams = paramValues(b, ownHead);
+  SmallVector<Value> upperHalf;
+  for (int64_t off = groupLanes / 2, n = rowsPow2; n > 1; off /= 2, n /= 2)
+    upperHalf.push_back(arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, laneInGroup, cIndex(b, off)), c0));
+  Value groupBase = arith::IndexCastOp::create(
+      b, i32, arith::MulIOp::create(b, keyGroup, cIndex(b, groupLanes)));
+  // Row r's value of `v`, read from the first lane owning row r in this key
+  // group (every owner holds the same value).
+  auto fromOwner = [&](LocBuilder &b, Value v, int64_t r) -> Value {
+    if (rowsPow2 == 1)
+      return v;
+    Value src = arith::AddIOp::create(
+        b, groupBase,
+        arith::ConstantOp::create(
+            b, b.getI32IntegerAttr(static_cast<int32_t>(r * lanesPerRow))));
+    return gpu::ShuffleOp::create(b, v, src,
+                                  arith::ConstantOp::create(
+                                      b, b.getI32IntegerAttr(32)),
+                                  gpu::ShuffleMode::IDX)
+        .getShuffleResult();
+  };
+
   buildFor(b, c0, numQ, [&](LocBuilder &b, Value i) {
     Value row = arith::AddIOp::create(b, qBegin, i);
     // Partial states: row c + C * i.
@@ -428,25 +462,29 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
             : row;
     Value qpos =
         arith::SubIOp::create(b, arith::AddIOp::create(b, i, numKv), numQ);
-    // The query fragments of the g rows, pre-scaled.
+    // The query fragments of the g rows, pre-scaled by scale * log2(e):
+    // scores live in the base-2 domain (one ex2 per exponential).
     SmallVector<Value> qFrag, heads;
-    SmallVector<SmallVector<Value>> paramsOf;
     for (int64_t r = 0; r < g; ++r) {
       heads.push_back(headOf(b, r));
-      qFrag.push_back(
-          arith::MulFOp::create(b, loadVec(b, q, {row, heads.back(), e0}),
-                                splat(b, cF32(b, s.scale))));
-      paramsOf.push_back(paramValues(b, heads.back()));
+      qFrag.push_back(arith::MulFOp::create(
+          b, loadVec(b, q, {row, heads.back(), e0}),
+          splat(b, cF32(b, s.scale * kLog2E))));
     }
-    // Carried per row: m, l, acc.
-    SmallVector<Value> inits;
+    // Carried: the lane's own row's m and l, then acc of every row.
     Value zeroVec = splat(b, cF32(b, 0.0f));
+    SmallVector<Value> inits = {negInf(b), cF32(b, 0.0f)};
     for (int64_t r = 0; r < g; ++r)
-      inits.append({negInf(b), cF32(b, 0.0f), zeroVec});
+      inits.push_back(zeroVec);
     size_t numState = inits.size();
 
-    // One iteration's keys folded into the rows' states: all U scores of a
-    // row first, then one rescale of the row's state by the new maximum.
+    // One iteration's keys folded into the state. Each key's g partial dot
+    // products are reduced over the key's lanes by a transposing butterfly
+    // (each step halves the rows a lane keeps), so every lane ends with the
+    // full score of one row (its own row) after log2(groupLanes) shuffles
+    // in total; the online softmax runs once per lane for that row, and the
+    // rows' rescale factors and probabilities are then broadcast from their
+    // owners to the lanes holding the accumulators.
     auto processKeys = [&](LocBuilder &b, SmallVector<Value> &state,
                            Value jBase, ArrayRef<Value> kRaw,
                            ArrayRef<Value> vRaw) {
@@ -459,41 +497,71 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
         ks.push_back(widen(b, kRaw[u]));
         vs.push_back(widen(b, vRaw[u]));
       }
+      SmallVector<Value> own;
+      for (int64_t u = 0; u < U; ++u) {
+        SmallVector<Value> vals;
+        for (int64_t r = 0; r < rowsPow2; ++r)
+          vals.push_back(r < g ? dot(b, qFrag[r], ks[u]) : cF32(b, 0.0f));
+        int64_t off = groupLanes / 2;
+        for (size_t step = 0; vals.size() > 1; ++step, off /= 2) {
+          size_t half = vals.size() / 2;
+          SmallVector<Value> kept;
+          for (size_t k = 0; k < half; ++k) {
+            Value send = arith::SelectOp::create(b, upperHalf[step], vals[k],
+                                                 vals[half + k]);
+            Value keep = arith::SelectOp::create(b, upperHalf[step],
+                                                 vals[half + k], vals[k]);
+            kept.push_back(
+                arith::AddFOp::create(b, keep, shuffleXor(b, send, off)));
+          }
+          vals = std::move(kept);
+        }
+        Value score = vals.front();
+        for (; off >= 1; off /= 2)
+          score = arith::AddFOp::create(b, score, shuffleXor(b, score, off));
+        if (!variant.getLogits().empty()) {
+          // Hooks see natural-domain logits.
+          SmallVector<Value> hookArgs = {
+              arith::MulFOp::create(b, score, cF32(b, kLn2)), qpos, js[u],
+              ownHead};
+          hookArgs.append(ownParams);
+          score = arith::MulFOp::create(
+              b, inlineHook(b, variant.getLogits(), hookArgs),
+              cF32(b, kLog2E));
+        }
+        Value keep = inRange[u];
+        if (!variant.getMask().empty()) {
+          SmallVector<Value> hookArgs = {qpos, js[u], ownHead};
+          hookArgs.append(ownParams);
+          keep = arith::AndIOp::create(
+              b, keep, inlineHook(b, variant.getMask(), hookArgs));
+        }
+        own.push_back(arith::SelectOp::create(b, keep, score, negInf(b)));
+      }
+      Value m = state[0], l = state[1];
+      Value mNew = m;
+      for (Value x : own)
+        mNew = arith::MaxNumFOp::create(b, mNew, x);
+      // exp2(-inf - mSafe) = 0 without a NaN when every score is -inf.
+      Value mSafe = arith::SelectOp::create(b, isNegInf(b, mNew),
+                                            cF32(b, 0.0f), mNew);
+      Value c = math::Exp2Op::create(b, arith::SubFOp::create(b, m, mSafe));
+      l = arith::MulFOp::create(b, l, c);
+      SmallVector<Value> p;
+      for (Value x : own) {
+        p.push_back(
+            math::Exp2Op::create(b, arith::SubFOp::create(b, x, mSafe)));
+        l = arith::AddFOp::create(b, l, p.back());
+      }
+      state[0] = mNew;
+      state[1] = l;
       for (int64_t r = 0; r < g; ++r) {
-        Value m = state[3 * r], l = state[3 * r + 1], acc = state[3 * r + 2];
-        SmallVector<Value> scores;
-        Value mNew = m;
-        for (int64_t u = 0; u < U; ++u) {
-          Value part = dot(b, qFrag[r], ks[u]);
-          for (int64_t off = groupLanes / 2; off >= 1; off /= 2)
-            part = arith::AddFOp::create(b, part, shuffleXor(b, part, off));
-          Value score = part;
-          if (!variant.getLogits().empty()) {
-            SmallVector<Value> hookArgs = {score, qpos, js[u], heads[r]};
-            hookArgs.append(paramsOf[r]);
-            score = inlineHook(b, variant.getLogits(), hookArgs);
-          }
-          Value keep = inRange[u];
-          if (!variant.getMask().empty()) {
-            SmallVector<Value> hookArgs = {qpos, js[u], heads[r]};
-            hookArgs.append(paramsOf[r]);
-            keep = arith::AndIOp::create(
-                b, keep, inlineHook(b, variant.getMask(), hookArgs));
-          }
-          scores.push_back(arith::SelectOp::create(b, keep, score, negInf(b)));
-          mNew = arith::MaxNumFOp::create(b, mNew, scores.back());
-        }
-        Value c = expDiff(b, m, mNew);
-        l = arith::MulFOp::create(b, l, c);
-        acc = arith::MulFOp::create(b, acc, splat(b, c));
-        for (int64_t u = 0; u < U; ++u) {
-          Value p = expDiff(b, scores[u], mNew);
-          l = arith::AddFOp::create(b, l, p);
-          acc = vector::FMAOp::create(b, vs[u], splat(b, p), acc);
-        }
-        state[3 * r] = mNew;
-        state[3 * r + 1] = l;
-        state[3 * r + 2] = acc;
+        Value acc = arith::MulFOp::create(b, state[2 + r],
+                                          splat(b, fromOwner(b, c, r)));
+        for (int64_t u = 0; u < U; ++u)
+          acc = vector::FMAOp::create(b, vs[u],
+                                      splat(b, fromOwner(b, p[u], r)), acc);
+        state[2 + r] = acc;
       }
     };
 
@@ -629,9 +697,11 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
     // same dims), then the warps through shared memory.
     SmallVector<Value> m, l, acc;
     for (int64_t r = 0; r < g; ++r) {
-      m.push_back(finalState[3 * r]);
-      l.push_back(finalState[3 * r + 1]);
-      acc.push_back(finalState[3 * r + 2]);
+      // Row r's m (back to the natural domain) and l from its owner.
+      m.push_back(arith::MulFOp::create(b, fromOwner(b, finalState[0], r),
+                                        cF32(b, kLn2)));
+      l.push_back(fromOwner(b, finalState[1], r));
+      acc.push_back(finalState[2 + r]);
       for (int64_t off = groupLanes; off < 32; off *= 2) {
         Value accOther = zeroVec;
         for (int64_t e = 0; e < kVec; ++e) {

@@ -33,11 +33,20 @@
 // CHECK: nvgpu.device_async_create_group
 // CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 3 : i32}
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<4x4x4x32x8xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
-// A key's score: fma chains, then a butterfly over the key's 16 lanes.
+// A key's 4 scores: fma chains, then a transposing butterfly over the key's
+// 16 lanes (rows halve at offsets 8 and 4, then plain steps 2 and 1).
 // CHECK: math.fma
-// CHECK: gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32{{.*}} : f32
-// The inlined soft-cap hook.
+// CHECK: arith.select
+// CHECK: gpu.shuffle  xor %{{.*}}, %c8_i32{{[_0-9]*}}, %c32_i32{{.*}} : f32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c4_i32{{[_0-9]*}}, %c32_i32{{.*}} : f32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32{{[_0-9]*}}, %c32_i32{{.*}} : f32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32{{[_0-9]*}}, %c32_i32{{.*}} : f32
+// The inlined soft-cap hook on the lane's own row, natural-domain logits.
 // CHECK: math.tanh
+// Base-2 exponentials; rescale factors and probabilities from the rows'
+// owner lanes.
+// CHECK: math.exp2
+// CHECK: gpu.shuffle  idx
 // CHECK: vector.fma
 // CHECK: gpu.barrier
 // CHECK: vector.store %{{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
