@@ -59,6 +59,12 @@ check runtime-only-build bash -c "
   ! grep -q '^MLIR_DIR:PATH=/' '$rt/CMakeCache.txt' &&
   cd '$rt' && ctest --output-on-failure"
 
+echo "== plan() time (Google Benchmark; reported, not asserted)"
+if [ -x "$FLASHIR_BUILD_DIR/bench/planner/flashir-plan-bench" ]; then
+  "$FLASHIR_BUILD_DIR/bench/planner/flashir-plan-bench" --benchmark_min_time=0.2 2>&1 |
+    grep -E '^(BM_|Run on|CPU)' || true
+fi
+
 rm -rf "$results"
 echo
 echo "$passed passed, $failed failed"

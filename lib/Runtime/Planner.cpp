@@ -1,0 +1,336 @@
+//===- Planner.cpp - per-step work split for split-KV kernels -------------===//
+
+#include "flashir/Runtime/Planner.h"
+
+#include <algorithm>
+#include <numeric>
+#include <queue>
+#include <string>
+
+using namespace flashir::runtime;
+
+namespace {
+
+Status invalid(std::string message) {
+  return Status::error(StatusCode::InvalidArgument, std::move(message));
+}
+
+Status overCapacity(const std::string &what, int64_t need, int64_t limit,
+                    const char *field) {
+  return Status::error(StatusCode::CapacityExceeded,
+                       "the batch needs " + std::to_string(need) + " " + what +
+                           ", more than the workspace capacity of " +
+                           std::to_string(limit) + " (PlanCapacity::" + field +
+                           ")");
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+} // namespace
+
+WorkspaceSize flashir::runtime::workspaceSize(const PlanCapacity &capacity,
+                                              int64_t numQoHeads,
+                                              int64_t headDim) {
+  int64_t rows = capacity.maxChunks * capacity.maxQueryRowsPerRequest;
+  WorkspaceSize size;
+  size.partialOutputBytes = rows * numQoHeads * headDim * 4;
+  size.partialLseBytes = rows * numQoHeads * 4;
+  // chunk_indptr, then chunk_request / chunk_starts / chunk_ends.
+  size.metadataBytes =
+      (capacity.maxRequests + 1 + 3 * capacity.maxChunks) * 4;
+  return size;
+}
+
+int64_t flashir::runtime::maxChunksFor(int64_t numCtas, int64_t numTiles) {
+  return numCtas + numTiles;
+}
+
+Status flashir::runtime::plan(const BatchRef &batch,
+                              const PlannerOptions &options,
+                              const PlanCapacity &capacity, Plan &result) {
+  // Inputs first: nothing reaches a kernel unless the batch is valid.
+  if (batch.numQoHeads < 1 || batch.numKvHeads < 1 ||
+      batch.numQoHeads % batch.numKvHeads != 0)
+    return invalid("num_qo_heads (" + std::to_string(batch.numQoHeads) +
+                   ") must be a positive multiple of num_kv_heads (" +
+                   std::to_string(batch.numKvHeads) + ")");
+  if (options.numCtas < 1)
+    return invalid("numCtas must be >= 1, got " +
+                   std::to_string(options.numCtas));
+  if (options.queryTile < 0 || options.fixedChunkSize < 0 ||
+      options.minChunk < 0)
+    return invalid("queryTile, fixedChunkSize and minChunk must be >= 0");
+  if (!(options.cost.alpha >= 0.0) || !(options.cost.beta > 0.0))
+    return invalid("cost model needs alpha >= 0 and beta > 0");
+  if (Status s =
+          validatePageTable(batch.table, batch.numPages, batch.pageSize);
+      !s)
+    return s;
+  int64_t batchSize = batch.table.batchSize;
+  if (!batch.qoIndptr)
+    return invalid("qo_indptr is null");
+  if (batch.qoIndptr[0] != 0)
+    return invalid("qo_indptr[0] must be 0, got " +
+                   std::to_string(batch.qoIndptr[0]));
+  int64_t maxRows = 0;
+  for (int64_t b = 0; b < batchSize; ++b) {
+    int64_t rows = int64_t(batch.qoIndptr[b + 1]) - batch.qoIndptr[b];
+    if (rows < 0)
+      return invalid("qo_indptr decreases at request " + std::to_string(b) +
+                     " (" + std::to_string(batch.qoIndptr[b]) + " -> " +
+                     std::to_string(batch.qoIndptr[b + 1]) + ")");
+    maxRows = std::max(maxRows, rows);
+  }
+  if (batchSize > capacity.maxRequests)
+    return overCapacity("requests", batchSize, capacity.maxRequests,
+                        "maxRequests");
+  if (maxRows > capacity.maxQueryRowsPerRequest)
+    return overCapacity("query rows in one request", maxRows,
+                        capacity.maxQueryRowsPerRequest,
+                        "maxQueryRowsPerRequest");
+
+  // Eq. (10): W = sum over query tiles of the tile's KV length.
+  std::vector<int64_t> kvLens = kvLengths(batch.table, batch.pageSize);
+  struct Stream {
+    int32_t request, qBegin, qEnd;
+    int64_t keys;
+  };
+  std::vector<Stream> streams;
+  int64_t work = 0;
+  for (int64_t b = 0; b < batchSize; ++b) {
+    int64_t rows = batch.qoIndptr[b + 1] - batch.qoIndptr[b];
+    int64_t tile = options.queryTile ? options.queryTile : rows;
+    for (int64_t q0 = 0; q0 < rows; q0 += tile) {
+      streams.push_back({int32_t(b), int32_t(q0),
+                         int32_t(std::min(rows, q0 + tile)), kvLens[b]});
+      work += kvLens[b];
+    }
+  }
+  const double alpha = options.cost.alpha, beta = options.cost.beta;
+  auto costOf = [&](const Stream &st, int64_t keys) {
+    return alpha * double(st.qEnd - st.qBegin) + beta * double(keys);
+  };
+
+  Plan plan;
+  plan.work = work;
+  plan.chunkSize = std::max<int64_t>(1, ceilDiv(work, options.numCtas));
+  int64_t numCtas = options.numCtas;
+
+  // Pieces of each stream: (first key, last key, CTA), in stream order.
+  struct Piece {
+    size_t stream;
+    int64_t k0, k1;
+    int32_t cta;
+  };
+  std::vector<Piece> pieces;
+  // Longest piece first to the least-loaded CTA (min-heap, lowest id among
+  // equals); returns the predicted makespan.
+  auto assignLpt = [&](std::vector<Piece> &ps) {
+    std::vector<double> costs(ps.size());
+    for (size_t i = 0; i < ps.size(); ++i)
+      costs[i] = costOf(streams[ps[i].stream], ps[i].k1 - ps[i].k0);
+    std::vector<int32_t> order(ps.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+      return costs[a] != costs[b] ? costs[a] > costs[b] : a < b;
+    });
+    // Min-heap of (load, CTA); all CTAs start empty, so the first C pieces
+    // go to CTAs 0, 1, ... in order.
+    using Load = std::pair<double, int32_t>;
+    std::vector<Load> heap;
+    heap.reserve(numCtas);
+    size_t i = 0;
+    for (; i < order.size() && int64_t(i) < numCtas; ++i) {
+      ps[order[i]].cta = int32_t(i);
+      heap.push_back({costs[order[i]], int32_t(i)});
+    }
+    auto greater = std::greater<Load>();
+    std::make_heap(heap.begin(), heap.end(), greater);
+    for (; i < order.size(); ++i) {
+      std::pop_heap(heap.begin(), heap.end(), greater);
+      Load &least = heap.back();
+      ps[order[i]].cta = least.second;
+      least.first += costs[order[i]];
+      std::push_heap(heap.begin(), heap.end(), greater);
+    }
+    double makespan = 0.0;
+    for (const Load &load : heap)
+      makespan = std::max(makespan, load.first);
+    return makespan;
+  };
+  // Pieces of at most `bound` keys per stream: fixed boundaries, or
+  // balanced lengths (differing by at most one key).
+  auto cutEvenly = [&](int64_t bound, bool fixed) {
+    std::vector<Piece> ps;
+    for (size_t t = 0; t < streams.size(); ++t) {
+      int64_t keys = streams[t].keys, n = ceilDiv(keys, bound);
+      for (int64_t k = 0; k < n; ++k)
+        ps.push_back({t, fixed ? k * bound : keys * k / n,
+                      fixed ? std::min(keys, (k + 1) * bound)
+                            : keys * (k + 1) / n,
+                      -1});
+    }
+    return ps;
+  };
+  if (options.fixedChunkSize) {
+    // Batch-invariant: fixed boundaries, LPT.
+    pieces = cutEvenly(options.fixedChunkSize, true);
+    assignLpt(pieces);
+  } else {
+    // Water-filling: streams, longest first, fill CTA after CTA up to a
+    // load T; a stream is cut where a CTA is full (no piece shorter than
+    // minChunk keys is cut off). The smallest T whose fill fits in C CTAs
+    // (binary search) makes every CTA but the last nearly full, so the
+    // predicted makespan stays close to eq. (12)'s bound. Chunks are at most
+    // about T long: the eq. (10) bound W / C plus the overheads.
+    const int64_t kMinPiece = std::max<int64_t>(1, options.minChunk);
+    std::vector<size_t> order(streams.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return streams[a].keys != streams[b].keys
+                 ? streams[a].keys > streams[b].keys
+                 : a < b;
+    });
+    auto fill = [&](double target, std::vector<Piece> *out) {
+      int64_t cta = 0;
+      double load = 0.0;
+      for (size_t t : order) {
+        const Stream &st = streams[t];
+        int64_t k = 0;
+        while (k < st.keys) {
+          int64_t left = st.keys - k;
+          double room = target - load - costOf(st, 0);
+          int64_t fits =
+              room >= 0.0 ? std::min<int64_t>(left, int64_t(room / beta)) : 0;
+          if (fits < left && (fits < kMinPiece || left - fits < kMinPiece) &&
+              load > 0.0) {
+            // Too small a cut: this stream starts on the next CTA.
+            if (++cta >= numCtas)
+              return false;
+            load = 0.0;
+            continue;
+          }
+          int64_t take = std::max<int64_t>(fits, std::min(left, kMinPiece));
+          if (take < left && left - take < kMinPiece)
+            take = left; // no tiny tail either
+          if (out)
+            out->push_back({t, k, k + take, int32_t(cta)});
+          load += costOf(st, take);
+          k += take;
+          if (k < st.keys || load >= target) {
+            if (k < st.keys && ++cta >= numCtas)
+              return false;
+            if (k < st.keys)
+              load = 0.0;
+          }
+        }
+      }
+      return true;
+    };
+    double total = 0.0, largest = 0.0, smallest = 0.0;
+    for (const Stream &st : streams) {
+      total += costOf(st, st.keys);
+      largest = std::max(largest, costOf(st, std::min(st.keys, kMinPiece)));
+      smallest = std::max(smallest, costOf(st, std::min<int64_t>(st.keys, 1)));
+    }
+    // Bracket: no fill beats lo; every cut adds at most one chunk overhead
+    // and there are at most C - 1 cuts, so hi usually fits already.
+    double maxOverhead = 0.0;
+    for (const Stream &st : streams)
+      maxOverhead = std::max(maxOverhead, costOf(st, kMinPiece));
+    double lo = std::max(total / double(numCtas), largest);
+    double hi = lo + maxOverhead;
+    plan.idealBound = std::max(total / double(numCtas), smallest);
+    while (!fill(hi, nullptr))
+      hi *= 2.0;
+    for (int iter = 0; iter < 40 && hi - lo > 2e-3 * lo; ++iter) {
+      double mid = 0.5 * (lo + hi);
+      (fill(mid, nullptr) ? hi : lo) = mid;
+    }
+    fill(hi, &pieces);
+    // The paper's algorithm (LPT on chunks of at most ceil(W / C) keys)
+    // wins on some small batches, where minChunk keeps the fill coarse:
+    // keep whichever predicts the smaller makespan.
+    std::vector<double> fillLoads(numCtas, 0.0);
+    for (const Piece &piece : pieces)
+      fillLoads[piece.cta] += costOf(streams[piece.stream], piece.k1 - piece.k0);
+    double fillMakespan =
+        *std::max_element(fillLoads.begin(), fillLoads.end());
+    std::vector<Piece> lpt = cutEvenly(plan.chunkSize, false);
+    if (assignLpt(lpt) < fillMakespan)
+      pieces = std::move(lpt);
+    // Stable order: by stream (request, query tile), then keys.
+    std::sort(pieces.begin(), pieces.end(), [](const Piece &a, const Piece &b) {
+      return a.stream != b.stream ? a.stream < b.stream : a.k0 < b.k0;
+    });
+  }
+  int64_t numItems = pieces.size();
+  if (numItems > capacity.maxChunks)
+    return overCapacity("chunks", numItems, capacity.maxChunks, "maxChunks");
+
+  plan.chunkIndptr.push_back(0);
+  plan.mergeIndptr.push_back(0);
+  int64_t maxItemRows = 0;
+  size_t p = 0;
+  for (size_t t = 0; t < streams.size(); ++t) {
+    const Stream &st = streams[t];
+    for (; p < pieces.size() && pieces[p].stream == t; ++p) {
+      plan.mergeItems.push_back(int32_t(plan.items.size()));
+      plan.items.push_back({st.request, st.qBegin, st.qEnd,
+                            int32_t(pieces[p].k0), int32_t(pieces[p].k1),
+                            pieces[p].cta,
+                            costOf(st, pieces[p].k1 - pieces[p].k0)});
+    }
+    plan.mergeIndptr.push_back(int32_t(plan.mergeItems.size()));
+    maxItemRows = std::max<int64_t>(maxItemRows, st.qEnd - st.qBegin);
+  }
+  if (options.queryTile == 0) {
+    for (int64_t b = 0, t = 0; b < batchSize; ++b) {
+      for (; t < int64_t(streams.size()) && streams[t].request == b; ++t)
+        ;
+      plan.chunkIndptr.push_back(int32_t(t < int64_t(streams.size())
+                                             ? plan.mergeIndptr[t]
+                                             : plan.items.size()));
+    }
+    for (const WorkItem &item : plan.items) {
+      plan.chunkRequest.push_back(item.request);
+      plan.chunkStarts.push_back(item.kBegin);
+      plan.chunkEnds.push_back(item.kEnd);
+    }
+  } else {
+    plan.chunkIndptr.clear(); // the decode kernels need whole requests
+  }
+  plan.partialRows = numItems * maxItemRows;
+
+  // Per-CTA queues, longest first; the predicted makespan and eq. (12).
+  // CSR by CTA (counting sort), each queue longest first.
+  plan.ctaIndptr.assign(numCtas + 1, 0);
+  std::vector<double> loads(numCtas, 0.0);
+  double total = 0.0, largest = 0.0;
+  for (const WorkItem &item : plan.items) {
+    ++plan.ctaIndptr[item.cta + 1];
+    loads[item.cta] += item.cost;
+    total += item.cost;
+    largest = std::max(largest, item.cost);
+  }
+  for (int64_t c = 0; c < numCtas; ++c)
+    plan.ctaIndptr[c + 1] += plan.ctaIndptr[c];
+  plan.ctaItems.resize(plan.items.size());
+  std::vector<int32_t> next(plan.ctaIndptr.begin(), plan.ctaIndptr.end() - 1);
+  for (size_t id = 0; id < plan.items.size(); ++id)
+    plan.ctaItems[next[plan.items[id].cta]++] = int32_t(id);
+  for (int64_t c = 0; c < numCtas; ++c)
+    std::sort(plan.ctaItems.begin() + plan.ctaIndptr[c],
+              plan.ctaItems.begin() + plan.ctaIndptr[c + 1],
+              [&](int32_t a, int32_t b) {
+                return plan.items[a].cost != plan.items[b].cost
+                           ? plan.items[a].cost > plan.items[b].cost
+                           : a < b;
+              });
+  plan.makespan = *std::max_element(loads.begin(), loads.end());
+  plan.lowerBound = std::max(total / double(numCtas), largest);
+  if (options.fixedChunkSize)
+    plan.idealBound = plan.lowerBound;
+  result = std::move(plan);
+  return Status::ok();
+}

@@ -1,0 +1,368 @@
+//===- PlannerTest.cpp - split-KV planner ---------------------------------===//
+
+#include "flashir/Runtime/Planner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+using namespace flashir::runtime;
+
+namespace {
+
+/// A batch that owns its arrays: request b has qo[b] query rows and kv[b]
+/// keys on shuffled pages.
+struct OwnedBatch {
+  std::vector<int32_t> qoIndptr{0}, indptr{0}, indices, last;
+  int64_t pageSize = 16, numPages = 0;
+
+  OwnedBatch(const std::vector<int64_t> &qo, const std::vector<int64_t> &kv,
+             int64_t pageSize = 16, uint32_t seed = 1)
+      : pageSize(pageSize) {
+    for (size_t b = 0; b < qo.size(); ++b) {
+      qoIndptr.push_back(int32_t(qoIndptr.back() + qo[b]));
+      int64_t pages = (kv[b] + pageSize - 1) / pageSize;
+      for (int64_t p = 0; p < pages; ++p)
+        indices.push_back(int32_t(indices.size()));
+      indptr.push_back(int32_t(indices.size()));
+      last.push_back(int32_t(pages ? kv[b] - (pages - 1) * pageSize : 0));
+    }
+    numPages = int64_t(indices.size()) + 1;
+    std::shuffle(indices.begin(), indices.end(), std::mt19937(seed));
+  }
+
+  BatchRef ref(int64_t hq = 32, int64_t hkv = 8) const {
+    BatchRef batch;
+    batch.table = {indptr.data(), indices.data(), last.data(),
+                   int64_t(last.size())};
+    batch.qoIndptr = qoIndptr.data();
+    batch.numPages = numPages;
+    batch.pageSize = pageSize;
+    batch.numQoHeads = hq;
+    batch.numKvHeads = hkv;
+    return batch;
+  }
+};
+
+PlanCapacity roomy() { return {1 << 16, 1 << 20, 1 << 12}; }
+
+PlannerOptions withCtas(int64_t c) {
+  PlannerOptions o;
+  o.numCtas = c;
+  return o;
+}
+
+/// Skewed decode batches: most requests short, a few long.
+void randomBatch(std::mt19937 &rng, std::vector<int64_t> &qo,
+                 std::vector<int64_t> &kv, int64_t maxQo = 1) {
+  int64_t batch = 1 + rng() % 256;
+  qo.clear();
+  kv.clear();
+  for (int64_t b = 0; b < batch; ++b) {
+    qo.push_back(1 + int64_t(rng() % maxQo));
+    bool longOne = rng() % 10 == 0;
+    kv.push_back(longOne ? 1 + rng() % 32768 : rng() % 1025);
+  }
+}
+
+} // namespace
+
+TEST(Planner, WorkedExampleReachesTheLowerBound) {
+  // Seed 000 sec. 6.2: total work 16 on 4 CTAs; one CTA per request takes
+  // 8 units, chunks of at most W / C = 4 reach the bound.
+  OwnedBatch batch({1, 1, 1, 1}, {8, 4, 2, 2}, 1);
+  PlannerOptions options = withCtas(4);
+  options.cost = {0.0, 1.0};
+  options.minChunk = 1;
+  Plan plan;
+  ASSERT_TRUE(flashir::runtime::plan(batch.ref(), options, roomy(), plan));
+  EXPECT_EQ(plan.work, 16);
+  EXPECT_EQ(plan.chunkSize, 4);
+  EXPECT_EQ(plan.items.size(), 5u);
+  EXPECT_DOUBLE_EQ(plan.lowerBound, 4.0);
+  EXPECT_DOUBLE_EQ(plan.makespan, 4.0);
+  EXPECT_EQ(plan.chunkIndptr, (std::vector<int32_t>{0, 2, 3, 4, 5}));
+  EXPECT_EQ(plan.chunkStarts, (std::vector<int32_t>{0, 4, 0, 0, 0}));
+  EXPECT_EQ(plan.chunkEnds, (std::vector<int32_t>{4, 8, 4, 2, 2}));
+}
+
+TEST(Planner, CoversEveryQueryRowAndKeyExactlyOnce) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<int64_t> qo, kv;
+    int64_t batchSize = 1 + rng() % 12;
+    for (int64_t b = 0; b < batchSize; ++b) {
+      qo.push_back(rng() % 5 == 0 ? 0 : 1 + rng() % 40);
+      kv.push_back(rng() % 6 == 0 ? 0 : 1 + rng() % 3000);
+    }
+    OwnedBatch batch(qo, kv, 1 + rng() % 20, trial);
+    PlannerOptions options = withCtas(1 + rng() % 300);
+    options.queryTile = trial % 3 == 0 ? 16 : 0;
+    options.fixedChunkSize = trial % 4 == 0 ? 1 + rng() % 200 : 0;
+    Plan plan;
+    ASSERT_TRUE(flashir::runtime::plan(batch.ref(), options, roomy(), plan));
+    for (int64_t b = 0; b < batchSize; ++b) {
+      std::vector<int> seen(qo[b] * kv[b], 0);
+      for (const WorkItem &item : plan.items)
+        if (item.request == b)
+          for (int32_t i = item.qBegin; i < item.qEnd; ++i)
+            for (int32_t k = item.kBegin; k < item.kEnd; ++k)
+              ++seen[i * kv[b] + k];
+      EXPECT_TRUE(std::all_of(seen.begin(), seen.end(),
+                              [](int n) { return n == 1; }))
+          << "trial " << trial << " request " << b;
+    }
+    // Every item is scheduled once; queues run longest first.
+    std::vector<int> scheduled(plan.items.size(), 0);
+    for (size_t c = 0; c + 1 < plan.ctaIndptr.size(); ++c)
+      for (int32_t k = plan.ctaIndptr[c]; k < plan.ctaIndptr[c + 1]; ++k) {
+        int32_t id = plan.ctaItems[k];
+        ++scheduled[id];
+        EXPECT_EQ(plan.items[id].cta, int32_t(c));
+        if (k > plan.ctaIndptr[c])
+          EXPECT_GE(plan.items[plan.ctaItems[k - 1]].cost,
+                    plan.items[id].cost);
+      }
+    EXPECT_TRUE(std::all_of(scheduled.begin(), scheduled.end(),
+                            [](int n) { return n == 1; }));
+  }
+}
+
+TEST(Planner, MergeListsAreOrderedAndComplete) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<int64_t> qo, kv;
+    randomBatch(rng, qo, kv, trial % 2 ? 1 : 20);
+    OwnedBatch batch(qo, kv, 16, trial);
+    PlannerOptions options = withCtas(132);
+    options.queryTile = trial % 2 ? 0 : 8;
+    Plan plan;
+    ASSERT_TRUE(flashir::runtime::plan(batch.ref(), options, roomy(), plan));
+    // Output row groups in request order; each list walks its keys in order
+    // without gaps, from 0 to the request's length.
+    size_t group = 0;
+    for (size_t b = 0; b < qo.size(); ++b) {
+      int64_t tile = options.queryTile ? options.queryTile : qo[b];
+      for (int64_t q0 = 0; q0 < qo[b]; q0 += tile, ++group) {
+        ASSERT_LT(group + 1, plan.mergeIndptr.size());
+        int32_t next = 0;
+        for (int32_t m = plan.mergeIndptr[group];
+             m < plan.mergeIndptr[group + 1]; ++m) {
+          const WorkItem &item = plan.items[plan.mergeItems[m]];
+          EXPECT_EQ(item.request, int32_t(b));
+          EXPECT_EQ(item.qBegin, q0);
+          EXPECT_EQ(item.kBegin, next);
+          EXPECT_GT(item.kEnd, item.kBegin);
+          next = item.kEnd;
+        }
+        EXPECT_EQ(next, kv[b]);
+      }
+    }
+    EXPECT_EQ(group + 1, plan.mergeIndptr.size());
+    if (options.queryTile == 0) {
+      // The kernel arrays say the same.
+      ASSERT_EQ(plan.chunkIndptr.size(), qo.size() + 1);
+      for (size_t b = 0; b < qo.size(); ++b)
+        for (int32_t c = plan.chunkIndptr[b]; c < plan.chunkIndptr[b + 1];
+             ++c) {
+          EXPECT_EQ(plan.chunkRequest[c], int32_t(b));
+          EXPECT_EQ(plan.chunkStarts[c], plan.items[c].kBegin);
+          EXPECT_EQ(plan.chunkEnds[c], plan.items[c].kEnd);
+        }
+    }
+  }
+}
+
+namespace {
+/// The paper's algorithm as an independent reference: chunks of at most
+/// L = ceil(W / C) keys, longest first to the least-loaded CTA. Returns its
+/// predicted makespan.
+double lptMakespan(const std::vector<int64_t> &qo,
+                   const std::vector<int64_t> &kv, int64_t ctas,
+                   CostModel cost) {
+  int64_t work = 0;
+  for (size_t b = 0; b < kv.size(); ++b)
+    work += qo[b] ? kv[b] : 0;
+  int64_t bound = std::max<int64_t>(1, (work + ctas - 1) / ctas);
+  std::vector<double> items;
+  for (size_t b = 0; b < kv.size(); ++b) {
+    if (!qo[b])
+      continue;
+    int64_t n = (kv[b] + bound - 1) / bound;
+    for (int64_t k = 0; k < n; ++k)
+      items.push_back(cost.alpha * qo[b] +
+                      cost.beta * (kv[b] * (k + 1) / n - kv[b] * k / n));
+  }
+  std::sort(items.rbegin(), items.rend());
+  std::vector<double> loads(ctas, 0.0);
+  for (double t : items)
+    *std::min_element(loads.begin(), loads.end()) += t;
+  return *std::max_element(loads.begin(), loads.end());
+}
+} // namespace
+
+TEST(Planner, MakespanWithinTenPercentOfTheLowerBound) {
+  std::mt19937 rng(2026);
+  double worstIdeal = 0.0, worstLpt = 0.0;
+  for (int trial = 0; trial < 1000; ++trial) {
+    std::vector<int64_t> qo, kv;
+    randomBatch(rng, qo, kv, trial % 5 == 0 ? 4 : 1);
+    OwnedBatch batch(qo, kv, 16, trial);
+    static const int64_t kCtas[] = {132 * 3, 132, 66, 396 * 2};
+    int64_t ctas = kCtas[trial % 4];
+    Plan plan;
+    ASSERT_TRUE(
+        flashir::runtime::plan(batch.ref(), withCtas(ctas), roomy(), plan));
+    ASSERT_GT(plan.lowerBound, 0.0);
+    // Eq. (12) over the plan's chunks.
+    EXPECT_LE(plan.makespan, 1.1 * plan.lowerBound)
+        << "trial " << trial << ": makespan " << plan.makespan << ", bound "
+        << plan.lowerBound;
+    // Never worse than the paper's LPT on ceil(W / C) chunks.
+    double lpt = lptMakespan(qo, kv, ctas, CostModel());
+    EXPECT_LE(plan.makespan, lpt + 1e-6) << "trial " << trial;
+    worstLpt = std::max(worstLpt, lpt / plan.idealBound);
+    // Eq. (12) for any chunking is looser: each chunk costs alpha, so a
+    // batch whose W / C is a few alphas cannot reach it. Reported.
+    EXPECT_LE(plan.idealBound, plan.lowerBound + 1e-9);
+    worstIdeal = std::max(worstIdeal, plan.makespan / plan.idealBound);
+  }
+  RecordProperty("worst_makespan_over_ideal_bound", std::to_string(worstIdeal));
+  RecordProperty("worst_lpt_makespan_over_ideal_bound",
+                 std::to_string(worstLpt));
+  std::printf("makespan / plan-independent bound: worst %.3f (LPT on "
+              "ceil(W/C) chunks: %.3f)\n",
+              worstIdeal, worstLpt);
+}
+
+TEST(Planner, Deterministic) {
+  std::mt19937 rng(3);
+  std::vector<int64_t> qo, kv;
+  randomBatch(rng, qo, kv);
+  OwnedBatch batch(qo, kv);
+  Plan a, b;
+  ASSERT_TRUE(flashir::runtime::plan(batch.ref(), withCtas(396), roomy(), a));
+  ASSERT_TRUE(flashir::runtime::plan(batch.ref(), withCtas(396), roomy(), b));
+  ASSERT_EQ(a.items.size(), b.items.size());
+  for (size_t i = 0; i < a.items.size(); ++i) {
+    EXPECT_EQ(a.items[i].cta, b.items[i].cta);
+    EXPECT_EQ(a.items[i].kBegin, b.items[i].kBegin);
+    EXPECT_EQ(a.items[i].kEnd, b.items[i].kEnd);
+  }
+  EXPECT_EQ(a.ctaIndptr, b.ctaIndptr);
+  EXPECT_EQ(a.ctaItems, b.ctaItems);
+  EXPECT_EQ(a.chunkIndptr, b.chunkIndptr);
+}
+
+TEST(Planner, BatchInvariantModeChunksDependOnTheRequestAlone) {
+  // With a fixed chunk size, request 0's chunks are the same in any batch.
+  OwnedBatch alone({1}, {1000});
+  OwnedBatch crowd({1, 1, 1}, {1000, 50000, 3});
+  PlannerOptions options = withCtas(396);
+  options.fixedChunkSize = 256;
+  Plan a, b;
+  ASSERT_TRUE(flashir::runtime::plan(alone.ref(), options, roomy(), a));
+  ASSERT_TRUE(flashir::runtime::plan(crowd.ref(), options, roomy(), b));
+  std::vector<int32_t> startsA(a.chunkStarts.begin(),
+                               a.chunkStarts.begin() + a.chunkIndptr[1]);
+  std::vector<int32_t> startsB(b.chunkStarts.begin(),
+                               b.chunkStarts.begin() + b.chunkIndptr[1]);
+  EXPECT_EQ(startsA, (std::vector<int32_t>{0, 256, 512, 768}));
+  EXPECT_EQ(startsA, startsB);
+  // Without it, the chunk bound follows the whole batch's work.
+  Plan c, d;
+  ASSERT_TRUE(
+      flashir::runtime::plan(alone.ref(), withCtas(396), roomy(), c));
+  ASSERT_TRUE(
+      flashir::runtime::plan(crowd.ref(), withCtas(396), roomy(), d));
+  EXPECT_NE(c.chunkSize, d.chunkSize);
+}
+
+TEST(Planner, WorkspaceOfTheCapacityHoldsEveryPlan) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<int64_t> qo, kv;
+    randomBatch(rng, qo, kv, 4);
+    OwnedBatch batch(qo, kv);
+    int64_t ctas = 1 + rng() % 800;
+    int64_t tiles = 0;
+    for (size_t b = 0; b < qo.size(); ++b)
+      tiles += kv[b] > 0;
+    // Sized by the bound alone, the workspace is never exceeded.
+    PlanCapacity capacity{256, maxChunksFor(ctas, tiles), 4};
+    Plan plan;
+    ASSERT_TRUE(flashir::runtime::plan(batch.ref(), withCtas(ctas), capacity,
+                                       plan))
+        << "trial " << trial;
+    EXPECT_LE(int64_t(plan.items.size()), capacity.maxChunks);
+    WorkspaceSize size = workspaceSize(capacity, 32, 128);
+    EXPECT_LE(plan.partialRows * 32 * 128 * 4, size.partialOutputBytes);
+    EXPECT_LE(plan.partialRows * 32 * 4, size.partialLseBytes);
+  }
+  // 100 chunks x 16 rows x 32 heads x 128 dims of f32 partial outputs.
+  WorkspaceSize size = workspaceSize({64, 100, 16}, 32, 128);
+  EXPECT_EQ(size.partialOutputBytes, 100 * 16 * 32 * 128 * 4);
+  EXPECT_EQ(size.partialLseBytes, 100 * 16 * 32 * 4);
+  EXPECT_EQ(size.metadataBytes, (65 + 300) * 4);
+}
+
+namespace {
+std::string planError(const OwnedBatch &batch, PlannerOptions options,
+                      PlanCapacity capacity, int64_t hq = 32,
+                      int64_t hkv = 8) {
+  Plan plan;
+  plan.chunkSize = -7; // untouched on error
+  Status s = flashir::runtime::plan(batch.ref(hq, hkv), options, capacity,
+                                    plan);
+  EXPECT_FALSE(s);
+  EXPECT_EQ(plan.chunkSize, -7);
+  return s.message();
+}
+} // namespace
+
+TEST(Planner, ValidationErrorsNameTheInput) {
+  OwnedBatch good({1, 2}, {40, 17});
+  PlannerOptions o = withCtas(8);
+  EXPECT_NE(planError(good, o, roomy(), 30, 8).find("multiple of num_kv_heads"),
+            std::string::npos);
+  EXPECT_NE(planError(good, withCtas(0), roomy()).find("numCtas"),
+            std::string::npos);
+  OwnedBatch badIndptr = good;
+  badIndptr.indptr[1] = 5;
+  badIndptr.indptr[2] = 3;
+  EXPECT_NE(planError(badIndptr, o, roomy()).find("indptr decreases"),
+            std::string::npos);
+  OwnedBatch badPage = good;
+  badPage.indices[0] = int32_t(good.numPages);
+  EXPECT_NE(planError(badPage, o, roomy()).find("outside the page pool"),
+            std::string::npos)
+      << planError(badPage, o, roomy());
+  OwnedBatch badLast = good;
+  badLast.last[1] = 0;
+  EXPECT_NE(planError(badLast, o, roomy()).find("last_page_len[1]"),
+            std::string::npos);
+  badLast.last[1] = 17;
+  EXPECT_NE(planError(badLast, o, roomy()).find("last_page_len[1]"),
+            std::string::npos);
+  OwnedBatch badQo = good;
+  badQo.qoIndptr[2] = 0;
+  EXPECT_NE(planError(badQo, o, roomy()).find("qo_indptr decreases"),
+            std::string::npos);
+  badQo.qoIndptr[0] = 1;
+  EXPECT_NE(planError(badQo, o, roomy()).find("qo_indptr[0]"),
+            std::string::npos);
+}
+
+TEST(Planner, CapacityErrorsNameTheLimit) {
+  OwnedBatch batch({1, 3, 1}, {4000, 10, 7});
+  PlannerOptions o = withCtas(64);
+  EXPECT_NE(planError(batch, o, {2, 1000, 4}).find("PlanCapacity::maxRequests"),
+            std::string::npos);
+  EXPECT_NE(planError(batch, o, {8, 1000, 2})
+                .find("PlanCapacity::maxQueryRowsPerRequest"),
+            std::string::npos);
+  EXPECT_NE(planError(batch, o, {8, 10, 4}).find("PlanCapacity::maxChunks"),
+            std::string::npos);
+}
