@@ -93,6 +93,21 @@ struct CudaDriver::Api {
   int (*cuModuleGetFunction)(void **, void *, const char *);
   int (*cuLaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned,
                         unsigned, unsigned, unsigned, void *, void **, void **);
+  int (*cuMemAllocHost)(void **, size_t);
+  int (*cuMemFreeHost)(void *);
+  int (*cuMemcpyHtoDAsync)(unsigned long long, const void *, size_t, void *);
+  int (*cuStreamCreate)(void **, unsigned);
+  int (*cuStreamSynchronize)(void *);
+  int (*cuStreamBeginCapture)(void *, int);
+  int (*cuStreamEndCapture)(void *, void **);
+  int (*cuGraphInstantiateWithFlags)(void **, void *, unsigned long long);
+  int (*cuGraphLaunch)(void *, void *);
+  int (*cuGraphExecDestroy)(void *);
+  int (*cuGraphDestroy)(void *);
+  int (*cuEventCreate)(void **, unsigned);
+  int (*cuEventRecord)(void *, void *);
+  int (*cuEventSynchronize)(void *);
+  int (*cuEventElapsedTime)(float *, void *, void *);
 };
 
 Status CudaDriver::check(int rc, const char *what) {
@@ -134,6 +149,25 @@ Status CudaDriver::open(int ordinal, std::unique_ptr<CudaDriver> &out) {
       {"cuModuleGetFunction",
        reinterpret_cast<void **>(&api.cuModuleGetFunction)},
       {"cuLaunchKernel", reinterpret_cast<void **>(&api.cuLaunchKernel)},
+      {"cuMemAllocHost_v2", reinterpret_cast<void **>(&api.cuMemAllocHost)},
+      {"cuMemFreeHost", reinterpret_cast<void **>(&api.cuMemFreeHost)},
+      {"cuMemcpyHtoDAsync_v2",
+       reinterpret_cast<void **>(&api.cuMemcpyHtoDAsync)},
+      {"cuStreamCreate", reinterpret_cast<void **>(&api.cuStreamCreate)},
+      {"cuStreamSynchronize",
+       reinterpret_cast<void **>(&api.cuStreamSynchronize)},
+      {"cuStreamBeginCapture_v2",
+       reinterpret_cast<void **>(&api.cuStreamBeginCapture)},
+      {"cuStreamEndCapture", reinterpret_cast<void **>(&api.cuStreamEndCapture)},
+      {"cuGraphInstantiateWithFlags",
+       reinterpret_cast<void **>(&api.cuGraphInstantiateWithFlags)},
+      {"cuGraphLaunch", reinterpret_cast<void **>(&api.cuGraphLaunch)},
+      {"cuGraphExecDestroy", reinterpret_cast<void **>(&api.cuGraphExecDestroy)},
+      {"cuGraphDestroy", reinterpret_cast<void **>(&api.cuGraphDestroy)},
+      {"cuEventCreate", reinterpret_cast<void **>(&api.cuEventCreate)},
+      {"cuEventRecord", reinterpret_cast<void **>(&api.cuEventRecord)},
+      {"cuEventSynchronize", reinterpret_cast<void **>(&api.cuEventSynchronize)},
+      {"cuEventElapsedTime", reinterpret_cast<void **>(&api.cuEventElapsedTime)},
   };
   for (Entry &e : entries) {
     *e.slot = dlsym(lib, e.name);
@@ -200,6 +234,64 @@ Status CudaDriver::launch(void *fn, unsigned gridX, unsigned gridY,
   return check(api->cuLaunchKernel(fn, gridX, gridY, 1, block, 1, 1, 0, stream,
                                    params.data(), nullptr),
                "cuLaunchKernel");
+}
+
+Status CudaDriver::allocHost(size_t bytes, void **ptr) {
+  return check(api->cuMemAllocHost(ptr, bytes), "cuMemAllocHost");
+}
+Status CudaDriver::freeHost(void *ptr) {
+  return check(api->cuMemFreeHost(ptr), "cuMemFreeHost");
+}
+Status CudaDriver::copyToDeviceAsync(void *dst, const void *src, size_t bytes,
+                                     void *stream) {
+  return check(api->cuMemcpyHtoDAsync(reinterpret_cast<unsigned long long>(dst),
+                                      src, bytes, stream),
+               "cuMemcpyHtoDAsync");
+}
+Status CudaDriver::createStream(void **stream) {
+  return check(api->cuStreamCreate(stream, /*CU_STREAM_NON_BLOCKING=*/1),
+               "cuStreamCreate");
+}
+Status CudaDriver::synchronizeStream(void *stream) {
+  return check(api->cuStreamSynchronize(stream), "cuStreamSynchronize");
+}
+Status CudaDriver::captureGraph(void *stream,
+                                const std::function<Status()> &record,
+                                void **graphExec) {
+  if (Status s = check(api->cuStreamBeginCapture(
+                           stream, /*CU_STREAM_CAPTURE_MODE_GLOBAL=*/0),
+                       "cuStreamBeginCapture");
+      !s)
+    return s;
+  Status recorded = record();
+  void *graph = nullptr;
+  Status ended =
+      check(api->cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
+  if (!recorded)
+    return recorded;
+  if (!ended)
+    return ended;
+  Status s = check(api->cuGraphInstantiateWithFlags(graphExec, graph, 0),
+                   "cuGraphInstantiateWithFlags");
+  api->cuGraphDestroy(graph);
+  return s;
+}
+Status CudaDriver::launchGraph(void *graphExec, void *stream) {
+  return check(api->cuGraphLaunch(graphExec, stream), "cuGraphLaunch");
+}
+Status CudaDriver::destroyGraph(void *graphExec) {
+  return check(api->cuGraphExecDestroy(graphExec), "cuGraphExecDestroy");
+}
+Status CudaDriver::createEvent(void **event) {
+  return check(api->cuEventCreate(event, 0), "cuEventCreate");
+}
+Status CudaDriver::recordEvent(void *event, void *stream) {
+  return check(api->cuEventRecord(event, stream), "cuEventRecord");
+}
+Status CudaDriver::elapsedMs(void *start, void *end, float &ms) {
+  if (Status s = check(api->cuEventSynchronize(end), "cuEventSynchronize"); !s)
+    return s;
+  return check(api->cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime");
 }
 
 //===----------------------------------------------------------------------===//
@@ -330,6 +422,47 @@ Status DecodeLauncher::launch(const std::string &kernel,
   return driver->launch(functions[index], static_cast<unsigned>(buffers.batch),
                         static_cast<unsigned>(kvHeads),
                         static_cast<unsigned>(info.block), stream, params);
+}
+
+const KernelInfo *DecodeLauncher::find(const std::string &kernel) const {
+  for (const KernelInfo &k : kernels_)
+    if (k.name == kernel)
+      return &k;
+  return nullptr;
+}
+
+Status DecodeLauncher::launchArgs(const std::string &kernel,
+                                  const std::vector<Arg> &args, unsigned gridX,
+                                  unsigned gridY, void *stream) {
+  const KernelInfo *info = find(kernel);
+  if (!info)
+    return invalid("no kernel named " + kernel + " in the bundle");
+  if (info->args.size() != args.size())
+    return invalid(kernel + " takes " + std::to_string(info->args.size()) +
+                   " arguments, " + std::to_string(args.size()) + " given");
+  ParamPack pack;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const KernelArg &expected = info->args[i];
+    if (expected.memref == args[i].isScalar)
+      return invalid(kernel + ": argument " + expected.name + " must be " +
+                     (expected.memref ? "a memref" : "a scalar"));
+    if (!expected.memref) {
+      if (expected.element != "f32")
+        return invalid(kernel + ": unsupported scalar parameter type " +
+                       expected.element);
+      pack.pushFloat(args[i].scalar);
+      continue;
+    }
+    if (args[i].sizes.size() != expected.shape.size())
+      return invalid(kernel + ": argument " + expected.name + " has rank " +
+                     std::to_string(expected.shape.size()) + ", given " +
+                     std::to_string(args[i].sizes.size()));
+    pack.pushMemref(args[i].pointer, args[i].sizes);
+  }
+  std::vector<void *> params = pack.pointers();
+  size_t index = info - kernels_.data();
+  return driver->launch(functions[index], gridX, gridY,
+                        static_cast<unsigned>(info->block), stream, params);
 }
 
 } // namespace flashir::runtime

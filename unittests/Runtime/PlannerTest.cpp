@@ -1,6 +1,7 @@
 //===- PlannerTest.cpp - split-KV planner ---------------------------------===//
 
 #include "flashir/Runtime/Planner.h"
+#include "flashir/Runtime/SplitDecode.h"
 
 #include <gtest/gtest.h>
 
@@ -365,4 +366,37 @@ TEST(Planner, CapacityErrorsNameTheLimit) {
             std::string::npos);
   EXPECT_NE(planError(batch, o, {8, 10, 4}).find("PlanCapacity::maxChunks"),
             std::string::npos);
+}
+
+TEST(SplitDecode, StepMetadataIsPaddedToTheCapacity) {
+  // Two real requests in a capacity of 4 requests and 16 chunks: requests
+  // 2..4 are empty, request 4 (the padding request) owns the unused chunks,
+  // and the chunk count the kernels derive is 16 for any batch.
+  OwnedBatch batch({1, 1}, {100, 0});
+  PlanCapacity capacity{4, 16, 1};
+  Plan plan;
+  ASSERT_TRUE(flashir::runtime::plan(batch.ref(), withCtas(4), capacity, plan));
+  StepMetadata md;
+  ASSERT_TRUE(buildStepMetadata(batch.ref(), plan, capacity, md));
+  int32_t chunks = int32_t(plan.items.size());
+  ASSERT_GE(chunks, 1);
+  EXPECT_EQ(md.qoIndptr, (std::vector<int32_t>{0, 1, 2, 2, 2, 2}));
+  EXPECT_EQ(md.kvIndptr.size(), 6u);
+  EXPECT_EQ(md.kvIndptr[2], md.kvIndptr[5]);
+  EXPECT_EQ(md.lastPageLen.size(), 5u);
+  EXPECT_EQ(md.lastPageLen[4], 0);
+  EXPECT_EQ(md.chunkIndptr,
+            (std::vector<int32_t>{0, chunks, chunks, chunks, chunks, 16}));
+  ASSERT_EQ(md.chunkRequest.size(), 16u);
+  for (int32_t c = 0; c < 16; ++c) {
+    EXPECT_EQ(md.chunkRequest[c], c < chunks ? 0 : 4);
+    if (c >= chunks)
+      EXPECT_EQ(md.chunkStarts[c], md.chunkEnds[c]);
+  }
+  // Plans with query tiles have no kernel arrays.
+  PlannerOptions tiled = withCtas(4);
+  tiled.queryTile = 8;
+  Plan tiledPlan;
+  ASSERT_TRUE(flashir::runtime::plan(batch.ref(), tiled, capacity, tiledPlan));
+  EXPECT_FALSE(buildStepMetadata(batch.ref(), tiledPlan, capacity, md));
 }

@@ -13,6 +13,7 @@
 #include "flashir/Runtime/Status.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,24 @@ public:
   Status launch(void *fn, unsigned gridX, unsigned gridY, unsigned block,
                 void *stream, std::vector<void *> &params);
 
+  // Streams, pinned memory, async copies, CUDA graphs and events (plan/run).
+  Status allocHost(size_t bytes, void **ptr);
+  Status freeHost(void *ptr);
+  Status copyToDeviceAsync(void *dst, const void *src, size_t bytes,
+                           void *stream);
+  Status createStream(void **stream);
+  Status synchronizeStream(void *stream);
+  /// Captures the work `record` enqueues on `stream` into an instantiated
+  /// graph (global capture mode).
+  Status captureGraph(void *stream, const std::function<Status()> &record,
+                      void **graphExec);
+  Status launchGraph(void *graphExec, void *stream);
+  Status destroyGraph(void *graphExec);
+  Status createEvent(void **event);
+  Status recordEvent(void *event, void *stream);
+  /// Milliseconds between two recorded events (waits for `end`).
+  Status elapsedMs(void *start, void *end, float &ms);
+
 private:
   CudaDriver() = default;
   Status check(int rc, const char *what);
@@ -104,6 +123,20 @@ public:
   /// against the manifest.
   Status launch(const std::string &kernel, const DecodeBuffers &buffers,
                 void *stream = nullptr);
+
+  /// One argument of launchArgs: a memref (device pointer + sizes; strides
+  /// are row-major) or an f32 scalar.
+  struct Arg {
+    void *pointer = nullptr;
+    std::vector<int64_t> sizes;
+    float scalar = 0;
+    bool isScalar = false;
+  };
+  /// Launches `kernel` with grid (gridX, gridY) and the manifest's block;
+  /// checks the argument count and kinds against the manifest.
+  Status launchArgs(const std::string &kernel, const std::vector<Arg> &args,
+                    unsigned gridX, unsigned gridY, void *stream = nullptr);
+  const KernelInfo *find(const std::string &kernel) const;
 
 private:
   CudaDriver *driver = nullptr;

@@ -1,0 +1,88 @@
+//===- SplitDecode.h - planned split-KV decode (plan/run) -------*- C++ -*-===//
+//
+// The run half of plan/run for the split-KV decode kernels of a bundle
+// (`<f>_decode_N` writing partial states per chunk, `<f>_merge_N` merging
+// them): one workspace allocated for a declared capacity, per-step metadata
+// staged in pinned memory and copied with one async copy, kernels launched
+// with capacity-sized grids from fixed addresses — so one CUDA graph
+// captured at capacity replays for any batch planned within it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLASHIR_RUNTIME_SPLITDECODE_H
+#define FLASHIR_RUNTIME_SPLITDECODE_H
+
+#include "flashir/Runtime/Launcher.h"
+#include "flashir/Runtime/Planner.h"
+
+namespace flashir::runtime {
+
+/// The metadata the split kernels read, padded to a capacity: requests
+/// [batch, maxRequests] are empty and request `maxRequests` (the padding
+/// request) owns the unused chunks [numChunks, maxChunks), all empty. Then
+/// the chunk count C the kernels derive (the length of chunk_request, the
+/// last chunk_indptr entry) is maxChunks whatever the batch.
+struct StepMetadata {
+  std::vector<int32_t> qoIndptr;    ///< maxRequests + 2
+  std::vector<int32_t> kvIndptr;    ///< maxRequests + 2
+  std::vector<int32_t> lastPageLen; ///< maxRequests + 1
+  std::vector<int32_t> chunkIndptr; ///< maxRequests + 2
+  std::vector<int32_t> chunkRequest, chunkStarts, chunkEnds; ///< maxChunks
+};
+
+/// Fills `out` from a batch and its plan (queryTile = 0).
+Status buildStepMetadata(const BatchRef &batch, const Plan &plan,
+                         const PlanCapacity &capacity, StepMetadata &out);
+
+class SplitDecodeRunner {
+public:
+  struct Config {
+    std::string decodeKernel, mergeKernel;
+    PlanCapacity capacity;
+    PlannerOptions options; ///< queryTile must be 0
+  };
+  /// Checks the kernels' ABI in the bundle and allocates the workspace
+  /// (device) and the staging buffer (pinned host memory).
+  static Status create(CudaDriver &driver, DecodeLauncher &bundle,
+                       const Config &config,
+                       std::unique_ptr<SplitDecodeRunner> &out);
+  ~SplitDecodeRunner();
+
+  /// Validates and plans `batch` (host arrays), writes the metadata to the
+  /// staging buffer and enqueues its copy into the workspace on `stream`.
+  /// The staging buffer is reused: synchronize `stream` before planning
+  /// again.
+  Status plan(const BatchRef &batch, void *stream);
+
+  /// Device buffers of run(), at fixed addresses across steps for graphs.
+  struct Buffers {
+    void *q = nullptr, *kPool = nullptr, *vPool = nullptr, *indices = nullptr,
+         *out = nullptr, *lse = nullptr;
+    int64_t numPages = 0, numIndices = 0;
+    /// Variant parameters in declaration order (see DecodeBuffers::Param).
+    std::vector<DecodeBuffers::Param> params;
+  };
+  /// Launches the decode and merge kernels on `stream`. `capacityGrids`:
+  /// grids sized for the capacity (required inside a CUDA graph; unused
+  /// CTAs find empty chunks and requests), else for the planned batch.
+  Status run(const Buffers &buffers, void *stream, bool capacityGrids = true);
+
+  const Plan &lastPlan() const { return plan_; }
+  int64_t workspaceBytes() const { return workspaceBytes_; }
+
+private:
+  SplitDecodeRunner() = default;
+  CudaDriver *driver = nullptr;
+  DecodeLauncher *bundle = nullptr;
+  Config config;
+  int64_t numQoHeads = 0, numKvHeads = 0, headDim = 0, pageSize = 0;
+  void *workspace = nullptr, *staging = nullptr;
+  int64_t workspaceBytes_ = 0, metadataBytes = 0;
+  int64_t partialOOffset = 0, partialLseOffset = 0;
+  Plan plan_;
+  int64_t batch = 0;
+};
+
+} // namespace flashir::runtime
+
+#endif // FLASHIR_RUNTIME_SPLITDECODE_H

@@ -1,0 +1,225 @@
+//===- SplitDecode.cpp - planned split-KV decode (plan/run) ---------------===//
+
+#include "flashir/Runtime/SplitDecode.h"
+
+#include <cstring>
+
+using namespace flashir::runtime;
+
+namespace {
+
+Status invalid(std::string message) {
+  return Status::error(StatusCode::InvalidArgument, std::move(message));
+}
+
+int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+/// Element offsets of the metadata arrays in the (int32) metadata region.
+struct MetadataLayout {
+  int64_t qo, kv, last, chunkIndptr, request, starts, ends, total;
+  explicit MetadataLayout(const PlanCapacity &c) {
+    int64_t r = c.maxRequests, m = c.maxChunks;
+    qo = 0;
+    kv = qo + r + 2;
+    last = kv + r + 2;
+    chunkIndptr = last + r + 1;
+    request = chunkIndptr + r + 2;
+    starts = request + m;
+    ends = starts + m;
+    total = ends + m;
+  }
+};
+
+} // namespace
+
+Status flashir::runtime::buildStepMetadata(const BatchRef &batch,
+                                           const Plan &plan,
+                                           const PlanCapacity &capacity,
+                                           StepMetadata &out) {
+  int64_t b = batch.table.batchSize, r = capacity.maxRequests,
+          m = capacity.maxChunks, chunks = int64_t(plan.chunkRequest.size());
+  if (plan.chunkIndptr.size() != size_t(b + 1))
+    return invalid("the plan has no chunk arrays for this batch (plan with "
+                   "queryTile = 0)");
+  if (b > r || chunks > m)
+    return invalid("the plan exceeds the capacity");
+  StepMetadata md;
+  md.qoIndptr.assign(batch.qoIndptr, batch.qoIndptr + b + 1);
+  md.qoIndptr.resize(r + 2, md.qoIndptr.back());
+  md.kvIndptr.assign(batch.table.indptr, batch.table.indptr + b + 1);
+  md.kvIndptr.resize(r + 2, md.kvIndptr.back());
+  md.lastPageLen.assign(batch.table.lastPageLen,
+                        batch.table.lastPageLen + b);
+  md.lastPageLen.resize(r + 1, 0);
+  md.chunkIndptr = plan.chunkIndptr;
+  md.chunkIndptr.resize(r + 1, int32_t(chunks));
+  md.chunkIndptr.push_back(int32_t(m)); // the padding request's chunks
+  md.chunkRequest = plan.chunkRequest;
+  md.chunkRequest.resize(m, int32_t(r));
+  md.chunkStarts = plan.chunkStarts;
+  md.chunkStarts.resize(m, 0);
+  md.chunkEnds = plan.chunkEnds;
+  md.chunkEnds.resize(m, 0);
+  out = std::move(md);
+  return Status::ok();
+}
+
+Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
+                                 const Config &config,
+                                 std::unique_ptr<SplitDecodeRunner> &out) {
+  const KernelInfo *decode = bundle.find(config.decodeKernel);
+  const KernelInfo *merge = bundle.find(config.mergeKernel);
+  if (!decode || !merge)
+    return invalid("the bundle has no kernels " + config.decodeKernel +
+                   " and " + config.mergeKernel);
+  if (decode->args.size() < 13 || decode->args[11].name != "partial_o" ||
+      merge->args.size() != 6 || merge->args[2].name != "partial_o")
+    return invalid(config.decodeKernel + " / " + config.mergeKernel +
+                   " are not a split-KV decode kernel and its merge kernel");
+  if (config.options.queryTile != 0)
+    return invalid("split decode kernels take whole requests (queryTile 0)");
+  const PlanCapacity &c = config.capacity;
+  if (c.maxRequests < 1 || c.maxChunks < 1 || c.maxQueryRowsPerRequest < 1)
+    return invalid("capacity needs maxRequests, maxChunks and "
+                   "maxQueryRowsPerRequest >= 1");
+  std::unique_ptr<SplitDecodeRunner> runner(new SplitDecodeRunner());
+  runner->driver = &driver;
+  runner->bundle = &bundle;
+  runner->config = config;
+  runner->numQoHeads = decode->args[0].shape[1];
+  runner->headDim = decode->args[0].shape[2];
+  runner->pageSize = decode->args[2].shape[1];
+  runner->numKvHeads = decode->args[2].shape[2];
+  MetadataLayout layout(c);
+  runner->metadataBytes = layout.total * 4;
+  WorkspaceSize size = workspaceSize(c, runner->numQoHeads, runner->headDim);
+  runner->partialOOffset = alignUp(runner->metadataBytes, 256);
+  runner->partialLseOffset =
+      alignUp(runner->partialOOffset + size.partialOutputBytes, 256);
+  runner->workspaceBytes_ = runner->partialLseOffset + size.partialLseBytes;
+  if (Status s = driver.alloc(runner->workspaceBytes_, &runner->workspace); !s)
+    return s;
+  if (Status s = driver.allocHost(runner->metadataBytes, &runner->staging); !s)
+    return s;
+  out = std::move(runner);
+  return Status::ok();
+}
+
+SplitDecodeRunner::~SplitDecodeRunner() {
+  if (workspace)
+    (void)driver->free(workspace);
+  if (staging)
+    (void)driver->freeHost(staging);
+}
+
+Status SplitDecodeRunner::plan(const BatchRef &batch, void *stream) {
+  if (batch.numQoHeads != numQoHeads || batch.numKvHeads != numKvHeads ||
+      batch.pageSize != pageSize)
+    return invalid("the batch has " + std::to_string(batch.numQoHeads) + "/" +
+                   std::to_string(batch.numKvHeads) + " heads and page size " +
+                   std::to_string(batch.pageSize) + "; the kernels take " +
+                   std::to_string(numQoHeads) + "/" +
+                   std::to_string(numKvHeads) + " and " +
+                   std::to_string(pageSize));
+  Plan p;
+  if (Status s = flashir::runtime::plan(batch, config.options,
+                                        config.capacity, p);
+      !s)
+    return s;
+  StepMetadata md;
+  if (Status s = buildStepMetadata(batch, p, config.capacity, md); !s)
+    return s;
+  MetadataLayout layout(config.capacity);
+  auto *dst = static_cast<int32_t *>(staging);
+  auto put = [&](int64_t offset, const std::vector<int32_t> &v) {
+    std::memcpy(dst + offset, v.data(), v.size() * 4);
+  };
+  put(layout.qo, md.qoIndptr);
+  put(layout.kv, md.kvIndptr);
+  put(layout.last, md.lastPageLen);
+  put(layout.chunkIndptr, md.chunkIndptr);
+  put(layout.request, md.chunkRequest);
+  put(layout.starts, md.chunkStarts);
+  put(layout.ends, md.chunkEnds);
+  if (Status s = driver->copyToDeviceAsync(workspace, staging, metadataBytes,
+                                           stream);
+      !s)
+    return s;
+  plan_ = std::move(p);
+  this->batch = batch.table.batchSize;
+  return Status::ok();
+}
+
+Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
+                              bool capacityGrids) {
+  const PlanCapacity &c = config.capacity;
+  const KernelInfo *decode = bundle->find(config.decodeKernel);
+  size_t numParams = decode->args.size() - 13;
+  if (buffers.params.size() != numParams)
+    return invalid(config.decodeKernel + " takes " +
+                   std::to_string(numParams) + " variant parameters, " +
+                   std::to_string(buffers.params.size()) + " given");
+  if (buffers.numPages < 1 || buffers.numIndices < 1)
+    return invalid("run() needs a page pool and an indices array");
+  MetadataLayout layout(c);
+  auto *base = static_cast<char *>(workspace);
+  auto meta = [&](int64_t offset, int64_t size) {
+    DecodeLauncher::Arg a;
+    a.pointer = base + offset * 4;
+    a.sizes = {size};
+    return a;
+  };
+  auto memref = [](void *p, std::vector<int64_t> sizes) {
+    DecodeLauncher::Arg a;
+    a.pointer = p;
+    a.sizes = std::move(sizes);
+    return a;
+  };
+  int64_t rows = c.maxRequests * c.maxQueryRowsPerRequest;
+  int64_t partialRows = c.maxChunks * c.maxQueryRowsPerRequest;
+  int64_t r = c.maxRequests, m = c.maxChunks;
+  DecodeLauncher::Arg qo = meta(layout.qo, r + 2),
+                      chunkIndptr = meta(layout.chunkIndptr, r + 2);
+  DecodeLauncher::Arg partialO = memref(base + partialOOffset,
+                                        {partialRows, numQoHeads, headDim});
+  DecodeLauncher::Arg partialLse =
+      memref(base + partialLseOffset, {partialRows, numQoHeads});
+  std::vector<DecodeLauncher::Arg> args = {
+      memref(buffers.q, {rows, numQoHeads, headDim}),
+      qo,
+      memref(buffers.kPool, {buffers.numPages, pageSize, numKvHeads, headDim}),
+      memref(buffers.vPool, {buffers.numPages, pageSize, numKvHeads, headDim}),
+      meta(layout.kv, r + 2),
+      memref(buffers.indices, {buffers.numIndices}),
+      meta(layout.last, r + 1),
+      chunkIndptr,
+      meta(layout.request, m),
+      meta(layout.starts, m),
+      meta(layout.ends, m),
+      partialO,
+      partialLse};
+  for (const DecodeBuffers::Param &p : buffers.params) {
+    DecodeLauncher::Arg a;
+    if (p.pointer) {
+      a.pointer = p.pointer;
+      a.sizes = {p.size};
+    } else {
+      a.isScalar = true;
+      a.scalar = p.scalar;
+    }
+    args.push_back(a);
+  }
+  unsigned chunkGrid =
+      unsigned(capacityGrids ? m : std::max<size_t>(plan_.items.size(), 1));
+  unsigned requestGrid = unsigned(capacityGrids ? r : std::max<int64_t>(batch, 1));
+  if (Status s = bundle->launchArgs(config.decodeKernel, args, chunkGrid,
+                                    unsigned(numKvHeads), stream);
+      !s)
+    return s;
+  std::vector<DecodeLauncher::Arg> mergeArgs = {
+      qo, chunkIndptr, partialO, partialLse,
+      memref(buffers.out, {rows, numQoHeads, headDim}),
+      memref(buffers.lse, {rows, numQoHeads})};
+  return bundle->launchArgs(config.mergeKernel, mergeArgs, requestGrid,
+                            unsigned(numQoHeads), stream);
+}
