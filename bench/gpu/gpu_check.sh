@@ -19,6 +19,12 @@ cmake -S . -B build-runtime -G Ninja -DFLASHIR_ENABLE_COMPILER=OFF \
 for chip in sm_90a sm_80:ptx sm_75:ptx; do
   build-runtime/bench/gpu/flashir-decode-check "$bundle" $chip | tee -a "$out/decode_launch.log" | tail -1
 done
+if [ -n "$split" ]; then
+  # plan/run through the C++ runtime: eager vs float64, CUDA graph replays,
+  # latency, planned vs unplanned.
+  cmake --build build-runtime --target flashir-split-check >/dev/null &&
+    build-runtime/bench/gpu/flashir-split-check "$split" "$bundle" | tee "$out/split_check.log" | tail -6
+fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 python3 bench/gpu/gpu_check.py --bundle "$bundle" --out "$out" ${split:+--split-bundle "$split"} ${FLASHIR_SWEEP:+--sweep $FLASHIR_SWEEP} 2>&1 | tee "$out/gpu_check.log"
 status=${PIPESTATUS[0]}
