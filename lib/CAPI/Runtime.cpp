@@ -1,0 +1,136 @@
+//===- Runtime.cpp - C API of the FlashIR runtime -------------------------===//
+
+#include "flashir-c/Runtime.h"
+
+#include "flashir/Runtime/SplitDecode.h"
+
+#include <string>
+
+using namespace flashir::runtime;
+
+struct FlashIRDecode {
+  std::unique_ptr<CudaDriver> driver;
+  std::unique_ptr<DecodeLauncher> bundle;
+  std::unique_ptr<SplitDecodeRunner> runner;
+  int64_t numQoHeads = 0, numKvHeads = 0, headDim = 0, pageSize = 0;
+};
+
+namespace {
+
+thread_local std::string lastError;
+
+int report(const Status &s) {
+  lastError = s.message();
+  return static_cast<int>(s.code());
+}
+int invalid(const std::string &message) {
+  return report(Status::error(StatusCode::InvalidArgument, message));
+}
+
+} // namespace
+
+extern "C" const char *flashirLastError(void) { return lastError.c_str(); }
+
+extern "C" int flashirDecodeCreate(const char *bundleDir, const char *chip,
+                                   const char *decodeKernel,
+                                   const char *mergeKernel, int64_t maxRequests,
+                                   int64_t maxChunks, int64_t maxRows,
+                                   int64_t numCtas, FlashIRDecode **out) {
+  lastError.clear();
+  if (!bundleDir || !chip || !decodeKernel || !mergeKernel || !out)
+    return invalid("flashirDecodeCreate: null argument");
+  auto decode = std::make_unique<FlashIRDecode>();
+  if (Status s = CudaDriver::open(0, decode->driver); !s)
+    return report(s);
+  if (Status s = DecodeLauncher::open(*decode->driver, bundleDir, chip,
+                                      decode->bundle);
+      !s)
+    return report(s);
+  SplitDecodeRunner::Config config;
+  config.decodeKernel = decodeKernel;
+  config.mergeKernel = mergeKernel;
+  config.capacity = {maxRequests, maxChunks, maxRows};
+  config.options.numCtas = numCtas;
+  if (numCtas < 1)
+    return invalid("num_ctas must be >= 1");
+  if (Status s = SplitDecodeRunner::create(*decode->driver, *decode->bundle,
+                                           config, decode->runner);
+      !s)
+    return report(s);
+  const KernelInfo *k = decode->bundle->find(decodeKernel);
+  decode->numQoHeads = k->args[0].shape[1];
+  decode->headDim = k->args[0].shape[2];
+  decode->pageSize = k->args[2].shape[1];
+  decode->numKvHeads = k->args[2].shape[2];
+  *out = decode.release();
+  return FLASHIR_OK;
+}
+
+extern "C" int flashirDecodeShape(const FlashIRDecode *decode,
+                                  int64_t *numQoHeads, int64_t *numKvHeads,
+                                  int64_t *headDim, int64_t *pageSize) {
+  if (!decode)
+    return invalid("flashirDecodeShape: null handle");
+  if (numQoHeads)
+    *numQoHeads = decode->numQoHeads;
+  if (numKvHeads)
+    *numKvHeads = decode->numKvHeads;
+  if (headDim)
+    *headDim = decode->headDim;
+  if (pageSize)
+    *pageSize = decode->pageSize;
+  return FLASHIR_OK;
+}
+
+extern "C" int flashirDecodePlan(FlashIRDecode *decode,
+                                 const int32_t *qoIndptr,
+                                 const int32_t *kvIndptr,
+                                 const int32_t *kvIndices,
+                                 const int32_t *lastPageLen, int64_t batch,
+                                 int64_t numPages, void *stream,
+                                 int64_t *numChunks) {
+  lastError.clear();
+  if (!decode)
+    return invalid("flashirDecodePlan: null handle");
+  if (batch < 0)
+    return invalid("batch must be >= 0");
+  BatchRef ref;
+  ref.table = {kvIndptr, kvIndices, lastPageLen, batch};
+  ref.qoIndptr = qoIndptr;
+  ref.numPages = numPages;
+  ref.pageSize = decode->pageSize;
+  ref.numQoHeads = decode->numQoHeads;
+  ref.numKvHeads = decode->numKvHeads;
+  if (Status s = decode->driver->synchronizeStream(stream); !s)
+    return report(s); // the staging buffer may still be in use
+  if (Status s = decode->runner->plan(ref, stream); !s)
+    return report(s);
+  if (numChunks)
+    *numChunks = int64_t(decode->runner->lastPlan().items.size());
+  return FLASHIR_OK;
+}
+
+extern "C" int flashirDecodeRun(FlashIRDecode *decode, void *q, void *kPool,
+                                void *vPool, int64_t numPages, void *kvIndices,
+                                int64_t numIndices, void *out, void *lse,
+                                void *stream, int capacityGrids) {
+  lastError.clear();
+  if (!decode)
+    return invalid("flashirDecodeRun: null handle");
+  if (!q || !kPool || !vPool || !kvIndices || !out || !lse)
+    return invalid("flashirDecodeRun: null device pointer");
+  SplitDecodeRunner::Buffers buffers;
+  buffers.q = q;
+  buffers.kPool = kPool;
+  buffers.vPool = vPool;
+  buffers.indices = kvIndices;
+  buffers.out = out;
+  buffers.lse = lse;
+  buffers.numPages = numPages;
+  buffers.numIndices = numIndices;
+  if (Status s = decode->runner->run(buffers, stream, capacityGrids != 0); !s)
+    return report(s);
+  return FLASHIR_OK;
+}
+
+extern "C" void flashirDecodeDestroy(FlashIRDecode *decode) { delete decode; }

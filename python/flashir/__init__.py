@@ -1,0 +1,223 @@
+"""FlashIR from PyTorch: planned split-KV paged decode and attention-state merges.
+
+The kernels come from a kernel bundle (``flashir-bundle``, split-KV kernels
+via ``--schedule='attn-import-variants,attn-split-kv{chunk-size=0}'``); the
+plan/run runtime is the C API (``include/flashir-c/Runtime.h``,
+``libflashir_c.so``) loaded with ctypes. Set ``FLASHIR_LIB`` to the library's
+path if it is not in ``build/lib/CAPI`` or ``build-runtime/lib/CAPI``.
+
+    wrapper = flashir.BatchDecodeWithPagedKVCacheWrapper(
+        "build-gpu/bundle-split", "plain_h32_p16", max_requests=128)
+    wrapper.plan(qo_indptr, kv_indptr, kv_indices, kv_last_page_len)
+    out, lse = wrapper.run(q, (k_pool, v_pool))
+"""
+
+import ctypes
+import math
+import os
+
+__all__ = ["BatchDecodeWithPagedKVCacheWrapper", "FlashIRError", "merge_state",
+           "merge_states"]
+
+
+class FlashIRError(RuntimeError):
+    """A failure reported by the runtime (CUDA driver, bundle, capacity)."""
+
+
+_STATUS = {1: ValueError, 2: IndexError, 3: FlashIRError}
+_lib = None
+
+
+def _library():
+    global _lib
+    if _lib is not None:
+        return _lib
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    candidates = [os.environ.get("FLASHIR_LIB", "")] + [
+        os.path.join(root, d, "lib", "CAPI", "libflashir_c.so")
+        for d in ("build", "build-runtime")]
+    for path in candidates:
+        if path and os.path.exists(path):
+            lib = ctypes.CDLL(path)
+            break
+    else:
+        raise FlashIRError("libflashir_c.so not found (build the runtime, or set "
+                           "FLASHIR_LIB); looked in " + ", ".join(c for c in candidates if c))
+    i64, vp, i32p = ctypes.c_int64, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32)
+    lib.flashirLastError.restype = ctypes.c_char_p
+    lib.flashirDecodeCreate.argtypes = [ctypes.c_char_p] * 4 + [i64] * 4 + [ctypes.POINTER(vp)]
+    lib.flashirDecodeShape.argtypes = [vp] + [ctypes.POINTER(i64)] * 4
+    lib.flashirDecodePlan.argtypes = [vp, i32p, i32p, i32p, i32p, i64, i64, vp,
+                                      ctypes.POINTER(i64)]
+    lib.flashirDecodeRun.argtypes = [vp, vp, vp, vp, i64, vp, i64, vp, vp, vp, ctypes.c_int]
+    lib.flashirDecodeDestroy.argtypes = [vp]
+    lib.flashirDecodeDestroy.restype = None
+    _lib = lib
+    return lib
+
+
+def _check(rc):
+    if rc != 0:
+        message = _library().flashirLastError().decode()
+        raise _STATUS.get(rc, FlashIRError)(message)
+
+
+def _torch():
+    import torch
+    return torch
+
+
+class BatchDecodeWithPagedKVCacheWrapper:
+    """plan()/run() for one split-KV decode kernel pair of a bundle.
+
+    ``kernel``: the function name the kernels were generated from (the
+    bundle holds ``<kernel>_decode_<n>`` and ``<kernel>_merge_<n>``). The
+    workspace is sized once for ``max_requests`` requests; ``num_ctas`` is
+    the planner's C (CTAs per KV head the GPU runs at once)."""
+
+    def __init__(self, bundle_dir, kernel, max_requests=256, num_ctas=None,
+                 chip="sm_90a", max_chunks=None):
+        import json
+        torch = _torch()
+        manifest = json.load(open(os.path.join(bundle_dir, "manifest.json")))
+        names = [k["name"] for k in manifest["kernels"]]
+        decode = [n for n in names if n.startswith(kernel + "_decode_")]
+        merge = [n for n in names if n.startswith(kernel + "_merge_")]
+        if not decode or not merge:
+            raise ValueError(f"bundle {bundle_dir} has no split-KV kernels for {kernel!r} "
+                             f"(kernels: {', '.join(names)})")
+        entry = [k for k in manifest["kernels"] if k["name"] == decode[0]][0]
+        num_kv_heads = entry["args"][2]["shape"][2]
+        if num_ctas is None:
+            # 3 resident decode CTAs per SM.
+            props = torch.cuda.get_device_properties(torch.cuda.current_device())
+            num_ctas = props.multi_processor_count * 3
+        # The planner's C counts CTAs per KV head: each chunk runs on every
+        # KV head.
+        per_head = max(1, num_ctas // num_kv_heads)
+        handle = ctypes.c_void_p()
+        lib = _library()
+        _check(lib.flashirDecodeCreate(
+            bundle_dir.encode(), chip.encode(), decode[0].encode(), merge[0].encode(),
+            max_requests, max_chunks or (per_head + max_requests), 1, per_head,
+            ctypes.byref(handle)))
+        shape = [ctypes.c_int64() for _ in range(4)]
+        _check(lib.flashirDecodeShape(handle, *[ctypes.byref(s) for s in shape]))
+        self.num_qo_heads, self.num_kv_heads, self.head_dim, self.page_size = \
+            [s.value for s in shape]
+        self._handle = handle
+        self.max_requests = max_requests
+        self.dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[entry["args"][0]["element"]]
+        self._planned = None
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _library().flashirDecodeDestroy(self._handle)
+            self._handle = None
+
+    def plan(self, qo_indptr, kv_indptr, kv_indices, kv_last_page_len, num_pages):
+        """Validates the page table (host or device int32 tensors; copied to
+        the host) and plans the step. Errors raise ValueError/FlashIRError."""
+        torch = _torch()
+        arrays = []
+        for name, t in (("qo_indptr", qo_indptr), ("kv_indptr", kv_indptr),
+                        ("kv_indices", kv_indices), ("kv_last_page_len", kv_last_page_len)):
+            if not isinstance(t, torch.Tensor) or t.dim() != 1:
+                raise TypeError(f"{name} must be a 1-D tensor")
+            if t.dtype != torch.int32:
+                raise TypeError(f"{name} must be int32, got {t.dtype}")
+            arrays.append(t.detach().to("cpu").contiguous())
+        qo, kvp, idx, last = arrays
+        batch = last.numel()
+        if qo.numel() != batch + 1 or kvp.numel() != batch + 1:
+            raise ValueError(f"qo_indptr and kv_indptr need {batch + 1} entries "
+                             f"(kv_last_page_len has {batch}), got {qo.numel()} and {kvp.numel()}")
+        if idx.numel() < int(kvp.max()):
+            raise ValueError(f"kv_indices has {idx.numel()} entries; kv_indptr "
+                             f"reaches {int(kvp.max())}")
+        if idx.numel() == 0:
+            idx = torch.zeros(1, dtype=torch.int32)
+        p = lambda t: ctypes.cast(t.data_ptr(), ctypes.POINTER(ctypes.c_int32))
+        chunks = ctypes.c_int64()
+        stream = torch.cuda.current_stream().cuda_stream
+        _check(_library().flashirDecodePlan(self._handle, p(qo), p(kvp), p(idx), p(last),
+                                            batch, num_pages, ctypes.c_void_p(stream),
+                                            ctypes.byref(chunks)))
+        self._planned = dict(rows=int(qo[-1]), batch=batch, chunks=chunks.value)
+        return self._planned
+
+    def run(self, q, paged_kv_cache, kv_indices):
+        """Attention of the planned step: q [rows, Hq, D]; paged_kv_cache =
+        (k_pool, v_pool), each [num_pages, page_size, Hkv, D]; kv_indices on
+        the device (int32). Returns (out [rows, Hq, D], lse [rows, Hq])."""
+        torch = _torch()
+        if self._planned is None:
+            raise RuntimeError("run() before plan()")
+        k_pool, v_pool = paged_kv_cache
+        rows = self._planned["rows"]
+        for name, t in (("q", q), ("k_pool", k_pool), ("v_pool", v_pool)):
+            if not isinstance(t, torch.Tensor) or not t.is_cuda:
+                raise ValueError(f"{name} must be a CUDA tensor")
+            if t.dtype != self.dtype:
+                raise TypeError(f"{name} must be {self.dtype}, got {t.dtype}")
+            if not t.is_contiguous():
+                raise ValueError(f"{name} must be contiguous")
+        if tuple(q.shape) != (rows, self.num_qo_heads, self.head_dim):
+            raise ValueError(f"q must be [{rows}, {self.num_qo_heads}, {self.head_dim}] "
+                             f"for the planned step, got {list(q.shape)}")
+        pool = (k_pool.shape[0], self.page_size, self.num_kv_heads, self.head_dim)
+        for name, t in (("k_pool", k_pool), ("v_pool", v_pool)):
+            if t.dim() != 4 or tuple(t.shape[1:]) != pool[1:]:
+                raise ValueError(f"{name} must be [num_pages, {self.page_size}, "
+                                 f"{self.num_kv_heads}, {self.head_dim}], got {list(t.shape)}")
+        if v_pool.shape[0] != k_pool.shape[0]:
+            raise ValueError("k_pool and v_pool hold different numbers of pages")
+        if not kv_indices.is_cuda or kv_indices.dtype != torch.int32:
+            raise ValueError("kv_indices must be an int32 CUDA tensor")
+        # Capacity-sized outputs (the kernels address rows up to the
+        # capacity's; unused ones are not written).
+        cap = self.max_requests
+        out = torch.empty((max(cap, rows), self.num_qo_heads, self.head_dim),
+                          dtype=self.dtype, device=q.device)
+        lse = torch.empty((max(cap, rows), self.num_qo_heads), dtype=torch.float32,
+                          device=q.device)
+        stream = torch.cuda.current_stream().cuda_stream
+        indices = kv_indices if kv_indices.numel() else torch.zeros(1, dtype=torch.int32,
+                                                                    device=q.device)
+        _check(_library().flashirDecodeRun(
+            self._handle, ctypes.c_void_p(q.data_ptr()), ctypes.c_void_p(k_pool.data_ptr()),
+            ctypes.c_void_p(v_pool.data_ptr()), k_pool.shape[0],
+            ctypes.c_void_p(indices.data_ptr()), indices.numel(),
+            ctypes.c_void_p(out.data_ptr()), ctypes.c_void_p(lse.data_ptr()),
+            ctypes.c_void_p(stream), 0))
+        return out[:rows], lse[:rows]
+
+
+def merge_state(v_a, s_a, v_b, s_b):
+    """Merges two attention states (eq. 6): v [..., H, D] normalised outputs,
+    s [..., H] their log-sum-exp. Empty states (s = -inf) are identities.
+    Computed in float32 with PyTorch ops; returns (v, s) in v_a's dtype."""
+    torch = _torch()
+    if v_a.shape != v_b.shape or s_a.shape != s_b.shape or v_a.shape[:-1] != s_a.shape:
+        raise ValueError(f"merge_state needs v [..., H, D] and s [..., H] of equal shapes, "
+                         f"got {list(v_a.shape)}, {list(s_a.shape)}, {list(v_b.shape)}, "
+                         f"{list(s_b.shape)}")
+    sa, sb = s_a.float(), s_b.float()
+    m = torch.maximum(sa, sb)
+    m_safe = torch.where(torch.isinf(m) & (m < 0), torch.zeros_like(m), m)
+    wa, wb = torch.exp(sa - m_safe), torch.exp(sb - m_safe)
+    total = wa + wb
+    denom = torch.where(total > 0, total, torch.ones_like(total))
+    v = (v_a.float() * wa[..., None] + v_b.float() * wb[..., None]) / denom[..., None]
+    s = torch.where(total > 0, m_safe + torch.log(denom), torch.full_like(m, -math.inf))
+    return v.to(v_a.dtype), s
+
+
+def merge_states(v, s):
+    """Merges states along dim 0: v [n, ..., H, D], s [n, ..., H]."""
+    if v.shape[0] == 0:
+        raise ValueError("merge_states needs at least one state")
+    out_v, out_s = v[0], s[0]
+    for i in range(1, v.shape[0]):
+        out_v, out_s = merge_state(out_v, out_s, v[i], s[i])
+    return out_v, out_s

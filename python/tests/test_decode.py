@@ -1,0 +1,201 @@
+"""Tests of python/flashir on a GPU (pytest, or `python3 test_decode.py`).
+
+Needs PyTorch with CUDA, the runtime's libflashir_c.so and a split-KV bundle
+(scripts/gpu-bundle.sh writes build-gpu/bundle-split; FLASHIR_BUNDLE_SPLIT
+overrides). Skipped where any of these is missing."""
+
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+try:
+    import torch
+    HAVE_GPU = torch.cuda.is_available()
+except ImportError:  # pragma: no cover
+    torch, HAVE_GPU = None, False
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUNDLE = os.environ.get("FLASHIR_BUNDLE_SPLIT", os.path.join(ROOT, "build-gpu", "bundle-split"))
+KERNEL = "plain_h32_p16"  # bf16, Hq 32, Hkv 8, d 128, page 16
+
+try:
+    import pytest
+    requires_gpu = pytest.mark.skipif(
+        not HAVE_GPU or not os.path.exists(os.path.join(BUNDLE, "manifest.json")),
+        reason="needs a CUDA GPU and a split-KV bundle")
+    raises = pytest.raises
+except ImportError:  # plain-script mode
+    requires_gpu = lambda f: f
+
+    class raises:  # noqa: N801 - mimics pytest.raises
+        def __init__(self, exc, match=None):
+            self.exc, self.match = exc, match
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, typ, value, tb):
+            assert typ is not None and issubclass(typ, self.exc), \
+                f"expected {self.exc.__name__}, got {typ}"
+            assert self.match is None or self.match in str(value), \
+                f"{self.match!r} not in {str(value)!r}"
+            return True
+
+import flashir  # noqa: E402
+
+
+def make_batch(lens, pool_pages=600, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    page, hkv, d, hq = 16, 8, 128, 32
+    perm = torch.randperm(pool_pages, generator=gen).tolist()
+    indptr, indices, last = [0], [], []
+    for n in lens:
+        p = (n + page - 1) // page
+        indices += [perm[(len(indices) + i) % pool_pages] for i in range(p)]
+        indptr.append(len(indices))
+        last.append(n - (p - 1) * page if p else 0)
+    i32 = lambda x: torch.tensor(x, dtype=torch.int32)
+    k = torch.randn(pool_pages, page, hkv, d, generator=gen).to("cuda", torch.bfloat16)
+    v = torch.randn(pool_pages, page, hkv, d, generator=gen).to("cuda", torch.bfloat16)
+    q = torch.randn(len(lens), hq, d, generator=gen).to("cuda", torch.bfloat16)
+    return dict(qo=i32(list(range(len(lens) + 1))), indptr=i32(indptr),
+                indices=i32(indices if indices else [0]), last=i32(last), k=k, v=v, q=q,
+                lens=lens, pool_pages=pool_pages)
+
+
+def reference(b):
+    """float64: each request's keys gathered through its pages."""
+    hq, hkv, d = 32, 8, 128
+    outs, lses = [], []
+    for r, n in enumerate(b["lens"]):
+        if n == 0:
+            outs.append(torch.zeros(hq, d, dtype=torch.float64, device="cuda"))
+            lses.append(torch.full((hq,), -math.inf, dtype=torch.float64, device="cuda"))
+            continue
+        pages = b["indices"][b["indptr"][r]:b["indptr"][r + 1]].long().cuda()
+        kk = b["k"][pages].reshape(-1, hkv, d)[:n].double().repeat_interleave(hq // hkv, 1)
+        vv = b["v"][pages].reshape(-1, hkv, d)[:n].double().repeat_interleave(hq // hkv, 1)
+        s = torch.einsum("hd,lhd->hl", b["q"][r].double(), kk) / math.sqrt(d)
+        lse = torch.logsumexp(s, dim=1)
+        outs.append(torch.einsum("hl,lhd->hd", torch.exp(s - lse[:, None]), vv))
+        lses.append(lse)
+    return torch.stack(outs), torch.stack(lses)
+
+
+def run(wrapper, b):
+    wrapper.plan(b["qo"], b["indptr"], b["indices"], b["last"], b["pool_pages"])
+    return wrapper.run(b["q"], (b["k"], b["v"]), b["indices"].cuda())
+
+
+def check_close(out, lse, ref_o, ref_l):
+    rel = ((out.double() - ref_o).norm() / ref_o.norm().clamp_min(1e-30)).item()
+    assert rel <= 1e-2, rel
+    finite = torch.isfinite(ref_l)
+    assert bool((lse[~finite] == -math.inf).all())
+    if finite.any():
+        assert (lse.double()[finite] - ref_l[finite]).abs().max().item() <= 1e-2
+    assert not torch.isnan(out).any()
+
+
+@requires_gpu
+def test_plan_run_matches_float64():
+    wrapper = flashir.BatchDecodeWithPagedKVCacheWrapper(BUNDLE, KERNEL, max_requests=64)
+    b = make_batch([700, 0, 16, 1, 3000, 77, 128, 5000, 33, 2], seed=1)
+    out, lse = run(wrapper, b)
+    torch.cuda.synchronize()
+    check_close(out, lse, *reference(b))
+
+
+@requires_gpu
+def test_one_wrapper_many_steps():
+    wrapper = flashir.BatchDecodeWithPagedKVCacheWrapper(BUNDLE, KERNEL, max_requests=64)
+    gen = torch.Generator().manual_seed(3)
+    for step in range(4):
+        lens = torch.randint(0, 2500, (int(torch.randint(1, 64, (1,), generator=gen)),),
+                             generator=gen).tolist()
+        b = make_batch(lens, seed=10 + step)
+        out, lse = run(wrapper, b)
+        torch.cuda.synchronize()
+        check_close(out, lse, *reference(b))
+
+
+@requires_gpu
+def test_errors_raise_with_clear_messages():
+    wrapper = flashir.BatchDecodeWithPagedKVCacheWrapper(BUNDLE, KERNEL, max_requests=8)
+    b = make_batch([40, 17], seed=2)
+    with raises(ValueError, match="outside the page pool"):
+        wrapper.plan(b["qo"], b["indptr"], torch.tensor([600, 1, 2, 3, 4], dtype=torch.int32),
+                     b["last"], b["pool_pages"])
+    with raises(ValueError, match="last_page_len[1]"):
+        wrapper.plan(b["qo"], b["indptr"], b["indices"],
+                     torch.tensor([8, 0], dtype=torch.int32), b["pool_pages"])
+    with raises(ValueError, match="indptr decreases"):
+        wrapper.plan(b["qo"], torch.tensor([0, 3, 2], dtype=torch.int32), b["indices"],
+                     b["last"], b["pool_pages"])
+    with raises(TypeError, match="int32"):
+        wrapper.plan(b["qo"].long(), b["indptr"], b["indices"], b["last"], b["pool_pages"])
+    with raises(ValueError, match="entries"):
+        wrapper.plan(b["qo"][:2], b["indptr"], b["indices"], b["last"], b["pool_pages"])
+    with raises(ValueError, match="kv_indices has 4 entries"):
+        wrapper.plan(b["qo"], b["indptr"], b["indices"][:4], b["last"], b["pool_pages"])
+    big = make_batch([5] * 9, seed=4)
+    with raises(flashir.FlashIRError, match="PlanCapacity::maxRequests"):
+        wrapper.plan(big["qo"], big["indptr"], big["indices"], big["last"], big["pool_pages"])
+    wrapper.plan(b["qo"], b["indptr"], b["indices"], b["last"], b["pool_pages"])
+    idx = b["indices"].cuda()
+    with raises(TypeError, match="bfloat16"):
+        wrapper.run(b["q"].half(), (b["k"], b["v"]), idx)
+    with raises(ValueError, match="CUDA tensor"):
+        wrapper.run(b["q"].cpu(), (b["k"], b["v"]), idx)
+    with raises(ValueError, match="q must be"):
+        wrapper.run(b["q"][:1], (b["k"], b["v"]), idx)
+    with raises(ValueError, match="k_pool must be"):
+        wrapper.run(b["q"], (b["k"][:, :8].contiguous(), b["v"]), idx)
+    with raises(ValueError, match="no split-KV kernels"):
+        flashir.BatchDecodeWithPagedKVCacheWrapper(BUNDLE, "no_such_kernel")
+
+
+@requires_gpu
+def test_merge_state_matches_attention_over_all_keys():
+    gen = torch.Generator().manual_seed(7)
+    q = torch.randn(4, 8, 64, generator=gen, dtype=torch.float64)
+    k = torch.randn(300, 8, 64, generator=gen, dtype=torch.float64)
+    v = torch.randn(300, 8, 64, generator=gen, dtype=torch.float64)
+
+    def attend(kk, vv):
+        s = torch.einsum("qhd,lhd->qhl", q, kk)
+        lse = torch.logsumexp(s, dim=-1)
+        return torch.einsum("qhl,lhd->qhd", torch.exp(s - lse[..., None]), vv), lse
+
+    full_v, full_s = attend(k, v)
+    parts = [attend(k[a:b], v[a:b]) for a, b in ((0, 100), (100, 250), (250, 300))]
+    mv, ms = flashir.merge_states(torch.stack([p[0] for p in parts]).float(),
+                                  torch.stack([p[1] for p in parts]).float())
+    assert (mv.double() - full_v).abs().max().item() < 1e-5
+    assert (ms.double() - full_s).abs().max().item() < 1e-5
+    empty_v, empty_s = torch.zeros_like(full_v), torch.full_like(full_s, -math.inf)
+    ev, es = flashir.merge_state(full_v.float(), full_s.float(), empty_v.float(), empty_s.float())
+    assert torch.equal(ev, full_v.float()) and torch.equal(es, full_s.float())
+    zv, zs = flashir.merge_state(empty_v, empty_s, empty_v, empty_s)
+    assert bool((zs == -math.inf).all()) and not torch.isnan(zv).any()
+    with raises(ValueError, match="equal shapes"):
+        flashir.merge_state(full_v, full_s, full_v[:1], full_s)
+
+
+if __name__ == "__main__":
+    if not HAVE_GPU or not os.path.exists(os.path.join(BUNDLE, "manifest.json")):
+        print("skipped: needs a CUDA GPU and", BUNDLE)
+        sys.exit(0)
+    failed = 0
+    for name, fn in list(globals().items()):
+        if name.startswith("test_"):
+            try:
+                fn()
+                print("PASS", name)
+            except Exception as e:  # report every test
+                failed += 1
+                print("FAIL", name, type(e).__name__, e)
+    print(f"{4 - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
