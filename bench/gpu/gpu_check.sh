@@ -25,6 +25,12 @@ if [ -n "$split" ]; then
   cmake --build build-runtime --target flashir-split-check >/dev/null &&
     build-runtime/bench/gpu/flashir-split-check "$split" "$bundle" | tee "$out/split_check.log" | tail -6
 fi
+if [ -n "$split" ]; then
+  # The Python package over the C API (pytest, or the script's own runner).
+  cmake --build build-runtime --target flashir_c >/dev/null &&
+    FLASHIR_BUNDLE_SPLIT="$split" python3 -m pytest -q python/tests 2>&1 |
+    tee "$out/python_tests.log" | tail -3
+fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 python3 bench/gpu/gpu_check.py --bundle "$bundle" --out "$out" ${split:+--split-bundle "$split"} ${FLASHIR_SWEEP:+--sweep $FLASHIR_SWEEP} 2>&1 | tee "$out/gpu_check.log"
 status=${PIPESTATUS[0]}
