@@ -2,7 +2,8 @@
 //
 // flashir-split-check SPLIT_BUNDLE PLAIN_BUNDLE: the runtime's plan/run path
 // (Planner + SplitDecodeRunner, CUDA driver loaded at run time) on the
-// bf16 Hq 32 / Hkv 8 / d 128 / page 16 kernels of bench/gpu/decode_kernels.mlir:
+// bf16 Hq 32 / Hkv 8 / d 128 / page 16 kernels of
+// bench/gpu/decode_kernels.mlir:
 //  1. eager runs of random skewed batches vs the float64 reference;
 //  2. one CUDA graph captured at capacity, replayed for 100 random batch
 //     compositions: bitwise equal to the eager run, every 10th also vs
@@ -91,8 +92,9 @@ std::vector<int64_t> skewedLens(std::mt19937 &rng, int64_t maxBatch,
   std::vector<int64_t> lens;
   for (int64_t b = 0; b < batch; ++b)
     lens.push_back(b == 1 ? 0 // an empty request
-                   : rng() % 8 == 0 ? 1 + rng() % maxLen
-                                    : 1 + rng() % std::max<int64_t>(1, maxLen / 16));
+                   : rng() % 8 == 0
+                       ? 1 + rng() % maxLen
+                       : 1 + rng() % std::max<int64_t>(1, maxLen / 16));
   return lens;
 }
 
@@ -100,7 +102,8 @@ std::vector<int64_t> skewedLens(std::mt19937 &rng, int64_t maxBatch,
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: flashir-split-check SPLIT_BUNDLE PLAIN_BUNDLE\n");
+    std::fprintf(stderr,
+                 "usage: flashir-split-check SPLIT_BUNDLE PLAIN_BUNDLE\n");
     return 2;
   }
   std::unique_ptr<CudaDriver> driver;
@@ -223,7 +226,8 @@ int main(int argc, char **argv) {
       problem.q[i] = fromBF16(qBits[i]);
     ref::PagedView view = smallView;
     view.indptr = hb.indptr;
-    view.indices.assign(hb.indices.begin(), hb.indices.begin() + hb.indptr.back());
+    view.indices.assign(hb.indices.begin(),
+                        hb.indices.begin() + hb.indptr.back());
     view.lastPageLen = hb.last;
     problem.views.push_back(std::move(view));
     ref::State expected;
@@ -294,10 +298,10 @@ int main(int argc, char **argv) {
     size_t rows = hb.qo.back();
     TRY(readOut(out, lse, rows, ob, lb));
     TRY(readOut(out2, lse2, rows, ob2, lb2));
-    bool equal = ob == ob2 &&
-                 std::equal(lb.begin(), lb.end(), lb2.begin(), [](float a, float b) {
-                   return std::memcmp(&a, &b, 4) == 0;
-                 });
+    bool equal = ob == ob2 && std::equal(lb.begin(), lb.end(), lb2.begin(),
+                                         [](float a, float b) {
+                                           return std::memcmp(&a, &b, 4) == 0;
+                                         });
     graphEqual += equal;
     if (trial % 10 == 0) {
       double rel = 0, lseErr = 0;
@@ -308,9 +312,10 @@ int main(int argc, char **argv) {
   }
   failures += (graphEqual != 100) + (graphRefOk != graphRef);
   checks += 2;
-  std::printf("{\"check\": \"graph\", \"replays\": 100, \"bitwise_equal_to_eager\": "
-              "%d, \"float64_checked\": %d, \"float64_ok\": %d}\n",
-              graphEqual, graphRef, graphRefOk);
+  std::printf(
+      "{\"check\": \"graph\", \"replays\": 100, \"bitwise_equal_to_eager\": "
+      "%d, \"float64_checked\": %d, \"float64_ok\": %d}\n",
+      graphEqual, graphRef, graphRefOk);
 
   // 3. Step latency: graph replay vs eager launches (kernels only; the
   // metadata copy is the same for both).
@@ -338,10 +343,11 @@ int main(int argc, char **argv) {
       TRY(driver->launchGraph(graph, stream));
     TRY(driver->recordEvent(e1, stream));
     TRY(driver->elapsedMs(e0, e1, graphMs));
-    std::printf("{\"latency\": \"B%lld L1024\", \"eager_us\": %.2f, "
-                "\"eager_capacity_grids_us\": %.2f, \"graph_replay_us\": %.2f}\n",
-                (long long)b, eagerMs * 1e3 / reps, capEagerMs * 1e3 / reps,
-                graphMs * 1e3 / reps);
+    std::printf(
+        "{\"latency\": \"B%lld L1024\", \"eager_us\": %.2f, "
+        "\"eager_capacity_grids_us\": %.2f, \"graph_replay_us\": %.2f}\n",
+        (long long)b, eagerMs * 1e3 / reps, capEagerMs * 1e3 / reps,
+        graphMs * 1e3 / reps);
   }
 
   // 4. Planned vs unplanned on skewed / long batches (large pool).
@@ -392,7 +398,8 @@ int main(int argc, char **argv) {
     TRY(driver->alloc(hb.indptr.size() * 4, &indptrDev));
     TRY(driver->alloc(hb.last.size() * 4, &lastDev));
     TRY(driver->copyToDevice(qoDev, hb.qo.data(), hb.qo.size() * 4));
-    TRY(driver->copyToDevice(indptrDev, hb.indptr.data(), hb.indptr.size() * 4));
+    TRY(driver->copyToDevice(indptrDev, hb.indptr.data(),
+                             hb.indptr.size() * 4));
     TRY(driver->copyToDevice(lastDev, hb.last.data(), hb.last.size() * 4));
     db.q = q;
     db.qoIndptr = qoDev;
@@ -407,7 +414,8 @@ int main(int argc, char **argv) {
     db.batch = int64_t(hb.kvLens.size());
     db.numPages = largePages;
     db.numIndices = int64_t(hb.indices.size());
-    TRY(timeIt([&] { return plain->launch(kDecode, db, stream); }, unplannedMs));
+    TRY(timeIt([&] { return plain->launch(kDecode, db, stream); },
+               unplannedMs));
     // Same answer both ways (bf16 rounding apart).
     std::vector<uint16_t> ob, ob2;
     std::vector<float> lb, lb2;
@@ -425,13 +433,14 @@ int main(int argc, char **argv) {
     failures += !ok;
     ++checks;
     double bytes = double(hb.totalKeys) * kHkv * kD * 2 * 2;
-    std::printf("{\"case\": \"%s\", \"chunks\": %zu, \"plan_and_stage_us\": %.1f, "
-                "\"planned_ms\": %.4f, \"unplanned_ms\": %.4f, \"speedup\": %.2f, "
-                "\"planned_TBps\": %.3f, \"unplanned_TBps\": %.3f, "
-                "\"planned_vs_unplanned_rel\": %.2e, \"ok\": %s}\n",
-                c.name, runner->lastPlan().items.size(), planUs, plannedMs,
-                unplannedMs, unplannedMs / plannedMs, bytes / plannedMs / 1e9,
-                bytes / unplannedMs / 1e9, rel, ok ? "true" : "false");
+    std::printf(
+        "{\"case\": \"%s\", \"chunks\": %zu, \"plan_and_stage_us\": %.1f, "
+        "\"planned_ms\": %.4f, \"unplanned_ms\": %.4f, \"speedup\": %.2f, "
+        "\"planned_TBps\": %.3f, \"unplanned_TBps\": %.3f, "
+        "\"planned_vs_unplanned_rel\": %.2e, \"ok\": %s}\n",
+        c.name, runner->lastPlan().items.size(), planUs, plannedMs, unplannedMs,
+        unplannedMs / plannedMs, bytes / plannedMs / 1e9,
+        bytes / unplannedMs / 1e9, rel, ok ? "true" : "false");
     for (void *p : {qoDev, indptrDev, lastDev})
       (void)driver->free(p);
   }

@@ -39,35 +39,37 @@ typedef struct FlashIRDecode FlashIRDecode;
  * bundle directory for `chip` (e.g. "sm_90a"; its cubin, or PTX the driver
  * compiles) and allocates the workspace for the capacity. `num_ctas`: CTAs
  * per KV head the GPU runs at once (the planner's C). */
-FLASHIR_C_EXPORT int flashirDecodeCreate(const char *bundle_dir, const char *chip,
-                        const char *decode_kernel, const char *merge_kernel,
-                        int64_t max_requests, int64_t max_chunks,
-                        int64_t max_query_rows_per_request, int64_t num_ctas,
-                        FlashIRDecode **out);
+FLASHIR_C_EXPORT int flashirDecodeCreate(
+    const char *bundle_dir, const char *chip, const char *decode_kernel,
+    const char *merge_kernel, int64_t max_requests, int64_t max_chunks,
+    int64_t max_query_rows_per_request, int64_t num_ctas, FlashIRDecode **out);
 
 /* Kernel shape read from the bundle. */
-FLASHIR_C_EXPORT int flashirDecodeShape(const FlashIRDecode *decode, int64_t *num_qo_heads,
-                       int64_t *num_kv_heads, int64_t *head_dim,
-                       int64_t *page_size);
+FLASHIR_C_EXPORT int flashirDecodeShape(const FlashIRDecode *decode,
+                                        int64_t *num_qo_heads,
+                                        int64_t *num_kv_heads,
+                                        int64_t *head_dim, int64_t *page_size);
 
 /* Validates and plans a batch (host int32 arrays: qo_indptr[batch + 1],
  * kv_indptr[batch + 1], kv_indices[kv_indptr[batch]],
  * last_page_len[batch]) over a pool of `num_pages` pages, and copies the
  * metadata to the device on `stream` (a CUstream / cudaStream_t; 0 = the
  * default stream). `num_chunks` (optional) receives the plan's chunk count. */
-FLASHIR_C_EXPORT int flashirDecodePlan(FlashIRDecode *decode, const int32_t *qo_indptr,
-                      const int32_t *kv_indptr, const int32_t *kv_indices,
-                      const int32_t *last_page_len, int64_t batch,
-                      int64_t num_pages, void *stream, int64_t *num_chunks);
+FLASHIR_C_EXPORT int
+flashirDecodePlan(FlashIRDecode *decode, const int32_t *qo_indptr,
+                  const int32_t *kv_indptr, const int32_t *kv_indices,
+                  const int32_t *last_page_len, int64_t batch,
+                  int64_t num_pages, void *stream, int64_t *num_chunks);
 
 /* Runs the planned step: device pointers q [rows, Hq, D], k_pool and v_pool
  * [num_pages, page_size, Hkv, D], kv_indices [num_indices] (int32), out
  * [rows, Hq, D], lse [rows, Hq] (f32), all at fixed addresses if the call
  * is captured in a CUDA graph (`capacity_grids` = 1 then). */
-FLASHIR_C_EXPORT int flashirDecodeRun(FlashIRDecode *decode, void *q, void *k_pool,
-                     void *v_pool, int64_t num_pages, void *kv_indices,
-                     int64_t num_indices, void *out, void *lse, void *stream,
-                     int capacity_grids);
+FLASHIR_C_EXPORT int flashirDecodeRun(FlashIRDecode *decode, void *q,
+                                      void *k_pool, void *v_pool,
+                                      int64_t num_pages, void *kv_indices,
+                                      int64_t num_indices, void *out, void *lse,
+                                      void *stream, int capacity_grids);
 
 FLASHIR_C_EXPORT void flashirDecodeDestroy(FlashIRDecode *decode);
 

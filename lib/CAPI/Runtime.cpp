@@ -82,8 +82,7 @@ extern "C" int flashirDecodeShape(const FlashIRDecode *decode,
   return FLASHIR_OK;
 }
 
-extern "C" int flashirDecodePlan(FlashIRDecode *decode,
-                                 const int32_t *qoIndptr,
+extern "C" int flashirDecodePlan(FlashIRDecode *decode, const int32_t *qoIndptr,
                                  const int32_t *kvIndptr,
                                  const int32_t *kvIndices,
                                  const int32_t *lastPageLen, int64_t batch,

@@ -59,8 +59,7 @@ void flashir::buildAttnToKernelsPipeline(OpPassManager &pm,
                       options.chip + " warps=" + std::to_string(options.warps) +
                       " unroll=" + std::to_string(options.unroll) +
                       " stages=" + std::to_string(options.stages) +
-                      " min-blocks=" + std::to_string(options.minBlocks) +
-                      "}");
+                      " min-blocks=" + std::to_string(options.minBlocks) + "}");
 }
 
 void flashir::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef chip,

@@ -158,16 +158,20 @@ Status CudaDriver::open(int ordinal, std::unique_ptr<CudaDriver> &out) {
        reinterpret_cast<void **>(&api.cuStreamSynchronize)},
       {"cuStreamBeginCapture_v2",
        reinterpret_cast<void **>(&api.cuStreamBeginCapture)},
-      {"cuStreamEndCapture", reinterpret_cast<void **>(&api.cuStreamEndCapture)},
+      {"cuStreamEndCapture",
+       reinterpret_cast<void **>(&api.cuStreamEndCapture)},
       {"cuGraphInstantiateWithFlags",
        reinterpret_cast<void **>(&api.cuGraphInstantiateWithFlags)},
       {"cuGraphLaunch", reinterpret_cast<void **>(&api.cuGraphLaunch)},
-      {"cuGraphExecDestroy", reinterpret_cast<void **>(&api.cuGraphExecDestroy)},
+      {"cuGraphExecDestroy",
+       reinterpret_cast<void **>(&api.cuGraphExecDestroy)},
       {"cuGraphDestroy", reinterpret_cast<void **>(&api.cuGraphDestroy)},
       {"cuEventCreate", reinterpret_cast<void **>(&api.cuEventCreate)},
       {"cuEventRecord", reinterpret_cast<void **>(&api.cuEventRecord)},
-      {"cuEventSynchronize", reinterpret_cast<void **>(&api.cuEventSynchronize)},
-      {"cuEventElapsedTime", reinterpret_cast<void **>(&api.cuEventElapsedTime)},
+      {"cuEventSynchronize",
+       reinterpret_cast<void **>(&api.cuEventSynchronize)},
+      {"cuEventElapsedTime",
+       reinterpret_cast<void **>(&api.cuEventElapsedTime)},
   };
   for (Entry &e : entries) {
     *e.slot = dlsym(lib, e.name);
@@ -177,7 +181,8 @@ Status CudaDriver::open(int ordinal, std::unique_ptr<CudaDriver> &out) {
   if (Status s = driver->check(api.cuInit(0), "cuInit"); !s)
     return s;
   int device = 0;
-  if (Status s = driver->check(api.cuDeviceGet(&device, ordinal), "cuDeviceGet");
+  if (Status s =
+          driver->check(api.cuDeviceGet(&device, ordinal), "cuDeviceGet");
       !s)
     return s;
   void *ctx = nullptr;
@@ -207,14 +212,14 @@ Status CudaDriver::free(void *ptr) {
                "cuMemFree");
 }
 Status CudaDriver::copyToDevice(void *dst, const void *src, size_t bytes) {
-  return check(api->cuMemcpyHtoD(reinterpret_cast<unsigned long long>(dst),
-                                 src, bytes),
-               "cuMemcpyHtoD");
+  return check(
+      api->cuMemcpyHtoD(reinterpret_cast<unsigned long long>(dst), src, bytes),
+      "cuMemcpyHtoD");
 }
 Status CudaDriver::copyToHost(void *dst, const void *src, size_t bytes) {
-  return check(api->cuMemcpyDtoH(
-                   dst, reinterpret_cast<unsigned long long>(src), bytes),
-               "cuMemcpyDtoH");
+  return check(
+      api->cuMemcpyDtoH(dst, reinterpret_cast<unsigned long long>(src), bytes),
+      "cuMemcpyDtoH");
 }
 Status CudaDriver::synchronize() {
   return check(api->cuCtxSynchronize(), "cuCtxSynchronize");
@@ -389,12 +394,12 @@ Status DecodeLauncher::launch(const std::string &kernel,
                    "least one page");
   if (buffers.batch == 0)
     return Status::ok();
-  void *data[] = {buffers.q,      buffers.qoIndptr, buffers.kPool,
-                  buffers.vPool,  buffers.indptr,   buffers.indices,
-                  buffers.lastPageLen, buffers.out, buffers.lse};
-  int64_t dynamic[] = {buffers.totalQ,     buffers.batch + 1, buffers.numPages,
-                       buffers.numPages,   buffers.batch + 1, buffers.numIndices,
-                       buffers.batch,      buffers.totalQ,    buffers.totalQ};
+  void *data[] = {buffers.q,           buffers.qoIndptr, buffers.kPool,
+                  buffers.vPool,       buffers.indptr,   buffers.indices,
+                  buffers.lastPageLen, buffers.out,      buffers.lse};
+  int64_t dynamic[] = {buffers.totalQ,   buffers.batch + 1, buffers.numPages,
+                       buffers.numPages, buffers.batch + 1, buffers.numIndices,
+                       buffers.batch,    buffers.totalQ,    buffers.totalQ};
   ParamPack pack;
   int64_t kvHeads = 0;
   for (size_t i = 0; i < info.args.size(); ++i) {

@@ -36,8 +36,7 @@ WorkspaceSize flashir::runtime::workspaceSize(const PlanCapacity &capacity,
   size.partialOutputBytes = rows * numQoHeads * headDim * 4;
   size.partialLseBytes = rows * numQoHeads * 4;
   // chunk_indptr, then chunk_request / chunk_starts / chunk_ends.
-  size.metadataBytes =
-      (capacity.maxRequests + 1 + 3 * capacity.maxChunks) * 4;
+  size.metadataBytes = (capacity.maxRequests + 1 + 3 * capacity.maxChunks) * 4;
   return size;
 }
 
@@ -62,8 +61,7 @@ Status flashir::runtime::plan(const BatchRef &batch,
     return invalid("queryTile, fixedChunkSize and minChunk must be >= 0");
   if (!(options.cost.alpha >= 0.0) || !(options.cost.beta > 0.0))
     return invalid("cost model needs alpha >= 0 and beta > 0");
-  if (Status s =
-          validatePageTable(batch.table, batch.numPages, batch.pageSize);
+  if (Status s = validatePageTable(batch.table, batch.numPages, batch.pageSize);
       !s)
     return s;
   int64_t batchSize = batch.table.batchSize;
@@ -165,10 +163,9 @@ Status flashir::runtime::plan(const BatchRef &batch,
     for (size_t t = 0; t < streams.size(); ++t) {
       int64_t keys = streams[t].keys, n = ceilDiv(keys, bound);
       for (int64_t k = 0; k < n; ++k)
-        ps.push_back({t, fixed ? k * bound : keys * k / n,
-                      fixed ? std::min(keys, (k + 1) * bound)
-                            : keys * (k + 1) / n,
-                      -1});
+        ps.push_back(
+            {t, fixed ? k * bound : keys * k / n,
+             fixed ? std::min(keys, (k + 1) * bound) : keys * (k + 1) / n, -1});
     }
     return ps;
   };
@@ -253,9 +250,9 @@ Status flashir::runtime::plan(const BatchRef &batch,
     // keep whichever predicts the smaller makespan.
     std::vector<double> fillLoads(numCtas, 0.0);
     for (const Piece &piece : pieces)
-      fillLoads[piece.cta] += costOf(streams[piece.stream], piece.k1 - piece.k0);
-    double fillMakespan =
-        *std::max_element(fillLoads.begin(), fillLoads.end());
+      fillLoads[piece.cta] +=
+          costOf(streams[piece.stream], piece.k1 - piece.k0);
+    double fillMakespan = *std::max_element(fillLoads.begin(), fillLoads.end());
     std::vector<Piece> lpt = cutEvenly(plan.chunkSize, false);
     if (assignLpt(lpt) < fillMakespan)
       pieces = std::move(lpt);

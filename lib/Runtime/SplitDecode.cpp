@@ -48,8 +48,7 @@ Status flashir::runtime::buildStepMetadata(const BatchRef &batch,
   md.qoIndptr.resize(r + 2, md.qoIndptr.back());
   md.kvIndptr.assign(batch.table.indptr, batch.table.indptr + b + 1);
   md.kvIndptr.resize(r + 2, md.kvIndptr.back());
-  md.lastPageLen.assign(batch.table.lastPageLen,
-                        batch.table.lastPageLen + b);
+  md.lastPageLen.assign(batch.table.lastPageLen, batch.table.lastPageLen + b);
   md.lastPageLen.resize(r + 1, 0);
   md.chunkIndptr = plan.chunkIndptr;
   md.chunkIndptr.resize(r + 1, int32_t(chunks));
@@ -122,8 +121,8 @@ Status SplitDecodeRunner::plan(const BatchRef &batch, void *stream) {
                    std::to_string(numKvHeads) + " and " +
                    std::to_string(pageSize));
   Plan p;
-  if (Status s = flashir::runtime::plan(batch, config.options,
-                                        config.capacity, p);
+  if (Status s =
+          flashir::runtime::plan(batch, config.options, config.capacity, p);
       !s)
     return s;
   StepMetadata md;
@@ -141,8 +140,8 @@ Status SplitDecodeRunner::plan(const BatchRef &batch, void *stream) {
   put(layout.request, md.chunkRequest);
   put(layout.starts, md.chunkStarts);
   put(layout.ends, md.chunkEnds);
-  if (Status s = driver->copyToDeviceAsync(workspace, staging, metadataBytes,
-                                           stream);
+  if (Status s =
+          driver->copyToDeviceAsync(workspace, staging, metadataBytes, stream);
       !s)
     return s;
   plan_ = std::move(p);
@@ -156,8 +155,8 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
   const KernelInfo *decode = bundle->find(config.decodeKernel);
   size_t numParams = decode->args.size() - 13;
   if (buffers.params.size() != numParams)
-    return invalid(config.decodeKernel + " takes " +
-                   std::to_string(numParams) + " variant parameters, " +
+    return invalid(config.decodeKernel + " takes " + std::to_string(numParams) +
+                   " variant parameters, " +
                    std::to_string(buffers.params.size()) + " given");
   if (buffers.numPages < 1 || buffers.numIndices < 1)
     return invalid("run() needs a page pool and an indices array");
@@ -180,8 +179,8 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
   int64_t r = c.maxRequests, m = c.maxChunks;
   DecodeLauncher::Arg qo = meta(layout.qo, r + 2),
                       chunkIndptr = meta(layout.chunkIndptr, r + 2);
-  DecodeLauncher::Arg partialO = memref(base + partialOOffset,
-                                        {partialRows, numQoHeads, headDim});
+  DecodeLauncher::Arg partialO =
+      memref(base + partialOOffset, {partialRows, numQoHeads, headDim});
   DecodeLauncher::Arg partialLse =
       memref(base + partialLseOffset, {partialRows, numQoHeads});
   std::vector<DecodeLauncher::Arg> args = {
@@ -211,13 +210,17 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
   }
   unsigned chunkGrid =
       unsigned(capacityGrids ? m : std::max<size_t>(plan_.items.size(), 1));
-  unsigned requestGrid = unsigned(capacityGrids ? r : std::max<int64_t>(batch, 1));
+  unsigned requestGrid =
+      unsigned(capacityGrids ? r : std::max<int64_t>(batch, 1));
   if (Status s = bundle->launchArgs(config.decodeKernel, args, chunkGrid,
                                     unsigned(numKvHeads), stream);
       !s)
     return s;
   std::vector<DecodeLauncher::Arg> mergeArgs = {
-      qo, chunkIndptr, partialO, partialLse,
+      qo,
+      chunkIndptr,
+      partialO,
+      partialLse,
       memref(buffers.out, {rows, numQoHeads, headDim}),
       memref(buffers.lse, {rows, numQoHeads})};
   return bundle->launchArgs(config.mergeKernel, mergeArgs, requestGrid,

@@ -243,9 +243,10 @@ int main(int argc, char **argv) {
   SmallString<128> libdevice(toolkit);
   llvm::sys::path::append(libdevice, "nvvm", "libdevice");
   if (toolkit.empty() || !llvm::sys::fs::is_directory(libdevice)) {
-    llvm::errs() << "flashir-bundle: no CUDA toolkit with libdevice found "
-                    "(looked next to ptxas, in $CUDA_HOME and /usr/local/cuda); "
-                    "install the CUDA toolkit or set CUDA_HOME\n";
+    llvm::errs()
+        << "flashir-bundle: no CUDA toolkit with libdevice found "
+           "(looked next to ptxas, in $CUDA_HOME and /usr/local/cuda); "
+           "install the CUDA toolkit or set CUDA_HOME\n";
     return 2;
   }
 

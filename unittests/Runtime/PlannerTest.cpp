@@ -111,8 +111,8 @@ TEST(Planner, CoversEveryQueryRowAndKeyExactlyOnce) {
           for (int32_t i = item.qBegin; i < item.qEnd; ++i)
             for (int32_t k = item.kBegin; k < item.kEnd; ++k)
               ++seen[i * kv[b] + k];
-      EXPECT_TRUE(std::all_of(seen.begin(), seen.end(),
-                              [](int n) { return n == 1; }))
+      EXPECT_TRUE(
+          std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }))
           << "trial " << trial << " request " << b;
     }
     // Every item is scheduled once; queues run longest first.
@@ -123,8 +123,7 @@ TEST(Planner, CoversEveryQueryRowAndKeyExactlyOnce) {
         ++scheduled[id];
         EXPECT_EQ(plan.items[id].cta, int32_t(c));
         if (k > plan.ctaIndptr[c])
-          EXPECT_GE(plan.items[plan.ctaItems[k - 1]].cost,
-                    plan.items[id].cost);
+          EXPECT_GE(plan.items[plan.ctaItems[k - 1]].cost, plan.items[id].cost);
       }
     EXPECT_TRUE(std::all_of(scheduled.begin(), scheduled.end(),
                             [](int n) { return n == 1; }));
@@ -274,10 +273,8 @@ TEST(Planner, BatchInvariantModeChunksDependOnTheRequestAlone) {
   EXPECT_EQ(startsA, startsB);
   // Without it, the chunk bound follows the whole batch's work.
   Plan c, d;
-  ASSERT_TRUE(
-      flashir::runtime::plan(alone.ref(), withCtas(396), roomy(), c));
-  ASSERT_TRUE(
-      flashir::runtime::plan(crowd.ref(), withCtas(396), roomy(), d));
+  ASSERT_TRUE(flashir::runtime::plan(alone.ref(), withCtas(396), roomy(), c));
+  ASSERT_TRUE(flashir::runtime::plan(crowd.ref(), withCtas(396), roomy(), d));
   EXPECT_NE(c.chunkSize, d.chunkSize);
 }
 
@@ -294,8 +291,8 @@ TEST(Planner, WorkspaceOfTheCapacityHoldsEveryPlan) {
     // Sized by the bound alone, the workspace is never exceeded.
     PlanCapacity capacity{256, maxChunksFor(ctas, tiles), 4};
     Plan plan;
-    ASSERT_TRUE(flashir::runtime::plan(batch.ref(), withCtas(ctas), capacity,
-                                       plan))
+    ASSERT_TRUE(
+        flashir::runtime::plan(batch.ref(), withCtas(ctas), capacity, plan))
         << "trial " << trial;
     EXPECT_LE(int64_t(plan.items.size()), capacity.maxChunks);
     WorkspaceSize size = workspaceSize(capacity, 32, 128);
@@ -311,12 +308,11 @@ TEST(Planner, WorkspaceOfTheCapacityHoldsEveryPlan) {
 
 namespace {
 std::string planError(const OwnedBatch &batch, PlannerOptions options,
-                      PlanCapacity capacity, int64_t hq = 32,
-                      int64_t hkv = 8) {
+                      PlanCapacity capacity, int64_t hq = 32, int64_t hkv = 8) {
   Plan plan;
   plan.chunkSize = -7; // untouched on error
-  Status s = flashir::runtime::plan(batch.ref(hq, hkv), options, capacity,
-                                    plan);
+  Status s =
+      flashir::runtime::plan(batch.ref(hq, hkv), options, capacity, plan);
   EXPECT_FALSE(s);
   EXPECT_EQ(plan.chunkSize, -7);
   return s.message();

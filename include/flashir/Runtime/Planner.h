@@ -63,8 +63,8 @@ struct BatchRef {
 /// Query rows [qBegin, qEnd) of `request` against its keys [kBegin, kEnd).
 struct WorkItem {
   int32_t request, qBegin, qEnd, kBegin, kEnd;
-  int32_t cta;  ///< CTA (virtual; one per KV head in the grid) it runs on
-  double cost;  ///< eq. (11)
+  int32_t cta; ///< CTA (virtual; one per KV head in the grid) it runs on
+  double cost; ///< eq. (11)
 };
 
 struct Plan {
@@ -82,15 +82,15 @@ struct Plan {
   /// (the ordered merge list); [mergeIndptr[t], mergeIndptr[t+1]) of
   /// mergeItems, tiles numbered in request order.
   std::vector<int32_t> mergeIndptr, mergeItems;
-  int64_t chunkSize = 0;    ///< L
-  int64_t work = 0;         ///< W, eq. (10)
-  double makespan = 0.0;    ///< predicted: the most loaded CTA
-  double lowerBound = 0.0;  ///< eq. (12): max(sum of costs / C, max cost)
+  int64_t chunkSize = 0;   ///< L
+  int64_t work = 0;        ///< W, eq. (10)
+  double makespan = 0.0;   ///< predicted: the most loaded CTA
+  double lowerBound = 0.0; ///< eq. (12): max(sum of costs / C, max cost)
   /// Eq. (12) for any chunking: every query tile's work uncut (one chunk
   /// overhead each) spread over C, or the smallest piece of the largest
   /// tile. A plan-independent bound on the makespan.
   double idealBound = 0.0;
-  int64_t partialRows = 0;  ///< rows of partial_o / partial_lse written
+  int64_t partialRows = 0; ///< rows of partial_o / partial_lse written
 };
 
 /// Workspace of a capacity, in bytes (f32 partial states of `numQoHeads`

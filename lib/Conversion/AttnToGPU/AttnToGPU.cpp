@@ -56,7 +56,8 @@ struct DecodeShape {
 /// Bytes of the kernel's workgroup buffer: the larger of the cp.async
 /// staging ring and the per-warp states of the final merge.
 int64_t sharedMemoryBytes(int64_t warps, int64_t group, int64_t headDim,
-                          int64_t unroll, int64_t stages, int64_t elementBytes) {
+                          int64_t unroll, int64_t stages,
+                          int64_t elementBytes) {
   int64_t states = warps * group * (headDim + 4) * 4;
   int64_t staging = warps * stages * 2 * unroll * 32 * kVec * elementBytes;
   return std::max(states, staging);
@@ -148,8 +149,8 @@ private:
   }
   /// 16 bytes of `memref` at `indices`.
   Value loadRaw(LocBuilder &b, Value memref, ValueRange indices) {
-    return vector::LoadOp::create(b, VectorType::get({kVec}, s.element),
-                                  memref, indices,
+    return vector::LoadOp::create(b, VectorType::get({kVec}, s.element), memref,
+                                  indices,
                                   /*nontemporal=*/false, llvm::MaybeAlign(16));
   }
   Value widen(LocBuilder &b, Value v) {
@@ -193,9 +194,9 @@ private:
     for (int64_t e = 0; e < kVec; ++e) {
       Value xe = vector::ExtractOp::create(b, x, e);
       Value ye = vector::ExtractOp::create(b, y, e);
-      partial[e % 2] = e < 2 ? Value(arith::MulFOp::create(b, xe, ye))
-                             : Value(math::FmaOp::create(b, xe, ye,
-                                                         partial[e % 2]));
+      partial[e % 2] =
+          e < 2 ? Value(arith::MulFOp::create(b, xe, ye))
+                : Value(math::FmaOp::create(b, xe, ye, partial[e % 2]));
     }
     return arith::AddFOp::create(b, partial[0], partial[1]);
   }
@@ -240,8 +241,8 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
   int64_t D = s.headDim, g = s.group, W = s.warps, U = s.unroll, S = s.stages;
   // Kernel ABI (recorded in the bundle manifest).
   SmallVector<Type> args = {
-      MemRefType::get({dyn, s.numQoHeads, D}, s.element),             // q
-      MemRefType::get({dyn}, i32),                                    // qo_indptr
+      MemRefType::get({dyn, s.numQoHeads, D}, s.element), // q
+      MemRefType::get({dyn}, i32),                        // qo_indptr
       MemRefType::get({dyn, s.pageSize, s.numKvHeads, D}, s.element), // k pool
       MemRefType::get({dyn, s.pageSize, s.numKvHeads, D}, s.element), // v pool
       MemRefType::get({dyn}, i32),                                    // indptr
@@ -278,7 +279,8 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
   // One 16-byte aligned workgroup buffer, viewed twice: the cp.async staging
   // ring while the warps walk the keys, then the warps' states for the final
   // merge (a barrier separates the two uses).
-  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   auto bufType = MemRefType::get({sharedMemoryBytes(s)}, mb.getI8Type(),
                                  MemRefLayoutAttrInterface(), workgroup);
   auto func = gpu::GPUFuncOp::create(mb, name, FunctionType::get(ctx, args, {}),
@@ -304,8 +306,9 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
   // Per warp and row: acc[D], m, l; rows padded to D + 4 floats so every
   // row starts 16-byte aligned for the vector accesses.
   Value smem = memref::ViewOp::create(
-      b, MemRefType::get({W, g, D + 4}, f32, MemRefLayoutAttrInterface(),
-                         workgroup),
+      b,
+      MemRefType::get({W, g, D + 4}, f32, MemRefLayoutAttrInterface(),
+                      workgroup),
       buf, c0, ValueRange{});
   // Per warp, stage, key (K and V) and lane: the lane's 16 bytes.
   Value stage;
@@ -369,8 +372,7 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
   Value kBegin = c0, kEnd = numKv;
   if (s.chunked) {
     auto clampKeys = [&](Value v, Value lo) {
-      return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, v, lo),
-                                    numKv);
+      return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, v, lo), numKv);
     };
     kBegin = clampKeys(loadIndex(b, entry.getArgument(9), block), c0);
     kEnd = clampKeys(loadIndex(b, entry.getArgument(10), block), kBegin);
@@ -403,12 +405,12 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
     Value jBase = jBaseOf(b, it);
     SmallVector<Value> ids;
     for (int64_t u = 0; u < U; ++u)
-      ids.push_back(loadIndex(
-          b, indices,
-          arith::AddIOp::create(
-              b, pageBegin,
-              arith::DivUIOp::create(b, keySafe(b, jBase, u),
-                                     cIndex(b, s.pageSize)))));
+      ids.push_back(
+          loadIndex(b, indices,
+                    arith::AddIOp::create(
+                        b, pageBegin,
+                        arith::DivUIOp::create(b, keySafe(b, jBase, u),
+                                               cIndex(b, s.pageSize)))));
     return ids;
   };
   auto slotOf = [&](LocBuilder &b, Value jBase, int64_t u) {
@@ -442,10 +444,9 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
         b, groupBase,
         arith::ConstantOp::create(
             b, b.getI32IntegerAttr(static_cast<int32_t>(r * lanesPerRow))));
-    return gpu::ShuffleOp::create(b, v, src,
-                                  arith::ConstantOp::create(
-                                      b, b.getI32IntegerAttr(32)),
-                                  gpu::ShuffleMode::IDX)
+    return gpu::ShuffleOp::create(
+               b, v, src, arith::ConstantOp::create(b, b.getI32IntegerAttr(32)),
+               gpu::ShuffleMode::IDX)
         .getShuffleResult();
   };
 
@@ -457,8 +458,7 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
             ? Value(arith::AddIOp::create(
                   b, block,
                   arith::MulIOp::create(
-                      b, memref::DimOp::create(b, entry.getArgument(8), 0),
-                      i)))
+                      b, memref::DimOp::create(b, entry.getArgument(8), 0), i)))
             : row;
     Value qpos =
         arith::SubIOp::create(b, arith::AddIOp::create(b, i, numKv), numQ);
@@ -467,9 +467,9 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
     SmallVector<Value> qFrag, heads;
     for (int64_t r = 0; r < g; ++r) {
       heads.push_back(headOf(b, r));
-      qFrag.push_back(arith::MulFOp::create(
-          b, loadVec(b, q, {row, heads.back(), e0}),
-          splat(b, cF32(b, s.scale * kLog2E))));
+      qFrag.push_back(
+          arith::MulFOp::create(b, loadVec(b, q, {row, heads.back(), e0}),
+                                splat(b, cF32(b, s.scale * kLog2E))));
     }
     // Carried: the lane's own row's m and l, then acc of every row.
     Value zeroVec = splat(b, cF32(b, 0.0f));
@@ -526,8 +526,7 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
               ownHead};
           hookArgs.append(ownParams);
           score = arith::MulFOp::create(
-              b, inlineHook(b, variant.getLogits(), hookArgs),
-              cF32(b, kLog2E));
+              b, inlineHook(b, variant.getLogits(), hookArgs), cF32(b, kLog2E));
         }
         Value keep = inRange[u];
         if (!variant.getMask().empty()) {
@@ -543,8 +542,8 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
       for (Value x : own)
         mNew = arith::MaxNumFOp::create(b, mNew, x);
       // exp2(-inf - mSafe) = 0 without a NaN when every score is -inf.
-      Value mSafe = arith::SelectOp::create(b, isNegInf(b, mNew),
-                                            cF32(b, 0.0f), mNew);
+      Value mSafe =
+          arith::SelectOp::create(b, isNegInf(b, mNew), cF32(b, 0.0f), mNew);
       Value c = math::Exp2Op::create(b, arith::SubFOp::create(b, m, mSafe));
       l = arith::MulFOp::create(b, l, c);
       SmallVector<Value> p;
@@ -559,8 +558,8 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
         Value acc = arith::MulFOp::create(b, state[2 + r],
                                           splat(b, fromOwner(b, c, r)));
         for (int64_t u = 0; u < U; ++u)
-          acc = vector::FMAOp::create(b, vs[u],
-                                      splat(b, fromOwner(b, p[u], r)), acc);
+          acc = vector::FMAOp::create(b, vs[u], splat(b, fromOwner(b, p[u], r)),
+                                      acc);
         state[2 + r] = acc;
       }
     };
@@ -599,8 +598,7 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
             SmallVector<Value> nextRaw = loadKeys(
                 b, arith::MinSIOp::create(
                        b, itNext, arith::SubIOp::create(b, numIter, c1)));
-            SmallVector<Value> state(carried.take_front(numState)), kRaw,
-                vRaw;
+            SmallVector<Value> state(carried.take_front(numState)), kRaw, vRaw;
             for (int64_t u = 0; u < U; ++u) {
               kRaw.push_back(carried[numState + 2 * u]);
               vRaw.push_back(carried[numState + 2 * u + 1]);
@@ -626,9 +624,9 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
           for (auto [kind, pool] : llvm::enumerate(pools))
             nvgpu::DeviceAsyncCopyOp::create(
                 b, stage,
-                ValueRange{warp, ring, cIndex(b, 2 * u + kind), lane, c0},
-                pool, ValueRange{ids[u], slot, kvHead, e0},
-                b.getIndexAttr(kVec), /*srcElements=*/Value(),
+                ValueRange{warp, ring, cIndex(b, 2 * u + kind), lane, c0}, pool,
+                ValueRange{ids[u], slot, kvHead, e0}, b.getIndexAttr(kVec),
+                /*srcElements=*/Value(),
                 /*bypassL1=*/b.getUnitAttr());
         }
       };
@@ -668,8 +666,8 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
                   return SmallVector<Value>();
                 },
                 nothing);
-            Value token = nvgpu::DeviceAsyncCreateGroupOp::create(
-                b, tokenType, ValueRange{});
+            Value token = nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType,
+                                                                  ValueRange{});
             Value itPages = arith::AddIOp::create(b, itIssue, c1);
             SmallVector<Value> nextIds = llvm::to_vector(ifIter(
                 b, itPages, [&](LocBuilder &b) { return pagesOf(b, itPages); },
@@ -769,8 +767,7 @@ gpu::GPUFuncOp DecodeKernel::build(OpBuilder &moduleBuilder, StringRef name) {
             arith::CmpIOp::create(b, arith::CmpIPredicate::eq, laneInGroup, c0);
         scf::IfOp::create(b, first, [&](OpBuilder &fob, Location loc) {
           LocBuilder b(loc, fob);
-          memref::StoreOp::create(b, rowLse, lse,
-                                  ValueRange{outRow, heads[r]});
+          memref::StoreOp::create(b, rowLse, lse, ValueRange{outRow, heads[r]});
           scf::YieldOp::create(b);
         });
       }
@@ -790,15 +787,15 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
   Type i32 = mb.getI32Type(), f32 = mb.getF32Type();
   int64_t dyn = ShapedType::kDynamic, D = s.headDim, H = s.numQoHeads;
   SmallVector<Type> args = {
-      MemRefType::get({dyn}, i32),          // qo_indptr
-      MemRefType::get({dyn}, i32),          // chunk_indptr
-      MemRefType::get({dyn, H, D}, f32),    // partial_o
-      MemRefType::get({dyn, H}, f32),       // partial_lse
+      MemRefType::get({dyn}, i32),             // qo_indptr
+      MemRefType::get({dyn}, i32),             // chunk_indptr
+      MemRefType::get({dyn, H, D}, f32),       // partial_o
+      MemRefType::get({dyn, H}, f32),          // partial_lse
       MemRefType::get({dyn, H, D}, s.element), // out
-      MemRefType::get({dyn, H}, f32),       // lse
+      MemRefType::get({dyn, H}, f32),          // lse
   };
-  argNames = {"qo_indptr", "chunk_indptr", "partial_o",
-              "partial_lse", "out",        "lse"};
+  argNames = {"qo_indptr",   "chunk_indptr", "partial_o",
+              "partial_lse", "out",          "lse"};
   auto func =
       gpu::GPUFuncOp::create(mb, name, FunctionType::get(ctx, args, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
@@ -828,18 +825,16 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
     Value zeroVec = splat(b, cF32(b, 0.0f));
     SmallVector<Value> inits = {negInf(b), cF32(b, 0.0f), zeroVec};
     ValueRange merged = buildFor(
-        b, cBegin, cEnd, inits,
-        [&](LocBuilder &b, Value c, ValueRange state) {
+        b, cBegin, cEnd, inits, [&](LocBuilder &b, Value c, ValueRange state) {
           Value prow = arith::AddIOp::create(b, c, base);
           Value m = state[0], l = state[1], acc = state[2];
           // A chunk's state: (lse, 1, normalised o); empty: lse = -inf.
           merge(b, m, l, acc,
                 memref::LoadOp::create(b, partialLse, ValueRange{prow, head}),
                 cF32(b, 1.0f),
-                vector::LoadOp::create(b, f32Vec(b), partialO,
-                                       ValueRange{prow, head, e0},
-                                       /*nontemporal=*/false,
-                                       llvm::MaybeAlign(16)));
+                vector::LoadOp::create(
+                    b, f32Vec(b), partialO, ValueRange{prow, head, e0},
+                    /*nontemporal=*/false, llvm::MaybeAlign(16)));
           return SmallVector<Value>{m, l, acc};
         });
     Value m = merged[0], l = merged[1], acc = merged[2];
@@ -850,8 +845,7 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
         b, empty, cF32(b, 0.0f), arith::DivFOp::create(b, cF32(b, 1.0f), l));
     vector::StoreOp::create(
         b, narrow(b, arith::MulFOp::create(b, acc, splat(b, inv))), out,
-        ValueRange{row, head, e0}, /*nontemporal=*/false,
-        llvm::MaybeAlign(16));
+        ValueRange{row, head, e0}, /*nontemporal=*/false, llvm::MaybeAlign(16));
     Value rowLse = arith::SelectOp::create(
         b, empty, negInf(b),
         arith::AddFOp::create(b, m, math::LogOp::create(b, l)));
@@ -883,8 +877,7 @@ struct ConvertAttnToGPUPass
     const flashir::target::ChipInfo *info = flashir::target::lookupChip(chip);
     if (!info) {
       module.emitError("convert-attn-to-gpu: unknown chip '")
-          << chip << "'; expected one of "
-          << flashir::target::validChipNames();
+          << chip << "'; expected one of " << flashir::target::validChipNames();
       return signalPassFailure();
     }
     int64_t numStages = stages;
@@ -972,8 +965,8 @@ struct ConvertAttnToGPUPass
             kb.getNamedAttr("block", kb.getI64IntegerAttr(block)),
             kb.getNamedAttr("variant", op.getVariantAttr()),
             kb.getNamedAttr(
-                "args", kb.getStrArrayAttr(llvm::to_vector_of<StringRef>(
-                            generator.argNames))),
+                "args", kb.getStrArrayAttr(
+                            llvm::to_vector_of<StringRef>(generator.argNames))),
         };
         if (withPipeline) {
           launch.push_back(
@@ -985,13 +978,14 @@ struct ConvertAttnToGPUPass
         kb.setInsertionPointAfter(func);
       };
       gpu::GPUFuncOp func = generator.build(kb, name);
-      describe(func, chunked ? "chunks x num_kv_heads" : "requests x num_kv_heads",
+      describe(func,
+               chunked ? "chunks x num_kv_heads" : "requests x num_kv_heads",
                32 * warps, true);
       if (chunked) {
         std::string mergeName = name;
         mergeName.replace(mergeName.rfind("_decode_"), 8, "_merge_");
-        describe(generator.buildMerge(kb, mergeName),
-                 "requests x num_qo_heads", view.getHeadDim() / kVec, false);
+        describe(generator.buildMerge(kb, mergeName), "requests x num_qo_heads",
+                 view.getHeadDim() / kVec, false);
       }
     }
   }
