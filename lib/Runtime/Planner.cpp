@@ -253,9 +253,20 @@ Status flashir::runtime::plan(const BatchRef &batch,
       fillLoads[piece.cta] +=
           costOf(streams[piece.stream], piece.k1 - piece.k0);
     double fillMakespan = *std::max_element(fillLoads.begin(), fillLoads.end());
-    std::vector<Piece> lpt = cutEvenly(plan.chunkSize, false);
-    if (assignLpt(lpt) < fillMakespan)
-      pieces = std::move(lpt);
+    // LPT cannot beat eq. (12) over its own chunks: skip it when that bound
+    // is already no better than the fill (most batches; saves its sort).
+    double lptTotal = 0.0, lptLargest = 0.0;
+    for (const Stream &st : streams) {
+      int64_t n = ceilDiv(st.keys, plan.chunkSize);
+      lptTotal += double(n) * costOf(st, 0) + beta * double(st.keys);
+      if (n)
+        lptLargest = std::max(lptLargest, costOf(st, ceilDiv(st.keys, n)));
+    }
+    if (std::max(lptTotal / double(numCtas), lptLargest) < fillMakespan) {
+      std::vector<Piece> lpt = cutEvenly(plan.chunkSize, false);
+      if (assignLpt(lpt) < fillMakespan)
+        pieces = std::move(lpt);
+    }
     // Stable order: by stream (request, query tile), then keys.
     std::sort(pieces.begin(), pieces.end(), [](const Piece &a, const Piece &b) {
       return a.stream != b.stream ? a.stream < b.stream : a.k0 < b.k0;
