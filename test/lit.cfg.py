@@ -26,6 +26,13 @@ tools = [
     ToolSubst("flashir-bundle", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+# mlir-runner and its printing library (mlir-22-tools, libmlir-22-dev).
+llvm_config.add_tool_substitutions([ToolSubst("mlir-runner", unresolved="fatal")],
+                                   [config.llvm_tools_dir])
+config.substitutions.append(
+    ("%mlir_c_runner_utils",
+     os.path.join(os.path.dirname(config.llvm_tools_dir), "lib",
+                  "libmlir_c_runner_utils.so")))
 # `not` and `count` from LLVM's tools (the external shell has no builtin).
 llvm_config.add_tool_substitutions(
     [ToolSubst("not", unresolved="fatal"), ToolSubst("count", unresolved="fatal")],

@@ -110,4 +110,34 @@ def AttnSelectTiles : Pass<"attn-select-tiles", "::mlir::ModuleOp"> {
   ];
 }
 
+def AttnRaiseFromLinalg : Pass<"attn-raise-from-linalg", "::mlir::ModuleOp"> {
+  let summary = "Rewrite linalg attention (matmul, softmax, matmul) into attn";
+  let description = [{
+    Recognises the attention pattern an ML front end emits on tensors and
+    rewrites it into `attn.attention @plain` over ragged views:
+
+    ```
+    S = linalg.batch_matmul(Q, Kᵀ)   outs: linalg.fill 0
+    S = S * c  or  S / c            optional elementwise linalg.generic
+    P = linalg.softmax(S) dimension(2)
+    O = linalg.batch_matmul(P, V)   outs: linalg.fill 0
+    ```
+
+    `Kᵀ` is a `linalg.transpose` of K with permutation [0, 2, 1] or
+    batch_matmul's indexing maps `(b, m, n, k) -> (b, n, k)` for K. Every
+    batch index becomes a request with one head (Q, K, V reshaped to
+    `[B * L, 1, D]`, indptr constants), the scale constant becomes the op's
+    `scale`. Only exact matches are rewritten: static shapes that agree
+    (Q [B, Lq, D], K and V [B, Lk, D], even D), one element type (f16, bf16
+    or f32), every intermediate used once, softmax over the last dimension.
+    Not recognised yet: masks (additive, boolean, causal), decomposed
+    softmax, GQA broadcasts.
+  }];
+  let dependentDialects = [
+    "::flashir::attn::AttnDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // FLASHIR_DIALECT_ATTN_TRANSFORMS_PASSES_TD

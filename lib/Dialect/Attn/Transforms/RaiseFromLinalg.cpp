@@ -1,0 +1,275 @@
+//===- RaiseFromLinalg.cpp - linalg attention to attn.attention -----------===//
+//
+// Recognises the attention an ML front end emits on tensors,
+//
+//   S = batch_matmul(Q, Kᵀ)            (outs: a zero fill)
+//   S = S * c  or  S / c               (optional elementwise linalg.generic)
+//   P = linalg.softmax(S) over the last dimension
+//   O = batch_matmul(P, V)             (outs: a zero fill)
+//
+// with Kᵀ either a linalg.transpose of K (permutation [0, 2, 1]) or
+// batch_matmul's own indexing maps, and rewrites it into attn.attention
+// @plain over ragged views: every batch index becomes a request with one
+// head, the scale becomes the op's `scale`. Anything else is left as it is:
+// every intermediate must have exactly one use, shapes must be static and
+// agree, element types must match.
+//
+//===----------------------------------------------------------------------===//
+
+#include "flashir/Dialect/Attn/IR/Attn.h"
+#include "flashir/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/Builders.h"
+
+namespace flashir::attn {
+#define GEN_PASS_DEF_ATTNRAISEFROMLINALG
+#include "flashir/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace flashir::attn
+
+using namespace mlir;
+using namespace flashir::attn;
+
+namespace {
+
+/// A float constant, or nothing.
+std::optional<double> constantFloat(Value v) {
+  FloatAttr attr;
+  if (auto cst = v.getDefiningOp<arith::ConstantOp>())
+    attr = dyn_cast<FloatAttr>(cst.getValue());
+  if (!attr)
+    return std::nullopt;
+  return attr.getValueAsDouble();
+}
+
+/// `init` is a linalg.fill of 0.0 (a matmul then computes a plain product).
+bool isZeroFill(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return false;
+  std::optional<double> v = constantFloat(fill.getInputs()[0]);
+  return v && *v == 0.0;
+}
+
+/// An elementwise generic computing x * c, c * x or x / c with a constant c
+/// (its scale factor), else nothing.
+std::optional<double> scaleOf(linalg::GenericOp g) {
+  if (g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
+      g.getNumLoops() != g.getNumParallelLoops() ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return std::nullopt;
+  Block &body = g.getRegion().front();
+  if (!body.getArgument(1).use_empty())
+    return std::nullopt;
+  // One arithmetic op besides constants and the yield.
+  Operation *compute = nullptr;
+  for (Operation &op : body.without_terminator()) {
+    if (isa<arith::ConstantOp>(op))
+      continue;
+    if (compute)
+      return std::nullopt;
+    compute = &op;
+  }
+  if (!compute)
+    return std::nullopt;
+  Operation &op = *compute;
+  Value x = body.getArgument(0);
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != 1 || yield.getValues()[0] != op.getResult(0))
+    return std::nullopt;
+  if (auto mul = dyn_cast<arith::MulFOp>(op)) {
+    if (mul.getLhs() == x)
+      return constantFloat(mul.getRhs());
+    if (mul.getRhs() == x)
+      return constantFloat(mul.getLhs());
+  }
+  if (auto div = dyn_cast<arith::DivFOp>(op); div && div.getLhs() == x)
+    if (std::optional<double> c = constantFloat(div.getRhs()); c && *c != 0.0)
+      return 1.0 / *c;
+  return std::nullopt;
+}
+
+/// K of a Q·Kᵀ batch_matmul: its second operand read transposed through
+/// the op's indexing maps, or the input of a [0, 2, 1] linalg.transpose.
+Value transposedOperand(linalg::BatchMatmulOp mm) {
+  Value rhs = mm.getDpsInputs()[1];
+  MLIRContext *ctx = mm.getContext();
+  AffineExpr b, m, n, k;
+  bindDims(ctx, b, m, n, k);
+  auto map = [&](ArrayRef<AffineExpr> r) {
+    return AffineMap::get(4, 0, r, ctx);
+  };
+  SmallVector<AffineMap> maps = mm.getIndexingMapsArray();
+  if (maps ==
+      SmallVector<AffineMap>{map({b, m, k}), map({b, n, k}), map({b, m, n})})
+    return rhs;
+  if (maps !=
+      SmallVector<AffineMap>{map({b, m, k}), map({b, k, n}), map({b, m, n})})
+    return {};
+  auto transpose = rhs.getDefiningOp<linalg::TransposeOp>();
+  if (!transpose || transpose.getPermutation() != ArrayRef<int64_t>{0, 2, 1} ||
+      !transpose->hasOneUse())
+    return {};
+  return transpose.getInput();
+}
+
+bool hasDefaultMaps(linalg::BatchMatmulOp mm) {
+  return mm.getIndexingMapsArray() ==
+         linalg::BatchMatmulOp::getDefaultIndexingMaps(mm.getContext());
+}
+
+struct Match {
+  Value q, k, v;
+  double scale = 1.0;
+  linalg::BatchMatmulOp pv;
+  SmallVector<Operation *> dead; // the matched chain, last first
+};
+
+std::optional<Match> match(linalg::SoftmaxOp softmax) {
+  Match m;
+  auto sType = dyn_cast<RankedTensorType>(softmax.getInput().getType());
+  if (!sType || sType.getRank() != 3 || !sType.hasStaticShape() ||
+      softmax.getDimension() != 2 || !softmax->hasOneUse())
+    return std::nullopt;
+  m.pv = dyn_cast<linalg::BatchMatmulOp>(*softmax->getUsers().begin());
+  if (!m.pv || m.pv.getDpsInputs()[0] != softmax.getResult()[0] ||
+      !hasDefaultMaps(m.pv) || !isZeroFill(m.pv.getDpsInits()[0]) ||
+      m.pv->getNumResults() != 1)
+    return std::nullopt;
+  m.v = m.pv.getDpsInputs()[1];
+  m.dead = {m.pv, softmax};
+  Value s = softmax.getInput();
+  if (auto g = s.getDefiningOp<linalg::GenericOp>()) {
+    std::optional<double> c = scaleOf(g);
+    if (!c || !g->hasOneUse())
+      return std::nullopt;
+    m.scale = *c;
+    m.dead.push_back(g);
+    s = g.getDpsInputs()[0];
+  }
+  auto qk = s.getDefiningOp<linalg::BatchMatmulOp>();
+  if (!qk || !qk->hasOneUse() || !isZeroFill(qk.getDpsInits()[0]))
+    return std::nullopt;
+  m.q = qk.getDpsInputs()[0];
+  m.k = transposedOperand(qk);
+  if (!m.k)
+    return std::nullopt;
+  m.dead.push_back(qk);
+  if (Operation *t = qk.getDpsInputs()[1].getDefiningOp<linalg::TransposeOp>();
+      t && m.k != qk.getDpsInputs()[1])
+    m.dead.push_back(t);
+
+  // Shapes: Q [B, Lq, D], K [B, Lk, D], V [B, Lk, D], S [B, Lq, Lk]; one
+  // element type (f16, bf16 or f32) everywhere; D even (attn types).
+  auto qt = dyn_cast<RankedTensorType>(m.q.getType());
+  auto kt = dyn_cast<RankedTensorType>(m.k.getType());
+  auto vt = dyn_cast<RankedTensorType>(m.v.getType());
+  auto ot = dyn_cast<RankedTensorType>(m.pv.getResult(0).getType());
+  if (!qt || !kt || !vt || !ot || !qt.hasStaticShape() ||
+      !kt.hasStaticShape() || !vt.hasStaticShape() || qt.getRank() != 3 ||
+      kt.getRank() != 3 || vt.getRank() != 3)
+    return std::nullopt;
+  Type e = qt.getElementType();
+  if (!(e.isF16() || e.isBF16() || e.isF32()) || kt.getElementType() != e ||
+      vt.getElementType() != e || sType.getElementType() != e ||
+      ot.getElementType() != e)
+    return std::nullopt;
+  int64_t batch = qt.getDimSize(0), lq = qt.getDimSize(1), d = qt.getDimSize(2),
+          lk = kt.getDimSize(1);
+  if (kt.getShape() != ArrayRef<int64_t>{batch, lk, d} ||
+      vt.getShape() != ArrayRef<int64_t>{batch, lk, d} ||
+      sType.getShape() != ArrayRef<int64_t>{batch, lq, lk} ||
+      ot.getShape() != ArrayRef<int64_t>{batch, lq, d} || d % 2 != 0 ||
+      batch < 1)
+    return std::nullopt;
+  return m;
+}
+
+/// [B, L, D] -> [B * L, 1, D] with a dynamic first dimension.
+Value toTokens(OpBuilder &b, Location loc, Value t) {
+  auto type = cast<RankedTensorType>(t.getType());
+  int64_t rows = type.getDimSize(0) * type.getDimSize(1),
+          d = type.getDimSize(2);
+  Value flat = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({rows, d}, type.getElementType()), t,
+      ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  Value withHead = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({rows, 1, d}, type.getElementType()), flat,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  return tensor::CastOp::create(
+      b, loc,
+      RankedTensorType::get({ShapedType::kDynamic, 1, d},
+                            type.getElementType()),
+      withHead);
+}
+
+/// [0, len, 2 len, ..., batch len] as tensor<?xi32>.
+Value uniformIndptr(OpBuilder &b, Location loc, int64_t batch, int64_t len) {
+  SmallVector<int32_t> values;
+  for (int64_t i = 0; i <= batch; ++i)
+    values.push_back(static_cast<int32_t>(i * len));
+  auto type = RankedTensorType::get({batch + 1}, b.getI32Type());
+  Value cst = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, ArrayRef<int32_t>(values)));
+  return tensor::CastOp::create(
+      b, loc, RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type()),
+      cst);
+}
+
+void rewrite(Match &m) {
+  OpBuilder b(m.pv);
+  Location loc = m.pv.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto qt = cast<RankedTensorType>(m.q.getType());
+  auto kt = cast<RankedTensorType>(m.k.getType());
+  int64_t batch = qt.getDimSize(0), lq = qt.getDimSize(1), d = qt.getDimSize(2),
+          lk = kt.getDimSize(1);
+  Type e = qt.getElementType();
+  Value q = RaggedQOp::create(b, loc, RaggedQType::get(ctx, 1, d, e),
+                              toTokens(b, loc, m.q),
+                              uniformIndptr(b, loc, batch, lq));
+  Value kv = RaggedKVOp::create(b, loc, RaggedKVType::get(ctx, 1, d, e),
+                                toTokens(b, loc, m.k), toTokens(b, loc, m.v),
+                                uniformIndptr(b, loc, batch, lk));
+  auto outType = RankedTensorType::get({ShapedType::kDynamic, 1, d}, e);
+  auto lseType =
+      RankedTensorType::get({ShapedType::kDynamic, 1}, b.getF32Type());
+  auto attention = AttentionOp::create(
+      b, loc, TypeRange{outType, lseType}, q, ValueRange{kv}, ValueRange{},
+      Value(), Value(), Value(), FlatSymbolRefAttr::get(ctx, "plain"),
+      b.getF32FloatAttr(static_cast<float>(m.scale)), b.getI64IntegerAttr(1),
+      b.getI64IntegerAttr(1), DenseBoolArrayAttr(), UnitAttr(),
+      TileConfigAttr());
+  int64_t rows = batch * lq;
+  Value o = tensor::CastOp::create(
+      b, loc, RankedTensorType::get({rows, 1, d}, e), attention.getResult(0));
+  o = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({rows, d}, e), o,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  o = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({batch, lq, d}, e), o,
+      ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  m.pv.getResult(0).replaceAllUsesWith(o);
+  for (Operation *op : m.dead)
+    if (op->use_empty())
+      op->erase();
+}
+
+struct AttnRaiseFromLinalgPass
+    : flashir::attn::impl::AttnRaiseFromLinalgBase<AttnRaiseFromLinalgPass> {
+  void runOnOperation() override {
+    SmallVector<Match> matches;
+    getOperation()->walk([&](linalg::SoftmaxOp softmax) {
+      if (std::optional<Match> m = match(softmax))
+        matches.push_back(*m);
+    });
+    for (Match &m : matches)
+      rewrite(m);
+  }
+};
+
+} // namespace

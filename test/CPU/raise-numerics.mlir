@@ -1,0 +1,176 @@
+// The raised form computes what the linalg program computes: the same
+// attention is written twice, once in the form attn-raise-from-linalg
+// recognises (raised to attn.attention, lowered by convert-attn-to-loops)
+// and once with a decomposed softmax (left as linalg, lowered by
+// convert-linalg-to-loops); both run on the same pseudo-random inputs and
+// the largest difference must stay below 1e-5.
+// RUN: flashir-opt %s -attn-raise-from-linalg | FileCheck %s --check-prefix=RAISED
+// RUN: flashir-opt %s \
+// RUN:   -pass-pipeline="builtin.module(attn-raise-from-linalg,attn-import-variants,convert-attn-to-loops,canonicalize,one-shot-bufferize{bufferize-function-boundaries=1 function-boundary-type-conversion=identity-layout-map},buffer-deallocation-pipeline,convert-bufferization-to-memref,convert-linalg-to-loops,convert-vector-to-scf,convert-scf-to-cf,convert-vector-to-llvm,expand-strided-metadata,lower-affine,finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,convert-index-to-llvm,reconcile-unrealized-casts)" \
+// RUN: | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils \
+// RUN: | FileCheck %s
+
+// RAISED-LABEL: func.func @raised
+// RAISED: attn.attention @plain
+// RAISED-LABEL: func.func @decomposed
+// RAISED-NOT: attn.attention
+
+// CHECK: max abs difference
+// CHECK-NEXT: {{[0-9.e+-]+}}
+// CHECK-NEXT: within 1e-5
+// CHECK-NEXT: 1
+
+#id3 = affine_map<(a, b, c) -> (a, b, c)>
+#row = affine_map<(a, b, c) -> (a, b)>
+
+// Values in [-1, 1) from a hash of the index and a seed.
+func.func @fill(%seed: i64) -> tensor<3x5x8xf32> {
+  %e = tensor.empty() : tensor<3x5x8xf32>
+  %t = linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      outs(%e : tensor<3x5x8xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %k = linalg.index 2 : index
+    %ii = arith.index_cast %i : index to i64
+    %jj = arith.index_cast %j : index to i64
+    %kk = arith.index_cast %k : index to i64
+    %c1 = arith.constant 7919 : i64
+    %c2 = arith.constant 104729 : i64
+    %c3 = arith.constant 1299709 : i64
+    %c4 = arith.constant 2654435761 : i64
+    %m = arith.constant 1000003 : i64
+    %a = arith.muli %ii, %c1 : i64
+    %b = arith.muli %jj, %c2 : i64
+    %c = arith.muli %kk, %c3 : i64
+    %s = arith.muli %seed, %c4 : i64
+    %h0 = arith.addi %a, %b : i64
+    %h1 = arith.addi %h0, %c : i64
+    %h2 = arith.addi %h1, %s : i64
+    %h3 = arith.muli %h2, %h2 : i64
+    %h = arith.remui %h3, %m : i64
+    %f = arith.uitofp %h : i64 to f32
+    %scale = arith.constant 1.0e-6 : f32
+    %two = arith.constant 2.0 : f32
+    %one = arith.constant 1.0 : f32
+    %u = arith.mulf %f, %scale : f32
+    %v = arith.mulf %u, %two : f32
+    %w = arith.subf %v, %one : f32
+    linalg.yield %w : f32
+  } -> tensor<3x5x8xf32>
+  return %t : tensor<3x5x8xf32>
+}
+
+// Recognised: Q·Kᵀ, scale, softmax, ·V.
+func.func @raised(%q: tensor<3x5x8xf32>, %k: tensor<3x5x8xf32>, %v: tensor<3x5x8xf32>) -> tensor<3x5x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.35355339 : f32
+  %e0 = tensor.empty() : tensor<3x5x5xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<3x5x8xf32>, tensor<3x5x8xf32>) outs(%s0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %scaled = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<3x5x5xf32>) outs(%e0 : tensor<3x5x5xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %y = arith.mulf %x, %scale : f32
+    linalg.yield %y : f32
+  } -> tensor<3x5x5xf32>
+  %p = linalg.softmax dimension(2) ins(%scaled : tensor<3x5x5xf32>) outs(%e0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %e1 = tensor.empty() : tensor<3x5x8xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<3x5x5xf32>, tensor<3x5x8xf32>) outs(%o0 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  return %o : tensor<3x5x8xf32>
+}
+
+// The same attention with softmax spelled out (not recognised).
+func.func @decomposed(%q: tensor<3x5x8xf32>, %k: tensor<3x5x8xf32>, %v: tensor<3x5x8xf32>) -> tensor<3x5x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 0.35355339 : f32
+  %e0 = tensor.empty() : tensor<3x5x5xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<3x5x8xf32>, tensor<3x5x8xf32>) outs(%s0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %er = tensor.empty() : tensor<3x5xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%er : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %m = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s : tensor<3x5x5xf32>) outs(%m0 : tensor<3x5xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.mulf %x, %scale : f32
+    %r = arith.maximumf %y, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5xf32>
+  %l0 = linalg.fill ins(%zero : f32) outs(%er : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %l = linalg.generic {indexing_maps = [#id3, #row, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s, %m : tensor<3x5x5xf32>, tensor<3x5xf32>) outs(%l0 : tensor<3x5xf32>) {
+  ^bb0(%x: f32, %mx: f32, %acc: f32):
+    %y = arith.mulf %x, %scale : f32
+    %d = arith.subf %y, %mx : f32
+    %p = math.exp %d : f32
+    %r = arith.addf %p, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5xf32>
+  %p = linalg.generic {indexing_maps = [#id3, #row, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %m, %l : tensor<3x5x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>) outs(%e0 : tensor<3x5x5xf32>) {
+  ^bb0(%x: f32, %mx: f32, %sum: f32, %out: f32):
+    %y = arith.mulf %x, %scale : f32
+    %d = arith.subf %y, %mx : f32
+    %e = math.exp %d : f32
+    %r = arith.divf %e, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5x5xf32>
+  %e1 = tensor.empty() : tensor<3x5x8xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<3x5x5xf32>, tensor<3x5x8xf32>) outs(%o0 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  return %o : tensor<3x5x8xf32>
+}
+
+func.func @main() {
+  %s1 = arith.constant 1 : i64
+  %s2 = arith.constant 2 : i64
+  %s3 = arith.constant 3 : i64
+  %q = call @fill(%s1) : (i64) -> tensor<3x5x8xf32>
+  %k = call @fill(%s2) : (i64) -> tensor<3x5x8xf32>
+  %v = call @fill(%s3) : (i64) -> tensor<3x5x8xf32>
+  %a = call @raised(%q, %k, %v) : (tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  %b = call @decomposed(%q, %k, %v) : (tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %diff = linalg.generic {indexing_maps = [#id3, #id3, affine_map<(a, b, c) -> ()>],
+                          iterator_types = ["reduction", "reduction", "reduction"]}
+      ins(%a, %b : tensor<3x5x8xf32>, tensor<3x5x8xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %d = arith.subf %x, %y : f32
+    %ad = math.absf %d : f32
+    %r = arith.maximumf %ad, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  // The outputs are not all zero (else the comparison proves nothing).
+  %mag = linalg.generic {indexing_maps = [#id3, affine_map<(a, b, c) -> ()>],
+                         iterator_types = ["reduction", "reduction", "reduction"]}
+      ins(%b : tensor<3x5x8xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %ax = math.absf %x : f32
+    %r = arith.maximumf %ax, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  %dv = tensor.extract %diff[] : tensor<f32>
+  %mv = tensor.extract %mag[] : tensor<f32>
+  %tol = arith.constant 1.0e-5 : f32
+  %floor = arith.constant 1.0e-2 : f32
+  %close = arith.cmpf olt, %dv, %tol : f32
+  %nonzero = arith.cmpf ogt, %mv, %floor : f32
+  %ok = arith.andi %close, %nonzero : i1
+  vector.print str "max abs difference\n"
+  vector.print %dv : f32
+  vector.print str "within 1e-5\n"
+  vector.print %ok : i1
+  return
+}

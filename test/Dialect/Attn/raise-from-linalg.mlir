@@ -1,0 +1,176 @@
+// RUN: flashir-opt %s -split-input-file -attn-raise-from-linalg | FileCheck %s
+
+// Q·Kᵀ through batch_matmul's indexing maps, a scale, softmax, ·V.
+// CHECK-LABEL: func.func @scaled
+// CHECK-SAME: (%[[Q:.*]]: tensor<4x8x64xf32>, %[[K:.*]]: tensor<4x16x64xf32>, %[[V:.*]]: tensor<4x16x64xf32>)
+// CHECK: %[[QF:.*]] = tensor.collapse_shape %[[Q]] {{\[}}[0, 1], [2]] : tensor<4x8x64xf32> into tensor<32x64xf32>
+// CHECK: %[[QE:.*]] = tensor.expand_shape %[[QF]] {{\[}}[0], [1, 2]] output_shape [32, 1, 64] : tensor<32x64xf32> into tensor<32x1x64xf32>
+// CHECK: %[[QC:.*]] = tensor.cast %[[QE]] : tensor<32x1x64xf32> to tensor<?x1x64xf32>
+// CHECK: %[[QO:.*]] = arith.constant dense<[0, 8, 16, 24, 32]> : tensor<5xi32>
+// CHECK: %[[RQ:.*]] = attn.ragged_q %[[QC]], %{{.*}} : tensor<?x1x64xf32> -> !attn.ragged_q<heads = 1, head_dim = 64, f32>
+// CHECK: arith.constant dense<[0, 16, 32, 48, 64]> : tensor<5xi32>
+// CHECK: %[[RKV:.*]] = attn.ragged_kv %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x1x64xf32>, tensor<?x1x64xf32> -> !attn.ragged_kv<heads = 1, head_dim = 64, f32>
+// CHECK: %[[O:.*]]:2 = attn.attention @plain(%[[RQ]], %[[RKV]]) {num_kv_heads = 1 : i64, num_qo_heads = 1 : i64, scale = 1.250000e-01 : f32}
+// CHECK: %[[OS:.*]] = tensor.cast %[[O]]#0 : tensor<?x1x64xf32> to tensor<32x1x64xf32>
+// CHECK: %[[OF:.*]] = tensor.collapse_shape %[[OS]] {{\[}}[0], [1, 2]]
+// CHECK: %[[OUT:.*]] = tensor.expand_shape %[[OF]] {{\[}}[0, 1], [2]] output_shape [4, 8, 64] : tensor<32x64xf32> into tensor<4x8x64xf32>
+// CHECK-NOT: linalg.softmax
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: return %[[OUT]]
+func.func @scaled(%q: tensor<4x8x64xf32>, %k: tensor<4x16x64xf32>, %v: tensor<4x16x64xf32>) -> tensor<4x8x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant 0.125 : f32
+  %e0 = tensor.empty() : tensor<4x8x16xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<4x8x64xf32>, tensor<4x16x64xf32>) outs(%s0 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+  %scaled = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],
+                            iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<4x8x16xf32>) outs(%e0 : tensor<4x8x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<4x8x16xf32>
+  %pe = tensor.empty() : tensor<4x8x16xf32>
+  %p = linalg.softmax dimension(2) ins(%scaled : tensor<4x8x16xf32>) outs(%pe : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+  %e1 = tensor.empty() : tensor<4x8x64xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x8x64xf32>) -> tensor<4x8x64xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<4x8x16xf32>, tensor<4x16x64xf32>) outs(%o0 : tensor<4x8x64xf32>) -> tensor<4x8x64xf32>
+  return %o : tensor<4x8x64xf32>
+}
+
+// -----
+
+// Kᵀ as a linalg.transpose, a division by sqrt(d), bf16; no scale op gives
+// scale 1 (next case).
+// CHECK-LABEL: func.func @transposed
+// CHECK: attn.attention @plain({{.*}}) {num_kv_heads = 1 : i64, num_qo_heads = 1 : i64, scale = 1.250000e-01 : f32} : !attn.ragged_q<heads = 1, head_dim = 64, bf16>
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: linalg.softmax
+func.func @transposed(%q: tensor<2x3x64xbf16>, %k: tensor<2x5x64xbf16>, %v: tensor<2x5x64xbf16>) -> tensor<2x3x64xbf16> {
+  %zero = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<2x64x5xbf16>
+  %kt = linalg.transpose ins(%k : tensor<2x5x64xbf16>) outs(%e : tensor<2x64x5xbf16>) permutation = [0, 2, 1]
+  %e0 = tensor.empty() : tensor<2x3x5xbf16>
+  %s0 = linalg.fill ins(%zero : bf16) outs(%e0 : tensor<2x3x5xbf16>) -> tensor<2x3x5xbf16>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x3x64xbf16>, tensor<2x64x5xbf16>) outs(%s0 : tensor<2x3x5xbf16>) -> tensor<2x3x5xbf16>
+  %scaled = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],
+                            iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x3x5xbf16>) outs(%e0 : tensor<2x3x5xbf16>) {
+  ^bb0(%x: bf16, %out: bf16):
+    %c = arith.constant 8.0 : bf16
+    %y = arith.divf %x, %c : bf16
+    linalg.yield %y : bf16
+  } -> tensor<2x3x5xbf16>
+  %p = linalg.softmax dimension(2) ins(%scaled : tensor<2x3x5xbf16>) outs(%e0 : tensor<2x3x5xbf16>) -> tensor<2x3x5xbf16>
+  %e1 = tensor.empty() : tensor<2x3x64xbf16>
+  %o0 = linalg.fill ins(%zero : bf16) outs(%e1 : tensor<2x3x64xbf16>) -> tensor<2x3x64xbf16>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x3x5xbf16>, tensor<2x5x64xbf16>) outs(%o0 : tensor<2x3x64xbf16>) -> tensor<2x3x64xbf16>
+  return %o : tensor<2x3x64xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @unscaled
+// CHECK: attn.attention @plain({{.*}}) {num_kv_heads = 1 : i64, num_qo_heads = 1 : i64, scale = 1.000000e+00 : f32}
+func.func @unscaled(%q: tensor<1x2x4xf16>, %k: tensor<1x3x4xf16>, %v: tensor<1x3x4xf16>) -> tensor<1x2x4xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e0 = tensor.empty() : tensor<1x2x3xf16>
+  %s0 = linalg.fill ins(%zero : f16) outs(%e0 : tensor<1x2x3xf16>) -> tensor<1x2x3xf16>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<1x2x4xf16>, tensor<1x3x4xf16>) outs(%s0 : tensor<1x2x3xf16>) -> tensor<1x2x3xf16>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<1x2x3xf16>) outs(%e0 : tensor<1x2x3xf16>) -> tensor<1x2x3xf16>
+  %e1 = tensor.empty() : tensor<1x2x4xf16>
+  %o0 = linalg.fill ins(%zero : f16) outs(%e1 : tensor<1x2x4xf16>) -> tensor<1x2x4xf16>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<1x2x3xf16>, tensor<1x3x4xf16>) outs(%o0 : tensor<1x2x4xf16>) -> tensor<1x2x4xf16>
+  return %o : tensor<1x2x4xf16>
+}
+
+// -----
+
+// Negative: softmax over the query axis is not attention.
+// CHECK-LABEL: func.func @wrong_axis
+// CHECK-NOT: attn.attention
+// CHECK: linalg.softmax dimension(1)
+func.func @wrong_axis(%q: tensor<1x2x4xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x4xf32>) -> tensor<1x2x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x2x3xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<1x2x4xf32>, tensor<1x3x4xf32>) outs(%s0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %p = linalg.softmax dimension(1) ins(%s : tensor<1x2x3xf32>) outs(%e0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %e1 = tensor.empty() : tensor<1x2x4xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<1x2x3xf32>, tensor<1x3x4xf32>) outs(%o0 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  return %o : tensor<1x2x4xf32>
+}
+
+// -----
+
+// Negative: an extra op between the scores and the softmax (here an
+// additive mask, not recognised yet), and scores used twice.
+// CHECK-LABEL: func.func @extra_op
+// CHECK-NOT: attn.attention
+// CHECK: linalg.softmax
+func.func @extra_op(%q: tensor<1x2x4xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x4xf32>, %mask: tensor<1x2x3xf32>) -> (tensor<1x2x4xf32>, tensor<1x2x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x2x3xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<1x2x4xf32>, tensor<1x3x4xf32>) outs(%s0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %masked = linalg.add ins(%s, %mask : tensor<1x2x3xf32>, tensor<1x2x3xf32>) outs(%e0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<1x2x3xf32>) outs(%e0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %e1 = tensor.empty() : tensor<1x2x4xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<1x2x3xf32>, tensor<1x3x4xf32>) outs(%o0 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  return %o, %s : tensor<1x2x4xf32>, tensor<1x2x3xf32>
+}
+
+// -----
+
+// Negative: V's length differs from K's (mismatched shapes), and a
+// matmul accumulating into a non-zero init.
+// CHECK-LABEL: func.func @mismatched
+// CHECK-NOT: attn.attention
+// CHECK-LABEL: func.func @accumulating
+// CHECK-NOT: attn.attention
+func.func @mismatched(%q: tensor<1x2x4xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x6xf32>) -> tensor<1x2x6xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x2x3xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<1x2x4xf32>, tensor<1x3x4xf32>) outs(%s0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<1x2x3xf32>) outs(%e0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %e1 = tensor.empty() : tensor<1x2x6xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x2x6xf32>) -> tensor<1x2x6xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<1x2x3xf32>, tensor<1x3x6xf32>) outs(%o0 : tensor<1x2x6xf32>) -> tensor<1x2x6xf32>
+  return %o : tensor<1x2x6xf32>
+}
+func.func @accumulating(%q: tensor<1x2x4xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x4xf32>, %acc: tensor<1x2x4xf32>) -> tensor<1x2x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x2x3xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<1x2x4xf32>, tensor<1x3x4xf32>) outs(%s0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<1x2x3xf32>) outs(%e0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<1x2x3xf32>, tensor<1x3x4xf32>) outs(%acc : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  return %o : tensor<1x2x4xf32>
+}
