@@ -59,6 +59,9 @@ check runtime-only-build bash -c "
   ! grep -q '^MLIR_DIR:PATH=/' '$rt/CMakeCache.txt' &&
   cd '$rt' && ctest --output-on-failure"
 
+echo "== embedding: install, then examples/embed against the installed package"
+check embedding bash "$FLASHIR_ROOT/scripts/test-embed.sh"
+
 echo "== plan() time (Google Benchmark; reported, not asserted)"
 if [ -x "$FLASHIR_BUILD_DIR/bench/planner/flashir-plan-bench" ]; then
   "$FLASHIR_BUILD_DIR/bench/planner/flashir-plan-bench" --benchmark_min_time=0.2 2>&1 |

@@ -2,6 +2,11 @@
 
 #include "flashir/Pipelines/Pipelines.h"
 
+#include "flashir/Conversion/Passes.h"
+#include "flashir/Dialect/Attn/IR/Attn.h"
+#include "flashir/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
@@ -103,4 +108,42 @@ void flashir::registerAttnPipelines() {
   PassPipelineRegistration<>("attn-to-cpu",
                              "Lower attn to the LLVM dialect for CPU execution",
                              buildAttnToCPUPipeline);
+}
+
+void flashir::buildFlashIRPipeline(OpPassManager &pm,
+                                   const FlashIRPipelineOptions &options) {
+  if (options.raiseFromLinalg)
+    addPipeline(pm, options.target == FlashIRPipelineOptions::Target::NVIDIA
+                        ? "attn-raise-from-linalg{paged-kv=1}"
+                        : "attn-raise-from-linalg");
+  if (options.target == FlashIRPipelineOptions::Target::CPU) {
+    AttnScheduleOptions schedule;
+    schedule.chip = options.chip;
+    schedule.chunkSize = options.chunkSize;
+    schedule.avgQoLen = options.avgQoLen;
+    buildAttnSchedulePipeline(pm, schedule);
+    buildAttnToCPUPipeline(pm);
+    return;
+  }
+  addPipeline(pm, "attn-import-variants");
+  if (options.chunkSize >= 0)
+    addPipeline(pm, "attn-split-kv{chunk-size=" +
+                        std::to_string(options.chunkSize) + "}");
+  KernelOptions kernels = options.kernels;
+  kernels.chip = options.chip;
+  buildAttnToKernelsPipeline(pm, kernels);
+  buildKernelsToPTXPipeline(pm, options.chip, options.ptxFeatures,
+                            options.toolkit);
+}
+
+void flashir::registerFlashIRDialects(DialectRegistry &registry) {
+  registry.insert<attn::AttnDialect>();
+}
+
+void flashir::registerFlashIRPasses() {
+  // The named pipelines are spelled as text over upstream passes too.
+  mlir::registerAllPasses();
+  attn::registerAttnPasses();
+  registerFlashIRConversionPasses();
+  registerAttnPipelines();
 }

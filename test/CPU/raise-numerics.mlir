@@ -9,6 +9,11 @@
 // RUN:   -pass-pipeline="builtin.module(attn-raise-from-linalg,attn-import-variants,convert-attn-to-loops,canonicalize,one-shot-bufferize{bufferize-function-boundaries=1 function-boundary-type-conversion=identity-layout-map},buffer-deallocation-pipeline,convert-bufferization-to-memref,convert-linalg-to-loops,convert-vector-to-scf,convert-scf-to-cf,convert-vector-to-llvm,expand-strided-metadata,lower-affine,finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,convert-index-to-llvm,reconcile-unrealized-casts)" \
 // RUN: | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils \
 // RUN: | FileCheck %s
+// The same with K/V raised to one-token pages (the NVIDIA form).
+// RUN: flashir-opt %s \
+// RUN:   -pass-pipeline="builtin.module(attn-raise-from-linalg{paged-kv=1},attn-import-variants,convert-attn-to-loops,canonicalize,one-shot-bufferize{bufferize-function-boundaries=1 function-boundary-type-conversion=identity-layout-map},buffer-deallocation-pipeline,convert-bufferization-to-memref,convert-linalg-to-loops,convert-vector-to-scf,convert-scf-to-cf,convert-vector-to-llvm,expand-strided-metadata,lower-affine,finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,convert-index-to-llvm,reconcile-unrealized-casts)" \
+// RUN: | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils \
+// RUN: | FileCheck %s
 
 // RAISED-LABEL: func.func @raised
 // RAISED: attn.attention @plain

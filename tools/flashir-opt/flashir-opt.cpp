@@ -23,9 +23,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
-  flashir::attn::registerAttnPasses();
-  flashir::registerFlashIRConversionPasses();
-  flashir::registerAttnPipelines();
+  flashir::registerFlashIRPasses();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
@@ -35,7 +33,7 @@ int main(int argc, char **argv) {
   mlir::registerLLVMDialectTranslation(registry);
   mlir::registerNVVMDialectTranslation(registry);
   mlir::registerGPUDialectTranslation(registry);
-  registry.insert<flashir::attn::AttnDialect>();
+  flashir::registerFlashIRDialects(registry);
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "FlashIR optimizer driver\n", registry));

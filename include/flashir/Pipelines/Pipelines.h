@@ -3,6 +3,7 @@
 #ifndef FLASHIR_PIPELINES_PIPELINES_H
 #define FLASHIR_PIPELINES_PIPELINES_H
 
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -101,6 +102,44 @@ void buildAttnToPTXPipeline(mlir::OpPassManager &pm,
 
 /// Registers `attn-schedule`, `attn-to-ptx`, `attn-to-loops` and `attn-to-cpu`.
 void registerAttnPipelines();
+
+} // namespace flashir
+
+namespace flashir {
+
+/// The whole compilation in one call, for ML compilers embedding FlashIR.
+struct FlashIRPipelineOptions {
+  enum class Target { CPU, NVIDIA };
+  Target target = Target::CPU;
+  /// Run attn-raise-from-linalg first (linalg attention -> attn).
+  bool raiseFromLinalg = false;
+  /// Split policy: -1 no split-KV, 0 runtime chunks (the planner's), > 0
+  /// chunks of that many keys.
+  int64_t chunkSize = -1;
+  /// Tile selection and NVIDIA code generation target.
+  std::string chip = "sm_80";
+  /// NVIDIA: PTX features, CUDA toolkit (libdevice), kernel shape.
+  std::string ptxFeatures = "+ptx80";
+  std::string toolkit;
+  KernelOptions kernels;
+  /// Expected average query length (tile selection).
+  int64_t avgQoLen = 1;
+};
+
+/// CPU: [raise], attn-schedule (prefix composition, head-group fusion,
+/// split-KV, tiles for `chip`), attn-to-cpu (LLVM dialect for the JIT).
+/// NVIDIA: [raise], attn-import-variants, [attn-split-kv], decode kernels for
+/// `chip`, NVVM, PTX in a gpu.binary (the host program stays attn).
+void buildFlashIRPipeline(mlir::OpPassManager &pm,
+                          const FlashIRPipelineOptions &options);
+
+/// Registers the attn dialect (and nothing else) into `registry`.
+void registerFlashIRDialects(mlir::DialectRegistry &registry);
+
+/// Registers FlashIR's passes and named pipelines with the global pass
+/// registry, and the upstream passes the pipelines are made of (all of
+/// them): call it before buildFlashIRPipeline or parsing a pipeline.
+void registerFlashIRPasses();
 
 } // namespace flashir
 

@@ -1,4 +1,14 @@
 // RUN: flashir-opt %s -split-input-file -attn-raise-from-linalg | FileCheck %s
+// RUN: flashir-opt %s -split-input-file -attn-raise-from-linalg=paged-kv=1 | FileCheck %s --check-prefix=PAGED
+
+// With paged-kv: one-token pages, identity page table, last pages full.
+// PAGED-LABEL: func.func @scaled
+// PAGED: arith.constant dense<1> : tensor<4xi32>
+// PAGED: %[[KP:.*]] = tensor.cast %{{.*}} : tensor<64x1x1x64xf32> to tensor<?x1x1x64xf32>
+// PAGED: %[[VP:.*]] = tensor.cast %{{.*}} : tensor<64x1x1x64xf32> to tensor<?x1x1x64xf32>
+// PAGED: %[[IDX:.*]] = tensor.generate
+// PAGED: attn.paged_kv %[[KP]], %[[VP]], %{{.*}}, %[[IDX]], %{{.*}} : tensor<?x1x1x64xf32>, tensor<?x1x1x64xf32> -> !attn.paged_kv<page_size = 1, layout = nhd, heads = 1, head_dim = 64, f32>
+// PAGED: attn.attention @plain
 
 // Q·Kᵀ through batch_matmul's indexing maps, a scale, softmax, ·V.
 // CHECK-LABEL: func.func @scaled

@@ -220,7 +220,38 @@ Value uniformIndptr(OpBuilder &b, Location loc, int64_t batch, int64_t len) {
       cst);
 }
 
-void rewrite(Match &m) {
+/// [0, 1, ..., n) as tensor<?xi32>.
+Value iota(OpBuilder &b, Location loc, int64_t n) {
+  auto type = RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type());
+  Value size = arith::ConstantIndexOp::create(b, loc, n);
+  return tensor::GenerateOp::create(
+      b, loc, type, ValueRange{size},
+      [](OpBuilder &nb, Location l, ValueRange idx) {
+        Value v = arith::IndexCastOp::create(nb, l, nb.getI32Type(), idx[0]);
+        tensor::YieldOp::create(nb, l, v);
+      });
+}
+
+/// [B, L, D] -> a pool of one-token pages [B * L, 1, 1, D].
+Value toPages(OpBuilder &b, Location loc, Value t) {
+  Value tokens = toTokens(b, loc, t); // [?, 1, D]
+  auto type = cast<RankedTensorType>(t.getType());
+  int64_t rows = type.getDimSize(0) * type.getDimSize(1),
+          d = type.getDimSize(2);
+  Value s = tensor::CastOp::create(
+      b, loc, RankedTensorType::get({rows, 1, d}, type.getElementType()),
+      tokens);
+  s = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({rows, 1, 1, d}, type.getElementType()), s,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}});
+  return tensor::CastOp::create(
+      b, loc,
+      RankedTensorType::get({ShapedType::kDynamic, 1, 1, d},
+                            type.getElementType()),
+      s);
+}
+
+void rewrite(Match &m, bool paged) {
   OpBuilder b(m.pv);
   Location loc = m.pv.getLoc();
   MLIRContext *ctx = b.getContext();
@@ -232,9 +263,24 @@ void rewrite(Match &m) {
   Value q = RaggedQOp::create(b, loc, RaggedQType::get(ctx, 1, d, e),
                               toTokens(b, loc, m.q),
                               uniformIndptr(b, loc, batch, lq));
-  Value kv = RaggedKVOp::create(b, loc, RaggedKVType::get(ctx, 1, d, e),
-                                toTokens(b, loc, m.k), toTokens(b, loc, m.v),
-                                uniformIndptr(b, loc, batch, lk));
+  Value kv;
+  if (paged) {
+    // One-token pages: request b owns pages [b * Lk, (b + 1) * Lk).
+    SmallVector<int32_t> ones(batch, 1);
+    auto lastType = RankedTensorType::get({batch}, b.getI32Type());
+    Value last = tensor::CastOp::create(
+        b, loc, RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type()),
+        arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(lastType, ArrayRef<int32_t>(ones))));
+    kv = PagedKVOp::create(
+        b, loc, PagedKVType::get(ctx, 1, KVLayout::NHD, 1, d, e),
+        toPages(b, loc, m.k), toPages(b, loc, m.v),
+        uniformIndptr(b, loc, batch, lk), iota(b, loc, batch * lk), last);
+  } else {
+    kv = RaggedKVOp::create(b, loc, RaggedKVType::get(ctx, 1, d, e),
+                            toTokens(b, loc, m.k), toTokens(b, loc, m.v),
+                            uniformIndptr(b, loc, batch, lk));
+  }
   auto outType = RankedTensorType::get({ShapedType::kDynamic, 1, d}, e);
   auto lseType =
       RankedTensorType::get({ShapedType::kDynamic, 1}, b.getF32Type());
@@ -261,6 +307,7 @@ void rewrite(Match &m) {
 
 struct AttnRaiseFromLinalgPass
     : flashir::attn::impl::AttnRaiseFromLinalgBase<AttnRaiseFromLinalgPass> {
+  using AttnRaiseFromLinalgBase::AttnRaiseFromLinalgBase;
   void runOnOperation() override {
     SmallVector<Match> matches;
     getOperation()->walk([&](linalg::SoftmaxOp softmax) {
@@ -268,7 +315,7 @@ struct AttnRaiseFromLinalgPass
         matches.push_back(*m);
     });
     for (Match &m : matches)
-      rewrite(m);
+      rewrite(m, pagedKv);
   }
 };
 

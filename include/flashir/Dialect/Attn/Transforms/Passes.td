@@ -132,7 +132,16 @@ def AttnRaiseFromLinalg : Pass<"attn-raise-from-linalg", "::mlir::ModuleOp"> {
     or f32), every intermediate used once, softmax over the last dimension.
     Not recognised yet: masks (additive, boolean, causal), decomposed
     softmax, GQA broadcasts.
+
+    With `paged-kv`, K and V become a paged view of one-token pages
+    (identity page table) instead of a ragged view: the form the NVIDIA
+    decode kernels take.
   }];
+  let options = [
+    Option<"pagedKv", "paged-kv", "bool", /*default=*/"false",
+           "raise K/V to a paged view of one-token pages (for the NVIDIA "
+           "decode kernels) instead of a ragged view">
+  ];
   let dependentDialects = [
     "::flashir::attn::AttnDialect",
     "::mlir::arith::ArithDialect",
