@@ -19,8 +19,16 @@
 // RAISED: attn.attention @plain
 // RAISED-LABEL: func.func @decomposed
 // RAISED-NOT: attn.attention
+// RAISED-LABEL: func.func @raised_causal
+// RAISED: attn.attention @causal
+// RAISED-LABEL: func.func @decomposed_causal
+// RAISED-NOT: attn.attention
 
 // CHECK: max abs difference
+// CHECK-NEXT: {{[0-9.e+-]+}}
+// CHECK-NEXT: within 1e-5
+// CHECK-NEXT: 1
+// CHECK-NEXT: causal: max abs difference
 // CHECK-NEXT: {{[0-9.e+-]+}}
 // CHECK-NEXT: within 1e-5
 // CHECK-NEXT: 1
@@ -136,6 +144,125 @@ func.func @decomposed(%q: tensor<3x5x8xf32>, %k: tensor<3x5x8xf32>, %v: tensor<3
   return %o : tensor<3x5x8xf32>
 }
 
+// Causal (j > i masked), mask and scale in one generic: raised to @causal.
+func.func @raised_causal(%q: tensor<3x5x8xf32>, %k: tensor<3x5x8xf32>, %v: tensor<3x5x8xf32>) -> tensor<3x5x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<3x5x5xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<3x5x8xf32>, tensor<3x5x8xf32>) outs(%s0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %masked = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<3x5x5xf32>) outs(%e0 : tensor<3x5x5xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %scale = arith.constant 0.35355339 : f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %y = arith.mulf %x, %scale : f32
+    %future = arith.cmpi ugt, %j, %i : index
+    %r = arith.select %future, %ninf, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5x5xf32>
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<3x5x5xf32>) outs(%e0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %e1 = tensor.empty() : tensor<3x5x8xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<3x5x5xf32>, tensor<3x5x8xf32>) outs(%o0 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  return %o : tensor<3x5x8xf32>
+}
+
+// The same with the softmax spelled out and the mask in each step.
+func.func @decomposed_causal(%q: tensor<3x5x8xf32>, %k: tensor<3x5x8xf32>, %v: tensor<3x5x8xf32>) -> tensor<3x5x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 0.35355339 : f32
+  %e0 = tensor.empty() : tensor<3x5x5xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<3x5x8xf32>, tensor<3x5x8xf32>) outs(%s0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %er = tensor.empty() : tensor<3x5xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%er : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %m = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s : tensor<3x5x5xf32>) outs(%m0 : tensor<3x5xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %future = arith.cmpi ugt, %j, %i : index
+    %y = arith.mulf %x, %scale : f32
+    %ym = arith.select %future, %ninf, %y : f32
+    %r = arith.maximumf %ym, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5xf32>
+  %l0 = linalg.fill ins(%zero : f32) outs(%er : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %l = linalg.generic {indexing_maps = [#id3, #row, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s, %m : tensor<3x5x5xf32>, tensor<3x5xf32>) outs(%l0 : tensor<3x5xf32>) {
+  ^bb0(%x: f32, %mx: f32, %acc: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %future = arith.cmpi ugt, %j, %i : index
+    %y = arith.mulf %x, %scale : f32
+    %d = arith.subf %y, %mx : f32
+    %p = math.exp %d : f32
+    %pm = arith.select %future, %zero, %p : f32
+    %r = arith.addf %pm, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5xf32>
+  %p = linalg.generic {indexing_maps = [#id3, #row, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %m, %l : tensor<3x5x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>) outs(%e0 : tensor<3x5x5xf32>) {
+  ^bb0(%x: f32, %mx: f32, %sum: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %future = arith.cmpi ugt, %j, %i : index
+    %y = arith.mulf %x, %scale : f32
+    %d = arith.subf %y, %mx : f32
+    %e = math.exp %d : f32
+    %r = arith.divf %e, %sum : f32
+    %rm = arith.select %future, %zero, %r : f32
+    linalg.yield %rm : f32
+  } -> tensor<3x5x5xf32>
+  %e1 = tensor.empty() : tensor<3x5x8xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<3x5x5xf32>, tensor<3x5x8xf32>) outs(%o0 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  return %o : tensor<3x5x8xf32>
+}
+
+// Largest |a - b|, and whether it is below 1e-5 while b is not all zero.
+func.func @compare(%a: tensor<3x5x8xf32>, %b: tensor<3x5x8xf32>) -> (f32, i1) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %diff = linalg.generic {indexing_maps = [#id3, #id3, affine_map<(a, b, c) -> ()>],
+                          iterator_types = ["reduction", "reduction", "reduction"]}
+      ins(%a, %b : tensor<3x5x8xf32>, tensor<3x5x8xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %d = arith.subf %x, %y : f32
+    %ad = math.absf %d : f32
+    %r = arith.maximumf %ad, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  %mag = linalg.generic {indexing_maps = [#id3, affine_map<(a, b, c) -> ()>],
+                         iterator_types = ["reduction", "reduction", "reduction"]}
+      ins(%b : tensor<3x5x8xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %ax = math.absf %x : f32
+    %r = arith.maximumf %ax, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  %dv = tensor.extract %diff[] : tensor<f32>
+  %mv = tensor.extract %mag[] : tensor<f32>
+  %tol = arith.constant 1.0e-5 : f32
+  %floor = arith.constant 1.0e-2 : f32
+  %close = arith.cmpf olt, %dv, %tol : f32
+  %nonzero = arith.cmpf ogt, %mv, %floor : f32
+  %ok = arith.andi %close, %nonzero : i1
+  return %dv, %ok : f32, i1
+}
+
 func.func @main() {
   %s1 = arith.constant 1 : i64
   %s2 = arith.constant 2 : i64
@@ -177,5 +304,12 @@ func.func @main() {
   vector.print %dv : f32
   vector.print str "within 1e-5\n"
   vector.print %ok : i1
+  %ca = call @raised_causal(%q, %k, %v) : (tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  %cb = call @decomposed_causal(%q, %k, %v) : (tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  %cd, %cok = call @compare(%ca, %cb) : (tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> (f32, i1)
+  vector.print str "causal: max abs difference\n"
+  vector.print %cd : f32
+  vector.print str "within 1e-5\n"
+  vector.print %cok : i1
   return
 }

@@ -184,3 +184,151 @@ func.func @accumulating(%q: tensor<1x2x4xf32>, %k: tensor<1x3x4xf32>, %v: tensor
   %o = linalg.batch_matmul ins(%p, %v : tensor<1x2x3xf32>, tensor<1x3x4xf32>) outs(%acc : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
   return %o : tensor<1x2x4xf32>
 }
+
+// -----
+
+// The causal mask j > i (Lq = Lk), fused with the scale in one generic,
+// raises to @causal.
+// CHECK-LABEL: func.func @causal_fused
+// CHECK: attn.attention @causal({{.*}}) {num_kv_heads = 1 : i64, num_qo_heads = 1 : i64, scale = 5.000000e-01 : f32}
+// CHECK-NOT: linalg.softmax
+func.func @causal_fused(%q: tensor<2x6x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x4xf32>) -> tensor<2x6x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<2x6x6xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<2x6x6xf32>) -> tensor<2x6x6xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<2x6x4xf32>, tensor<2x6x4xf32>) outs(%s0 : tensor<2x6x6xf32>) -> tensor<2x6x6xf32>
+  %masked = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],
+                            iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x6x6xf32>) outs(%e0 : tensor<2x6x6xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %c = arith.constant 0.5 : f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %y = arith.mulf %x, %c : f32
+    %future = arith.cmpi ugt, %j, %i : index
+    %r = arith.select %future, %ninf, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<2x6x6xf32>
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<2x6x6xf32>) outs(%e0 : tensor<2x6x6xf32>) -> tensor<2x6x6xf32>
+  %e1 = tensor.empty() : tensor<2x6x4xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x6x4xf32>) -> tensor<2x6x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x6x6xf32>, tensor<2x6x4xf32>) outs(%o0 : tensor<2x6x4xf32>) -> tensor<2x6x4xf32>
+  return %o : tensor<2x6x4xf32>
+}
+
+// -----
+
+// Scale and mask as two generics (mask first, written i < j).
+// CHECK-LABEL: func.func @causal_chain
+// CHECK: attn.attention @causal({{.*}}) {num_kv_heads = 1 : i64, num_qo_heads = 1 : i64, scale = 2.500000e-01 : f32}
+#id = affine_map<(a, b, c) -> (a, b, c)>
+func.func @causal_chain(%q: tensor<1x3x4xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x4xf32>) -> tensor<1x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c = arith.constant 4.0 : f32
+  %e0 = tensor.empty() : tensor<1x3x3xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<1x3x4xf32>, tensor<1x3x4xf32>) outs(%s0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x3x3xf32>) outs(%e0 : tensor<1x3x3xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %future = arith.cmpi slt, %i, %j : index
+    %r = arith.select %future, %ninf, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<1x3x3xf32>
+  %scaled = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%masked : tensor<1x3x3xf32>) outs(%e0 : tensor<1x3x3xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %y = arith.divf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<1x3x3xf32>
+  %p = linalg.softmax dimension(2) ins(%scaled : tensor<1x3x3xf32>) outs(%e0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %e1 = tensor.empty() : tensor<1x3x4xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<1x3x3xf32>, tensor<1x3x4xf32>) outs(%o0 : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  return %o : tensor<1x3x4xf32>
+}
+
+// -----
+
+// Negative: the mask the other way round (keys before the query masked),
+// a causal mask with Lq != Lk (top-left is not attn's bottom-right causal),
+// and an elementwise op that is neither scale nor mask.
+// CHECK-LABEL: func.func @anti_causal
+// CHECK-NOT: attn.attention
+// CHECK-LABEL: func.func @causal_rectangular
+// CHECK-NOT: attn.attention
+// CHECK-LABEL: func.func @shifted
+// CHECK-NOT: attn.attention
+#id = affine_map<(a, b, c) -> (a, b, c)>
+func.func @anti_causal(%q: tensor<1x3x4xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x4xf32>) -> tensor<1x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e0 = tensor.empty() : tensor<1x3x3xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>] ins(%q, %k : tensor<1x3x4xf32>, tensor<1x3x4xf32>) outs(%s0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x3x3xf32>) outs(%e0 : tensor<1x3x3xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %past = arith.cmpi ult, %j, %i : index
+    %r = arith.select %past, %ninf, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<1x3x3xf32>
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<1x3x3xf32>) outs(%e0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %e1 = tensor.empty() : tensor<1x3x4xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<1x3x3xf32>, tensor<1x3x4xf32>) outs(%o0 : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  return %o : tensor<1x3x4xf32>
+}
+func.func @causal_rectangular(%q: tensor<1x2x4xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x4xf32>) -> tensor<1x2x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e0 = tensor.empty() : tensor<1x2x3xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>] ins(%q, %k : tensor<1x2x4xf32>, tensor<1x3x4xf32>) outs(%s0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x2x3xf32>) outs(%e0 : tensor<1x2x3xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %future = arith.cmpi ugt, %j, %i : index
+    %r = arith.select %future, %ninf, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x3xf32>
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<1x2x3xf32>) outs(%e0 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %e1 = tensor.empty() : tensor<1x2x4xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<1x2x3xf32>, tensor<1x3x4xf32>) outs(%o0 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  return %o : tensor<1x2x4xf32>
+}
+func.func @shifted(%q: tensor<1x3x4xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x4xf32>) -> tensor<1x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e0 = tensor.empty() : tensor<1x3x3xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>] ins(%q, %k : tensor<1x3x4xf32>, tensor<1x3x4xf32>) outs(%s0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %shifted = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x3x3xf32>) outs(%e0 : tensor<1x3x3xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %y = arith.addf %x, %one : f32
+    linalg.yield %y : f32
+  } -> tensor<1x3x3xf32>
+  %p = linalg.softmax dimension(2) ins(%shifted : tensor<1x3x3xf32>) outs(%e0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %e1 = tensor.empty() : tensor<1x3x4xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<1x3x3xf32>, tensor<1x3x4xf32>) outs(%o0 : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  return %o : tensor<1x3x4xf32>
+}

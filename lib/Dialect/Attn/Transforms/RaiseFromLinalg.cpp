@@ -4,15 +4,16 @@
 //
 //   S = batch_matmul(Q, Kᵀ)            (outs: a zero fill)
 //   S = S * c  or  S / c               (optional elementwise linalg.generic)
+//   S = select(j > i, -inf, S)         (optional causal mask, Lq = Lk)
 //   P = linalg.softmax(S) over the last dimension
 //   O = batch_matmul(P, V)             (outs: a zero fill)
 //
 // with Kᵀ either a linalg.transpose of K (permutation [0, 2, 1]) or
 // batch_matmul's own indexing maps, and rewrites it into attn.attention
-// @plain over ragged views: every batch index becomes a request with one
-// head, the scale becomes the op's `scale`. Anything else is left as it is:
-// every intermediate must have exactly one use, shapes must be static and
-// agree, element types must match.
+// @plain (@causal with the mask) over ragged views: every batch index becomes a
+// request with one head, the scale becomes the op's `scale`. Anything else is
+// left as it is: every intermediate must have exactly one use, shapes must be
+// static and agree, element types must match.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +25,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
+
+#include <cmath>
 
 namespace flashir::attn {
 #define GEN_PASS_DEF_ATTNRAISEFROMLINALG
@@ -54,43 +57,103 @@ bool isZeroFill(Value init) {
   return v && *v == 0.0;
 }
 
-/// An elementwise generic computing x * c, c * x or x / c with a constant c
-/// (its scale factor), else nothing.
-std::optional<double> scaleOf(linalg::GenericOp g) {
+/// What an elementwise generic over the scores does to them.
+struct ScoreMap {
+  double scale = 1.0;
+  bool causal = false; ///< scores with key index > query index become -inf
+};
+
+/// `v` is linalg.index `dim` of the enclosing generic.
+bool isIndex(Value v, int64_t dim) {
+  auto index = v.getDefiningOp<linalg::IndexOp>();
+  return index && static_cast<int64_t>(index.getDim()) == dim;
+}
+
+/// `cond` is "key index > query index" (dims 2 and 1 of the scores).
+bool isKeyAfterQuery(Value cond) {
+  auto cmp = cond.getDefiningOp<arith::CmpIOp>();
+  if (!cmp)
+    return false;
+  using P = arith::CmpIPredicate;
+  Value l = cmp.getLhs(), r = cmp.getRhs();
+  P p = cmp.getPredicate();
+  return ((p == P::sgt || p == P::ugt) && isIndex(l, 2) && isIndex(r, 1)) ||
+         ((p == P::slt || p == P::ult) && isIndex(l, 1) && isIndex(r, 2));
+}
+
+bool isNegInfinity(Value v) {
+  std::optional<double> c = constantFloat(v);
+  return c && std::isinf(*c) && *c < 0;
+}
+
+/// An elementwise generic over [B, Lq, Lk] scores computing x * c, c * x,
+/// x / c (c constant), the causal mask select(j > i, -inf, ·), or both;
+/// nothing for anything else.
+std::optional<ScoreMap> scoreMapOf(linalg::GenericOp g) {
   if (g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
-      g.getNumLoops() != g.getNumParallelLoops() ||
+      g.getNumLoops() != 3 || g.getNumLoops() != g.getNumParallelLoops() ||
       !llvm::all_of(g.getIndexingMapsArray(),
                     [](AffineMap m) { return m.isIdentity(); }))
     return std::nullopt;
   Block &body = g.getRegion().front();
   if (!body.getArgument(1).use_empty())
     return std::nullopt;
-  // One arithmetic op besides constants and the yield.
-  Operation *compute = nullptr;
-  for (Operation &op : body.without_terminator()) {
-    if (isa<arith::ConstantOp>(op))
-      continue;
-    if (compute)
-      return std::nullopt;
-    compute = &op;
-  }
-  if (!compute)
-    return std::nullopt;
-  Operation &op = *compute;
-  Value x = body.getArgument(0);
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (yield.getValues().size() != 1 || yield.getValues()[0] != op.getResult(0))
+  if (yield.getValues().size() != 1)
     return std::nullopt;
-  if (auto mul = dyn_cast<arith::MulFOp>(op)) {
-    if (mul.getLhs() == x)
-      return constantFloat(mul.getRhs());
-    if (mul.getRhs() == x)
-      return constantFloat(mul.getLhs());
+  // Walk back from the yielded value to the score argument; every op of
+  // the body must be on that path (or feed the mask condition / be a
+  // constant), so nothing else can hide in it.
+  ScoreMap map;
+  Value v = yield.getValues()[0];
+  llvm::SmallPtrSet<Operation *, 8> used;
+  bool scaled = false;
+  while (v != body.getArgument(0)) {
+    Operation *op = v.getDefiningOp();
+    if (!op || op->getBlock() != &body)
+      return std::nullopt;
+    used.insert(op);
+    if (auto sel = dyn_cast<arith::SelectOp>(op)) {
+      if (map.causal || !isKeyAfterQuery(sel.getCondition()) ||
+          !isNegInfinity(sel.getTrueValue()))
+        return std::nullopt;
+      map.causal = true;
+      Operation *cmp = sel.getCondition().getDefiningOp();
+      used.insert(cmp);
+      for (Value operand : cmp->getOperands())
+        used.insert(operand.getDefiningOp());
+      v = sel.getFalseValue();
+      continue;
+    }
+    if (scaled)
+      return std::nullopt;
+    scaled = true;
+    std::optional<double> c;
+    if (auto mul = dyn_cast<arith::MulFOp>(op)) {
+      if (mul.getLhs() == body.getArgument(0) ||
+          mul.getLhs().getDefiningOp<arith::SelectOp>()) {
+        c = constantFloat(mul.getRhs());
+        v = mul.getLhs();
+      } else {
+        c = constantFloat(mul.getLhs());
+        v = mul.getRhs();
+      }
+    } else if (auto div = dyn_cast<arith::DivFOp>(op)) {
+      c = constantFloat(div.getRhs());
+      if (c && *c != 0.0)
+        c = 1.0 / *c;
+      else
+        c = std::nullopt;
+      v = div.getLhs();
+    }
+    if (!c)
+      return std::nullopt;
+    map.scale *= *c;
   }
-  if (auto div = dyn_cast<arith::DivFOp>(op); div && div.getLhs() == x)
-    if (std::optional<double> c = constantFloat(div.getRhs()); c && *c != 0.0)
-      return 1.0 / *c;
-  return std::nullopt;
+  for (Operation &op : body.without_terminator())
+    if (!used.contains(&op) && !isa<arith::ConstantOp>(op))
+      return std::nullopt;
+  return map;
 }
 
 /// K of a Q·Kᵀ batch_matmul: its second operand read transposed through
@@ -125,6 +188,7 @@ bool hasDefaultMaps(linalg::BatchMatmulOp mm) {
 struct Match {
   Value q, k, v;
   double scale = 1.0;
+  bool causal = false;
   linalg::BatchMatmulOp pv;
   SmallVector<Operation *> dead; // the matched chain, last first
 };
@@ -143,11 +207,17 @@ std::optional<Match> match(linalg::SoftmaxOp softmax) {
   m.v = m.pv.getDpsInputs()[1];
   m.dead = {m.pv, softmax};
   Value s = softmax.getInput();
-  if (auto g = s.getDefiningOp<linalg::GenericOp>()) {
-    std::optional<double> c = scaleOf(g);
-    if (!c || !g->hasOneUse())
+  // At most two elementwise steps (scale, causal mask, in either order or
+  // fused in one generic).
+  for (int steps = 0; steps < 2; ++steps) {
+    auto g = s.getDefiningOp<linalg::GenericOp>();
+    if (!g)
+      break;
+    std::optional<ScoreMap> sm = scoreMapOf(g);
+    if (!sm || !g->hasOneUse() || (sm->causal && m.causal))
       return std::nullopt;
-    m.scale = *c;
+    m.scale *= sm->scale;
+    m.causal |= sm->causal;
     m.dead.push_back(g);
     s = g.getDpsInputs()[0];
   }
@@ -185,6 +255,9 @@ std::optional<Match> match(linalg::SoftmaxOp softmax) {
       sType.getShape() != ArrayRef<int64_t>{batch, lq, lk} ||
       ot.getShape() != ArrayRef<int64_t>{batch, lq, d} || d % 2 != 0 ||
       batch < 1)
+    return std::nullopt;
+  // The mask j > i is attn's bottom-right causal mask only when Lq = Lk.
+  if (m.causal && lq != lk)
     return std::nullopt;
   return m;
 }
@@ -286,7 +359,8 @@ void rewrite(Match &m, bool paged) {
       RankedTensorType::get({ShapedType::kDynamic, 1}, b.getF32Type());
   auto attention = AttentionOp::create(
       b, loc, TypeRange{outType, lseType}, q, ValueRange{kv}, ValueRange{},
-      Value(), Value(), Value(), FlatSymbolRefAttr::get(ctx, "plain"),
+      Value(), Value(), Value(),
+      FlatSymbolRefAttr::get(ctx, m.causal ? "causal" : "plain"),
       b.getF32FloatAttr(static_cast<float>(m.scale)), b.getI64IntegerAttr(1),
       b.getI64IntegerAttr(1), DenseBoolArrayAttr(), UnitAttr(),
       TileConfigAttr());

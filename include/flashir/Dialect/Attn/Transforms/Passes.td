@@ -118,7 +118,8 @@ def AttnRaiseFromLinalg : Pass<"attn-raise-from-linalg", "::mlir::ModuleOp"> {
 
     ```
     S = linalg.batch_matmul(Q, Kᵀ)   outs: linalg.fill 0
-    S = S * c  or  S / c            optional elementwise linalg.generic
+    S = S * c  or  S / c            optional elementwise linalg.generic(s)
+    S = select(j > i, -inf, S)      optional causal mask (Lq = Lk)
     P = linalg.softmax(S) dimension(2)
     O = linalg.batch_matmul(P, V)   outs: linalg.fill 0
     ```
@@ -127,10 +128,11 @@ def AttnRaiseFromLinalg : Pass<"attn-raise-from-linalg", "::mlir::ModuleOp"> {
     batch_matmul's indexing maps `(b, m, n, k) -> (b, n, k)` for K. Every
     batch index becomes a request with one head (Q, K, V reshaped to
     `[B * L, 1, D]`, indptr constants), the scale constant becomes the op's
-    `scale`. Only exact matches are rewritten: static shapes that agree
+    `scale`, the causal mask (key index > query index, scale and mask in
+    one generic or two) selects `@causal`. Only exact matches are rewritten: static shapes that agree
     (Q [B, Lq, D], K and V [B, Lk, D], even D), one element type (f16, bf16
     or f32), every intermediate used once, softmax over the last dimension.
-    Not recognised yet: masks (additive, boolean, causal), decomposed
+    Not recognised yet: additive and boolean mask tensors, decomposed
     softmax, GQA broadcasts.
 
     With `paged-kv`, K and V become a paged view of one-token pages
