@@ -23,12 +23,18 @@
 // RAISED: attn.attention @causal
 // RAISED-LABEL: func.func @decomposed_causal
 // RAISED-NOT: attn.attention
+// RAISED-LABEL: func.func @raised_gqa
+// RAISED: attn.attention @plain({{.*}}) {num_kv_heads = 1 : i64, num_qo_heads = 3 : i64
 
 // CHECK: max abs difference
 // CHECK-NEXT: {{[0-9.e+-]+}}
 // CHECK-NEXT: within 1e-5
 // CHECK-NEXT: 1
 // CHECK-NEXT: causal: max abs difference
+// CHECK-NEXT: {{[0-9.e+-]+}}
+// CHECK-NEXT: within 1e-5
+// CHECK-NEXT: 1
+// CHECK-NEXT: gqa: max abs difference
 // CHECK-NEXT: {{[0-9.e+-]+}}
 // CHECK-NEXT: within 1e-5
 // CHECK-NEXT: 1
@@ -263,6 +269,42 @@ func.func @compare(%a: tensor<3x5x8xf32>, %b: tensor<3x5x8xf32>) -> (f32, i1) {
   return %dv, %ok : f32, i1
 }
 
+// GQA: one KV head broadcast to the three query heads.
+func.func @broadcast_heads(%x: tensor<1x5x8xf32>) -> tensor<3x5x8xf32> {
+  %e = tensor.empty() : tensor<1x3x5x8xf32>
+  %b = linalg.broadcast ins(%x : tensor<1x5x8xf32>) outs(%e : tensor<1x3x5x8xf32>) dimensions = [1]
+  %c = tensor.collapse_shape %b [[0, 1], [2], [3]] : tensor<1x3x5x8xf32> into tensor<3x5x8xf32>
+  return %c : tensor<3x5x8xf32>
+}
+
+func.func @raised_gqa(%q: tensor<3x5x8xf32>, %k0: tensor<1x5x8xf32>, %v0: tensor<1x5x8xf32>) -> tensor<3x5x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eb = tensor.empty() : tensor<1x3x5x8xf32>
+  %kb = linalg.broadcast ins(%k0 : tensor<1x5x8xf32>) outs(%eb : tensor<1x3x5x8xf32>) dimensions = [1]
+  %k = tensor.collapse_shape %kb [[0, 1], [2], [3]] : tensor<1x3x5x8xf32> into tensor<3x5x8xf32>
+  %vb = linalg.broadcast ins(%v0 : tensor<1x5x8xf32>) outs(%eb : tensor<1x3x5x8xf32>) dimensions = [1]
+  %v = tensor.collapse_shape %vb [[0, 1], [2], [3]] : tensor<1x3x5x8xf32> into tensor<3x5x8xf32>
+  %e0 = tensor.empty() : tensor<3x5x5xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<3x5x8xf32>, tensor<3x5x8xf32>) outs(%s0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %scaled = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<3x5x5xf32>) outs(%e0 : tensor<3x5x5xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %scale = arith.constant 0.35355339 : f32
+    %y = arith.mulf %x, %scale : f32
+    linalg.yield %y : f32
+  } -> tensor<3x5x5xf32>
+  %p = linalg.softmax dimension(2) ins(%scaled : tensor<3x5x5xf32>) outs(%e0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %e1 = tensor.empty() : tensor<3x5x8xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<3x5x5xf32>, tensor<3x5x8xf32>) outs(%o0 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  return %o : tensor<3x5x8xf32>
+}
+
 func.func @main() {
   %s1 = arith.constant 1 : i64
   %s2 = arith.constant 2 : i64
@@ -311,5 +353,16 @@ func.func @main() {
   vector.print %cd : f32
   vector.print str "within 1e-5\n"
   vector.print %cok : i1
+  %k0 = tensor.extract_slice %k[0, 0, 0] [1, 5, 8] [1, 1, 1] : tensor<3x5x8xf32> to tensor<1x5x8xf32>
+  %v0 = tensor.extract_slice %v[0, 0, 0] [1, 5, 8] [1, 1, 1] : tensor<3x5x8xf32> to tensor<1x5x8xf32>
+  %ga = call @raised_gqa(%q, %k0, %v0) : (tensor<3x5x8xf32>, tensor<1x5x8xf32>, tensor<1x5x8xf32>) -> tensor<3x5x8xf32>
+  %kb = call @broadcast_heads(%k0) : (tensor<1x5x8xf32>) -> tensor<3x5x8xf32>
+  %vb = call @broadcast_heads(%v0) : (tensor<1x5x8xf32>) -> tensor<3x5x8xf32>
+  %gb = call @decomposed(%q, %kb, %vb) : (tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  %gd, %gok = call @compare(%ga, %gb) : (tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> (f32, i1)
+  vector.print str "gqa: max abs difference\n"
+  vector.print %gd : f32
+  vector.print str "within 1e-5\n"
+  vector.print %gok : i1
   return
 }

@@ -332,3 +332,39 @@ func.func @shifted(%q: tensor<1x3x4xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x
   %o = linalg.batch_matmul ins(%p, %v : tensor<1x3x3xf32>, tensor<1x3x4xf32>) outs(%o0 : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
   return %o : tensor<1x3x4xf32>
 }
+
+// -----
+
+// GQA: K and V broadcast from 2 KV heads to 2 query heads each (batch index
+// = kv_head * 2 + r): one request per KV head, 2 query heads.
+// CHECK-LABEL: func.func @gqa
+// CHECK-SAME: (%[[Q:.*]]: tensor<4x3x8xf32>, %[[K:.*]]: tensor<2x5x8xf32>, %[[V:.*]]: tensor<2x5x8xf32>)
+// CHECK: %[[QE:.*]] = tensor.expand_shape %[[Q]] {{\[}}[0, 1], [2], [3]] output_shape [2, 2, 3, 8]
+// CHECK: %[[QT:.*]] = linalg.transpose ins(%[[QE]] : tensor<2x2x3x8xf32>) outs(%{{.*}} : tensor<2x3x2x8xf32>) permutation = [0, 2, 1, 3]
+// CHECK: tensor.collapse_shape %[[QT]] {{\[}}[0, 1], [2], [3]] : tensor<2x3x2x8xf32> into tensor<6x2x8xf32>
+// CHECK: attn.ragged_q {{.*}} -> !attn.ragged_q<heads = 2, head_dim = 8, f32>
+// CHECK: tensor.collapse_shape %[[K]] {{\[}}[0, 1], [2]] : tensor<2x5x8xf32> into tensor<10x8xf32>
+// CHECK: attn.ragged_kv {{.*}} -> !attn.ragged_kv<heads = 1, head_dim = 8, f32>
+// CHECK: attn.attention @plain({{.*}}) {num_kv_heads = 1 : i64, num_qo_heads = 2 : i64, scale = 1.000000e+00 : f32}
+// CHECK-SAME: -> tensor<?x2x8xf32>, tensor<?x2xf32>
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x3x2x8xf32>) outs(%{{.*}} : tensor<2x2x3x8xf32>) permutation = [0, 2, 1, 3]
+// CHECK-NOT: linalg.broadcast
+// CHECK-NOT: linalg.softmax
+// CHECK: return %{{.*}} : tensor<4x3x8xf32>
+func.func @gqa(%q: tensor<4x3x8xf32>, %k0: tensor<2x5x8xf32>, %v0: tensor<2x5x8xf32>) -> tensor<4x3x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eb = tensor.empty() : tensor<2x2x5x8xf32>
+  %kb = linalg.broadcast ins(%k0 : tensor<2x5x8xf32>) outs(%eb : tensor<2x2x5x8xf32>) dimensions = [1]
+  %k = tensor.collapse_shape %kb [[0, 1], [2], [3]] : tensor<2x2x5x8xf32> into tensor<4x5x8xf32>
+  %vb = linalg.broadcast ins(%v0 : tensor<2x5x8xf32>) outs(%eb : tensor<2x2x5x8xf32>) dimensions = [1]
+  %v = tensor.collapse_shape %vb [[0, 1], [2], [3]] : tensor<2x2x5x8xf32> into tensor<4x5x8xf32>
+  %e0 = tensor.empty() : tensor<4x3x5xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4x3x5xf32>) -> tensor<4x3x5xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<4x3x8xf32>, tensor<4x5x8xf32>) outs(%s0 : tensor<4x3x5xf32>) -> tensor<4x3x5xf32>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<4x3x5xf32>) outs(%e0 : tensor<4x3x5xf32>) -> tensor<4x3x5xf32>
+  %e1 = tensor.empty() : tensor<4x3x8xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x3x8xf32>) -> tensor<4x3x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<4x3x5xf32>, tensor<4x5x8xf32>) outs(%o0 : tensor<4x3x8xf32>) -> tensor<4x3x8xf32>
+  return %o : tensor<4x3x8xf32>
+}

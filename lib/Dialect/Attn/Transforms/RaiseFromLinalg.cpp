@@ -11,9 +11,10 @@
 // with Kᵀ either a linalg.transpose of K (permutation [0, 2, 1]) or
 // batch_matmul's own indexing maps, and rewrites it into attn.attention
 // @plain (@causal with the mask) over ragged views: every batch index becomes a
-// request with one head, the scale becomes the op's `scale`. Anything else is
-// left as it is: every intermediate must have exactly one use, shapes must be
-// static and agree, element types must match.
+// request with one head (GQA: K and V broadcast to g heads -> a request per
+// KV head with g query heads), the scale becomes the op's `scale`. Anything
+// else is left as it is: every intermediate must have exactly one use, shapes
+// must be static and agree, element types must match.
 //
 //===----------------------------------------------------------------------===//
 
@@ -189,9 +190,30 @@ struct Match {
   Value q, k, v;
   double scale = 1.0;
   bool causal = false;
+  /// GQA: K and V were broadcast to `group` query heads each (1: no GQA).
+  int64_t group = 1;
   linalg::BatchMatmulOp pv;
   SmallVector<Operation *> dead; // the matched chain, last first
 };
+
+/// GQA: `v` = collapse_shape [[0, 1], [2], [3]] of a linalg.broadcast of
+/// [N, L, D] along dimension 1 to [N, g, L, D]. Returns (source, g).
+std::optional<std::pair<Value, int64_t>> unbroadcast(Value v) {
+  auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse || !collapse->hasOneUse())
+    return std::nullopt;
+  SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
+  if (groups != SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}})
+    return std::nullopt;
+  auto broadcast = collapse.getSrc().getDefiningOp<linalg::BroadcastOp>();
+  if (!broadcast || !broadcast->hasOneUse() ||
+      broadcast.getDimensions() != ArrayRef<int64_t>{1})
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(collapse.getSrc().getType());
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  return std::make_pair(broadcast.getInput(), type.getDimSize(1));
+}
 
 std::optional<Match> match(linalg::SoftmaxOp softmax) {
   Match m;
@@ -232,6 +254,19 @@ std::optional<Match> match(linalg::SoftmaxOp softmax) {
   if (Operation *t = qk.getDpsInputs()[1].getDefiningOp<linalg::TransposeOp>();
       t && m.k != qk.getDpsInputs()[1])
     m.dead.push_back(t);
+  // GQA: K and V broadcast to the same number of query heads.
+  std::optional<std::pair<Value, int64_t>> gk = unbroadcast(m.k),
+                                           gv = unbroadcast(m.v);
+  if (gk && gv && gk->second == gv->second) {
+    for (Value x : {m.k, m.v}) {
+      Operation *collapse = x.getDefiningOp();
+      m.dead.push_back(collapse);
+      m.dead.push_back(collapse->getOperand(0).getDefiningOp());
+    }
+    m.k = gk->first;
+    m.v = gv->first;
+    m.group = gk->second;
+  }
 
   // Shapes: Q [B, Lq, D], K [B, Lk, D], V [B, Lk, D], S [B, Lq, Lk]; one
   // element type (f16, bf16 or f32) everywhere; D even (attn types).
@@ -250,8 +285,10 @@ std::optional<Match> match(linalg::SoftmaxOp softmax) {
     return std::nullopt;
   int64_t batch = qt.getDimSize(0), lq = qt.getDimSize(1), d = qt.getDimSize(2),
           lk = kt.getDimSize(1);
-  if (kt.getShape() != ArrayRef<int64_t>{batch, lk, d} ||
-      vt.getShape() != ArrayRef<int64_t>{batch, lk, d} ||
+  int64_t kvBatch = batch / m.group;
+  if (batch % m.group != 0 ||
+      kt.getShape() != ArrayRef<int64_t>{kvBatch, lk, d} ||
+      vt.getShape() != ArrayRef<int64_t>{kvBatch, lk, d} ||
       sType.getShape() != ArrayRef<int64_t>{batch, lq, lk} ||
       ot.getShape() != ArrayRef<int64_t>{batch, lq, d} || d % 2 != 0 ||
       batch < 1)
@@ -324,23 +361,50 @@ Value toPages(OpBuilder &b, Location loc, Value t) {
       s);
 }
 
+/// [N * a, c, D] -> [N * c, a, D] through [N, a, c, D] -> [N, c, a, D]: with
+/// (a, c) = (g, L) the query heads of a request move next to each other,
+/// with (L, g) back.
+Value swapMiddle(OpBuilder &b, Location loc, Value t, int64_t n, int64_t a,
+                 int64_t c, int64_t d) {
+  Type e = cast<RankedTensorType>(t.getType()).getElementType();
+  Value expanded = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({n, a, c, d}, e), t,
+      ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+  Value init =
+      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{n, c, a, d}, e);
+  Value swapped = linalg::TransposeOp::create(b, loc, expanded, init,
+                                              ArrayRef<int64_t>{0, 2, 1, 3})
+                      ->getResult(0);
+  return tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({n * c, a, d}, e), swapped,
+      ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+}
+
 void rewrite(Match &m, bool paged) {
   OpBuilder b(m.pv);
   Location loc = m.pv.getLoc();
   MLIRContext *ctx = b.getContext();
   auto qt = cast<RankedTensorType>(m.q.getType());
   auto kt = cast<RankedTensorType>(m.k.getType());
-  int64_t batch = qt.getDimSize(0), lq = qt.getDimSize(1), d = qt.getDimSize(2),
+  int64_t g = m.group, lq = qt.getDimSize(1), d = qt.getDimSize(2),
           lk = kt.getDimSize(1);
+  int64_t requests = qt.getDimSize(0) / g;
   Type e = qt.getElementType();
-  Value q = RaggedQOp::create(b, loc, RaggedQType::get(ctx, 1, d, e),
-                              toTokens(b, loc, m.q),
-                              uniformIndptr(b, loc, batch, lq));
+  // Queries as tokens [requests * Lq, g, D]; GQA: request r's g heads are
+  // batch indices r * g .. r * g + g - 1.
+  Value qTokens =
+      g == 1
+          ? toTokens(b, loc, m.q)
+          : Value(tensor::CastOp::create(
+                b, loc, RankedTensorType::get({ShapedType::kDynamic, g, d}, e),
+                swapMiddle(b, loc, m.q, requests, g, lq, d)));
+  Value q = RaggedQOp::create(b, loc, RaggedQType::get(ctx, g, d, e), qTokens,
+                              uniformIndptr(b, loc, requests, lq));
   Value kv;
   if (paged) {
-    // One-token pages: request b owns pages [b * Lk, (b + 1) * Lk).
-    SmallVector<int32_t> ones(batch, 1);
-    auto lastType = RankedTensorType::get({batch}, b.getI32Type());
+    // One-token pages: request r owns pages [r * Lk, (r + 1) * Lk).
+    SmallVector<int32_t> ones(requests, 1);
+    auto lastType = RankedTensorType::get({requests}, b.getI32Type());
     Value last = tensor::CastOp::create(
         b, loc, RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type()),
         arith::ConstantOp::create(
@@ -348,31 +412,35 @@ void rewrite(Match &m, bool paged) {
     kv = PagedKVOp::create(
         b, loc, PagedKVType::get(ctx, 1, KVLayout::NHD, 1, d, e),
         toPages(b, loc, m.k), toPages(b, loc, m.v),
-        uniformIndptr(b, loc, batch, lk), iota(b, loc, batch * lk), last);
+        uniformIndptr(b, loc, requests, lk), iota(b, loc, requests * lk), last);
   } else {
     kv = RaggedKVOp::create(b, loc, RaggedKVType::get(ctx, 1, d, e),
                             toTokens(b, loc, m.k), toTokens(b, loc, m.v),
-                            uniformIndptr(b, loc, batch, lk));
+                            uniformIndptr(b, loc, requests, lk));
   }
-  auto outType = RankedTensorType::get({ShapedType::kDynamic, 1, d}, e);
+  auto outType = RankedTensorType::get({ShapedType::kDynamic, g, d}, e);
   auto lseType =
-      RankedTensorType::get({ShapedType::kDynamic, 1}, b.getF32Type());
+      RankedTensorType::get({ShapedType::kDynamic, g}, b.getF32Type());
   auto attention = AttentionOp::create(
       b, loc, TypeRange{outType, lseType}, q, ValueRange{kv}, ValueRange{},
       Value(), Value(), Value(),
       FlatSymbolRefAttr::get(ctx, m.causal ? "causal" : "plain"),
-      b.getF32FloatAttr(static_cast<float>(m.scale)), b.getI64IntegerAttr(1),
+      b.getF32FloatAttr(static_cast<float>(m.scale)), b.getI64IntegerAttr(g),
       b.getI64IntegerAttr(1), DenseBoolArrayAttr(), UnitAttr(),
       TileConfigAttr());
-  int64_t rows = batch * lq;
+  int64_t rows = requests * lq;
   Value o = tensor::CastOp::create(
-      b, loc, RankedTensorType::get({rows, 1, d}, e), attention.getResult(0));
-  o = tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get({rows, d}, e), o,
-      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
-  o = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({batch, lq, d}, e), o,
-      ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+      b, loc, RankedTensorType::get({rows, g, d}, e), attention.getResult(0));
+  if (g == 1) {
+    o = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({rows, d}, e), o,
+        ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+    o = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({requests, lq, d}, e), o,
+        ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  } else {
+    o = swapMiddle(b, loc, o, requests, lq, g, d);
+  }
   m.pv.getResult(0).replaceAllUsesWith(o);
   for (Operation *op : m.dead)
     if (op->use_empty())

@@ -129,11 +129,15 @@ def AttnRaiseFromLinalg : Pass<"attn-raise-from-linalg", "::mlir::ModuleOp"> {
     batch index becomes a request with one head (Q, K, V reshaped to
     `[B * L, 1, D]`, indptr constants), the scale constant becomes the op's
     `scale`, the causal mask (key index > query index, scale and mask in
-    one generic or two) selects `@causal`. Only exact matches are rewritten: static shapes that agree
+    one generic or two) selects `@causal`. GQA: when K and V are
+    `tensor.collapse_shape [[0, 1], [2], [3]]` of a `linalg.broadcast` of
+    `[N, Lk, D]` along dimension 1 to `[N, g, Lk, D]`, each of the N KV
+    heads becomes a request with g query heads (Q transposed to
+    `[N * Lq, g, D]`, `num_qo_heads = g`). Only exact matches are rewritten: static shapes that agree
     (Q [B, Lq, D], K and V [B, Lk, D], even D), one element type (f16, bf16
     or f32), every intermediate used once, softmax over the last dimension.
     Not recognised yet: additive and boolean mask tensors, decomposed
-    softmax, GQA broadcasts.
+    softmax.
 
     With `paged-kv`, K and V become a paged view of one-token pages
     (identity page table) instead of a ragged view: the form the NVIDIA
