@@ -23,6 +23,9 @@
 // RAISED: attn.attention @causal
 // RAISED-LABEL: func.func @decomposed_causal
 // RAISED-NOT: attn.attention
+// RAISED-LABEL: func.func @raised_masked
+// RAISED: attn.attention @raised_boolean_mask
+// RAISED: attn.attention @raised_additive_mask_f32
 // RAISED-LABEL: func.func @raised_gqa
 // RAISED: attn.attention @plain({{.*}}) {num_kv_heads = 1 : i64, num_qo_heads = 3 : i64
 
@@ -35,6 +38,14 @@
 // CHECK-NEXT: within 1e-5
 // CHECK-NEXT: 1
 // CHECK-NEXT: gqa: max abs difference
+// CHECK-NEXT: {{[0-9.e+-]+}}
+// CHECK-NEXT: within 1e-5
+// CHECK-NEXT: 1
+// CHECK-NEXT: additive mask: max abs difference
+// CHECK-NEXT: {{[0-9.e+-]+}}
+// CHECK-NEXT: within 1e-5
+// CHECK-NEXT: 1
+// CHECK-NEXT: boolean mask: max abs difference
 // CHECK-NEXT: {{[0-9.e+-]+}}
 // CHECK-NEXT: within 1e-5
 // CHECK-NEXT: 1
@@ -269,6 +280,108 @@ func.func @compare(%a: tensor<3x5x8xf32>, %b: tensor<3x5x8xf32>) -> (f32, i1) {
   return %dv, %ok : f32, i1
 }
 
+// A mask on the scores: additive (s * c + M) or boolean (select(M, s * c,
+// -inf)), raised; and the same spelled out with a decomposed softmax.
+func.func @raised_masked(%q: tensor<3x5x8xf32>, %k: tensor<3x5x8xf32>, %v: tensor<3x5x8xf32>,
+                         %bias: tensor<3x5x5xf32>, %keep: tensor<3x5x5xi1>, %boolean: i1) -> tensor<3x5x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<3x5x5xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<3x5x8xf32>, tensor<3x5x8xf32>) outs(%s0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %o = scf.if %boolean -> tensor<3x5x8xf32> {
+    %masked = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%s, %keep : tensor<3x5x5xf32>, tensor<3x5x5xi1>) outs(%e0 : tensor<3x5x5xf32>) {
+    ^bb0(%x: f32, %m: i1, %out: f32):
+      %scale = arith.constant 0.35355339 : f32
+      %ninf = arith.constant 0xFF800000 : f32
+      %y = arith.mulf %x, %scale : f32
+      %r = arith.select %m, %y, %ninf : f32
+      linalg.yield %r : f32
+    } -> tensor<3x5x5xf32>
+    %p = linalg.softmax dimension(2) ins(%masked : tensor<3x5x5xf32>) outs(%e0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+    %e1 = tensor.empty() : tensor<3x5x8xf32>
+    %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+    %r = linalg.batch_matmul ins(%p, %v : tensor<3x5x5xf32>, tensor<3x5x8xf32>) outs(%o0 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+    scf.yield %r : tensor<3x5x8xf32>
+  } else {
+    %s1 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+    %s2 = linalg.batch_matmul
+        indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                         affine_map<(b, m, n, k) -> (b, n, k)>,
+                         affine_map<(b, m, n, k) -> (b, m, n)>]
+        ins(%q, %k : tensor<3x5x8xf32>, tensor<3x5x8xf32>) outs(%s1 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+    %masked = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%s2, %bias : tensor<3x5x5xf32>, tensor<3x5x5xf32>) outs(%e0 : tensor<3x5x5xf32>) {
+    ^bb0(%x: f32, %m: f32, %out: f32):
+      %scale = arith.constant 0.35355339 : f32
+      %y = arith.mulf %x, %scale : f32
+      %r = arith.addf %y, %m : f32
+      linalg.yield %r : f32
+    } -> tensor<3x5x5xf32>
+    %p = linalg.softmax dimension(2) ins(%masked : tensor<3x5x5xf32>) outs(%e0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+    %e1 = tensor.empty() : tensor<3x5x8xf32>
+    %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+    %r = linalg.batch_matmul ins(%p, %v : tensor<3x5x5xf32>, tensor<3x5x8xf32>) outs(%o0 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+    scf.yield %r : tensor<3x5x8xf32>
+  }
+  return %o : tensor<3x5x8xf32>
+}
+
+// Reference: scores t = s * c + bias (bias -inf where masked).
+func.func @decomposed_biased(%q: tensor<3x5x8xf32>, %k: tensor<3x5x8xf32>, %v: tensor<3x5x8xf32>,
+                             %bias: tensor<3x5x5xf32>) -> tensor<3x5x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 0.35355339 : f32
+  %e0 = tensor.empty() : tensor<3x5x5xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<3x5x8xf32>, tensor<3x5x8xf32>) outs(%s0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %t = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %bias : tensor<3x5x5xf32>, tensor<3x5x5xf32>) outs(%e0 : tensor<3x5x5xf32>) {
+  ^bb0(%x: f32, %b: f32, %out: f32):
+    %y = arith.mulf %x, %scale : f32
+    %r = arith.addf %y, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5x5xf32>
+  %er = tensor.empty() : tensor<3x5xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%er : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %m = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%t : tensor<3x5x5xf32>) outs(%m0 : tensor<3x5xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5xf32>
+  %l0 = linalg.fill ins(%zero : f32) outs(%er : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %l = linalg.generic {indexing_maps = [#id3, #row, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%t, %m : tensor<3x5x5xf32>, tensor<3x5xf32>) outs(%l0 : tensor<3x5xf32>) {
+  ^bb0(%x: f32, %mx: f32, %acc: f32):
+    %d = arith.subf %x, %mx : f32
+    %p = math.exp %d : f32
+    %r = arith.addf %p, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5xf32>
+  %p = linalg.generic {indexing_maps = [#id3, #row, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%t, %m, %l : tensor<3x5x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>) outs(%e0 : tensor<3x5x5xf32>) {
+  ^bb0(%x: f32, %mx: f32, %sum: f32, %out: f32):
+    %d = arith.subf %x, %mx : f32
+    %e = math.exp %d : f32
+    %r = arith.divf %e, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5x5xf32>
+  %e1 = tensor.empty() : tensor<3x5x8xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<3x5x5xf32>, tensor<3x5x8xf32>) outs(%o0 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  return %o : tensor<3x5x8xf32>
+}
+
 // GQA: one KV head broadcast to the three query heads.
 func.func @broadcast_heads(%x: tensor<1x5x8xf32>) -> tensor<3x5x8xf32> {
   %e = tensor.empty() : tensor<1x3x5x8xf32>
@@ -364,5 +477,47 @@ func.func @main() {
   vector.print %gd : f32
   vector.print str "within 1e-5\n"
   vector.print %gok : i1
+  // Masks: a random bias; keep where the bias is above -0.5 or on the
+  // diagonal (no row fully masked), with -inf bias where not kept.
+  %s4 = arith.constant 4 : i64
+  %b8 = call @fill(%s4) : (i64) -> tensor<3x5x8xf32>
+  %bias = tensor.extract_slice %b8[0, 0, 0] [3, 5, 5] [1, 1, 1] : tensor<3x5x8xf32> to tensor<3x5x5xf32>
+  %ek = tensor.empty() : tensor<3x5x5xi1>
+  %keep = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%bias : tensor<3x5x5xf32>) outs(%ek : tensor<3x5x5xi1>) {
+  ^bb0(%x: f32, %out: i1):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %diag = arith.cmpi eq, %i, %j : index
+    %lim = arith.constant -0.5 : f32
+    %above = arith.cmpf ogt, %x, %lim : f32
+    %r = arith.ori %diag, %above : i1
+    linalg.yield %r : i1
+  } -> tensor<3x5x5xi1>
+  %eb = tensor.empty() : tensor<3x5x5xf32>
+  %keepBias = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%keep : tensor<3x5x5xi1>) outs(%eb : tensor<3x5x5xf32>) {
+  ^bb0(%m: i1, %out: f32):
+    %z = arith.constant 0.0 : f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %m, %z, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5x5xf32>
+  %false = arith.constant false
+  %true = arith.constant true
+  %aa = call @raised_masked(%q, %k, %v, %bias, %keep, %false) : (tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x5xf32>, tensor<3x5x5xi1>, i1) -> tensor<3x5x8xf32>
+  %ab = call @decomposed_biased(%q, %k, %v, %bias) : (tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x5xf32>) -> tensor<3x5x8xf32>
+  %ad, %aok = call @compare(%aa, %ab) : (tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> (f32, i1)
+  vector.print str "additive mask: max abs difference\n"
+  vector.print %ad : f32
+  vector.print str "within 1e-5\n"
+  vector.print %aok : i1
+  %ba = call @raised_masked(%q, %k, %v, %bias, %keep, %true) : (tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x5xf32>, tensor<3x5x5xi1>, i1) -> tensor<3x5x8xf32>
+  %bb = call @decomposed_biased(%q, %k, %v, %keepBias) : (tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x5xf32>) -> tensor<3x5x8xf32>
+  %bd, %bok = call @compare(%ba, %bb) : (tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> (f32, i1)
+  vector.print str "boolean mask: max abs difference\n"
+  vector.print %bd : f32
+  vector.print str "within 1e-5\n"
+  vector.print %bok : i1
   return
 }

@@ -368,3 +368,109 @@ func.func @gqa(%q: tensor<4x3x8xf32>, %k0: tensor<2x5x8xf32>, %v0: tensor<2x5x8x
   %o = linalg.batch_matmul ins(%p, %v : tensor<4x3x5xf32>, tensor<4x5x8xf32>) outs(%o0 : tensor<4x3x8xf32>) -> tensor<4x3x8xf32>
   return %o : tensor<4x3x8xf32>
 }
+
+// -----
+
+// An additive mask tensor after the scale (in one generic): a variant
+// reading the mask through per-request row offsets is added to the module.
+// CHECK: attn.variant @raised_additive_mask_f32 reduction softmax params(bits : tensor<?xf32> buffer, row0 : i64 per_request, stride : i64 scalar, head_stride : i64 scalar)
+// CHECK: logits
+// CHECK: tensor.extract
+// CHECK-LABEL: func.func @additive
+// CHECK-SAME: %[[M:[^:]*]]: tensor<2x3x5xf32>)
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[M]] {{\[}}[0, 1, 2]] : tensor<2x3x5xf32> into tensor<30xf32>
+// CHECK: %[[MD:.*]] = tensor.cast %[[FLAT]] : tensor<30xf32> to tensor<?xf32>
+// CHECK: arith.constant dense<[-10, 5]> : tensor<2xi64>
+// CHECK: attn.attention @raised_additive_mask_f32({{.*}}) params(%[[MD]], %{{.*}}, %{{.*}}, %{{.*}} : tensor<?xf32>, tensor<?xi64>, i64, i64) {{.*}}scale = 5.000000e-01 : f32
+// CHECK-NOT: linalg.softmax
+func.func @additive(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x4xf32>, %mask: tensor<2x3x5xf32>) -> tensor<2x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<2x3x5xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<2x3x4xf32>, tensor<2x5x4xf32>) outs(%s0 : tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  %masked = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],
+                            iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x3x5xf32>, tensor<2x3x5xf32>) outs(%e0 : tensor<2x3x5xf32>) {
+  ^bb0(%x: f32, %m: f32, %out: f32):
+    %c = arith.constant 0.5 : f32
+    %y = arith.mulf %x, %c : f32
+    %r = arith.addf %y, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x5xf32>
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<2x3x5xf32>) outs(%e0 : tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  %e1 = tensor.empty() : tensor<2x3x4xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x3x5xf32>, tensor<2x5x4xf32>) outs(%o0 : tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %o : tensor<2x3x4xf32>
+}
+
+// -----
+
+// A boolean mask (select(mask, s, -inf)) and an additive one as linalg.add.
+// CHECK-DAG: attn.variant @raised_boolean_mask reduction softmax params(bits : tensor<?xi1> buffer
+// CHECK-DAG: attn.variant @raised_additive_mask_bf16
+// CHECK-LABEL: func.func @boolean
+// CHECK: attn.attention @raised_boolean_mask(
+// CHECK-LABEL: func.func @named_add
+// CHECK: attn.attention @raised_additive_mask_bf16(
+func.func @boolean(%q: tensor<1x3x4xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x4xf32>, %keep: tensor<1x3x3xi1>) -> tensor<1x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x3x3xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<1x3x4xf32>, tensor<1x3x4xf32>) outs(%s0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %masked = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],
+                            iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %keep : tensor<1x3x3xf32>, tensor<1x3x3xi1>) outs(%e0 : tensor<1x3x3xf32>) {
+  ^bb0(%x: f32, %m: i1, %out: f32):
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %m, %x, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<1x3x3xf32>
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<1x3x3xf32>) outs(%e0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %e1 = tensor.empty() : tensor<1x3x4xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<1x3x3xf32>, tensor<1x3x4xf32>) outs(%o0 : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  return %o : tensor<1x3x4xf32>
+}
+func.func @named_add(%q: tensor<1x3x4xbf16>, %k: tensor<1x3x4xbf16>, %v: tensor<1x3x4xbf16>, %bias: tensor<1x3x3xbf16>) -> tensor<1x3x4xbf16> {
+  %zero = arith.constant 0.0 : bf16
+  %e0 = tensor.empty() : tensor<1x3x3xbf16>
+  %s0 = linalg.fill ins(%zero : bf16) outs(%e0 : tensor<1x3x3xbf16>) -> tensor<1x3x3xbf16>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<1x3x4xbf16>, tensor<1x3x4xbf16>) outs(%s0 : tensor<1x3x3xbf16>) -> tensor<1x3x3xbf16>
+  %masked = linalg.add ins(%s, %bias : tensor<1x3x3xbf16>, tensor<1x3x3xbf16>) outs(%e0 : tensor<1x3x3xbf16>) -> tensor<1x3x3xbf16>
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<1x3x3xbf16>) outs(%e0 : tensor<1x3x3xbf16>) -> tensor<1x3x3xbf16>
+  %e1 = tensor.empty() : tensor<1x3x4xbf16>
+  %o0 = linalg.fill ins(%zero : bf16) outs(%e1 : tensor<1x3x4xbf16>) -> tensor<1x3x4xbf16>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<1x3x3xbf16>, tensor<1x3x4xbf16>) outs(%o0 : tensor<1x3x4xbf16>) -> tensor<1x3x4xbf16>
+  return %o : tensor<1x3x4xbf16>
+}
+
+// -----
+
+// Negative: the mask added before the scale ((s + M) * c is not s * c + M).
+// CHECK-LABEL: func.func @mask_then_scale
+// CHECK-NOT: attn.attention
+func.func @mask_then_scale(%q: tensor<1x3x4xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x4xf32>, %mask: tensor<1x3x3xf32>) -> tensor<1x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x3x3xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<1x3x4xf32>, tensor<1x3x4xf32>) outs(%s0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %masked = linalg.add ins(%s, %mask : tensor<1x3x3xf32>, tensor<1x3x3xf32>) outs(%e0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %scaled = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],
+                            iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%masked : tensor<1x3x3xf32>) outs(%e0 : tensor<1x3x3xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %c = arith.constant 0.5 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<1x3x3xf32>
+  %p = linalg.softmax dimension(2) ins(%scaled : tensor<1x3x3xf32>) outs(%e0 : tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+  %e1 = tensor.empty() : tensor<1x3x4xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<1x3x3xf32>, tensor<1x3x4xf32>) outs(%o0 : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  return %o : tensor<1x3x4xf32>
+}

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Parser/Parser.h"
 
 #include <cmath>
 
@@ -59,9 +60,14 @@ bool isZeroFill(Value init) {
 }
 
 /// What an elementwise generic over the scores does to them.
+enum class MaskKind { None, Additive, Boolean };
+
 struct ScoreMap {
   double scale = 1.0;
   bool causal = false; ///< scores with key index > query index become -inf
+  /// A mask tensor like the scores: added (additive) or selecting which
+  /// scores stay (boolean, i1).
+  MaskKind mask = MaskKind::None;
 };
 
 /// `v` is linalg.index `dim` of the enclosing generic.
@@ -91,14 +97,18 @@ bool isNegInfinity(Value v) {
 /// x / c (c constant), the causal mask select(j > i, -inf, ·), or both;
 /// nothing for anything else.
 std::optional<ScoreMap> scoreMapOf(linalg::GenericOp g) {
-  if (g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
-      g.getNumLoops() != 3 || g.getNumLoops() != g.getNumParallelLoops() ||
+  if (g.getNumDpsInputs() < 1 || g.getNumDpsInputs() > 2 ||
+      g.getNumDpsInits() != 1 || g.getNumLoops() != 3 ||
+      g.getNumLoops() != g.getNumParallelLoops() ||
       !llvm::all_of(g.getIndexingMapsArray(),
                     [](AffineMap m) { return m.isIdentity(); }))
     return std::nullopt;
   Block &body = g.getRegion().front();
-  if (!body.getArgument(1).use_empty())
+  unsigned numInputs = g.getNumDpsInputs();
+  if (!body.getArgument(numInputs).use_empty())
     return std::nullopt;
+  // The second input, if any, is a mask tensor.
+  Value maskArg = numInputs == 2 ? body.getArgument(1) : Value();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   if (yield.getValues().size() != 1)
     return std::nullopt;
@@ -114,6 +124,25 @@ std::optional<ScoreMap> scoreMapOf(linalg::GenericOp g) {
     if (!op || op->getBlock() != &body)
       return std::nullopt;
     used.insert(op);
+    if (auto add = dyn_cast<arith::AddFOp>(op); add && maskArg) {
+      // Additive mask, applied after any scale (walking outside in).
+      Value other = add.getLhs() == maskArg   ? add.getRhs()
+                    : add.getRhs() == maskArg ? add.getLhs()
+                                              : Value();
+      if (!other || scaled || map.mask != MaskKind::None)
+        return std::nullopt;
+      map.mask = MaskKind::Additive;
+      v = other;
+      continue;
+    }
+    if (auto sel = dyn_cast<arith::SelectOp>(op);
+        sel && maskArg && sel.getCondition() == maskArg) {
+      if (map.mask != MaskKind::None || !isNegInfinity(sel.getFalseValue()))
+        return std::nullopt;
+      map.mask = MaskKind::Boolean;
+      v = sel.getTrueValue();
+      continue;
+    }
     if (auto sel = dyn_cast<arith::SelectOp>(op)) {
       if (map.causal || !isKeyAfterQuery(sel.getCondition()) ||
           !isNegInfinity(sel.getTrueValue()))
@@ -147,13 +176,16 @@ std::optional<ScoreMap> scoreMapOf(linalg::GenericOp g) {
         c = std::nullopt;
       v = div.getLhs();
     }
-    if (!c)
+    // Positive scales only: a negative one would turn -inf into +inf.
+    if (!c || !(*c > 0.0))
       return std::nullopt;
     map.scale *= *c;
   }
   for (Operation &op : body.without_terminator())
     if (!used.contains(&op) && !isa<arith::ConstantOp>(op))
       return std::nullopt;
+  if (maskArg && map.mask == MaskKind::None)
+    return std::nullopt;
   return map;
 }
 
@@ -192,6 +224,8 @@ struct Match {
   bool causal = false;
   /// GQA: K and V were broadcast to `group` query heads each (1: no GQA).
   int64_t group = 1;
+  MaskKind maskKind = MaskKind::None;
+  Value mask; ///< [B, Lq, Lk], like the scores
   linalg::BatchMatmulOp pv;
   SmallVector<Operation *> dead; // the matched chain, last first
 };
@@ -231,18 +265,41 @@ std::optional<Match> match(linalg::SoftmaxOp softmax) {
   Value s = softmax.getInput();
   // At most two elementwise steps (scale, causal mask, in either order or
   // fused in one generic).
-  for (int steps = 0; steps < 2; ++steps) {
+  // Additive masks must come after every scale (s * c + M, not (s + M) *
+  // c); one mask at most, and not together with the causal mask.
+  for (int steps = 0; steps < 3; ++steps) {
+    if (auto add = s.getDefiningOp<linalg::AddOp>()) {
+      Value a = add.getDpsInputs()[0], b = add.getDpsInputs()[1];
+      if (!add->hasOneUse() || m.maskKind != MaskKind::None || m.scale != 1.0)
+        return std::nullopt;
+      // The scores are the operand a matmul or a scale produces.
+      bool scoresFirst = a.getDefiningOp<linalg::BatchMatmulOp>() ||
+                         a.getDefiningOp<linalg::GenericOp>();
+      m.maskKind = MaskKind::Additive;
+      m.mask = scoresFirst ? b : a;
+      m.dead.push_back(add);
+      s = scoresFirst ? a : b;
+      continue;
+    }
     auto g = s.getDefiningOp<linalg::GenericOp>();
     if (!g)
       break;
     std::optional<ScoreMap> sm = scoreMapOf(g);
-    if (!sm || !g->hasOneUse() || (sm->causal && m.causal))
+    if (!sm || !g->hasOneUse() || (sm->causal && m.causal) ||
+        (sm->mask != MaskKind::None && m.maskKind != MaskKind::None) ||
+        (sm->mask == MaskKind::Additive && m.scale != 1.0))
       return std::nullopt;
     m.scale *= sm->scale;
     m.causal |= sm->causal;
+    if (sm->mask != MaskKind::None) {
+      m.maskKind = sm->mask;
+      m.mask = g.getDpsInputs()[1];
+    }
     m.dead.push_back(g);
     s = g.getDpsInputs()[0];
   }
+  if (m.causal && m.maskKind != MaskKind::None)
+    return std::nullopt;
   auto qk = s.getDefiningOp<linalg::BatchMatmulOp>();
   if (!qk || !qk->hasOneUse() || !isZeroFill(qk.getDpsInits()[0]))
     return std::nullopt;
@@ -296,6 +353,15 @@ std::optional<Match> match(linalg::SoftmaxOp softmax) {
   // The mask j > i is attn's bottom-right causal mask only when Lq = Lk.
   if (m.causal && lq != lk)
     return std::nullopt;
+  if (m.mask) {
+    auto mt = dyn_cast<RankedTensorType>(m.mask.getType());
+    Type me = mt ? mt.getElementType() : Type();
+    if (!mt || mt.getShape() != sType.getShape() ||
+        (m.maskKind == MaskKind::Boolean && !me.isInteger(1)) ||
+        (m.maskKind == MaskKind::Additive &&
+         !(me.isF16() || me.isBF16() || me.isF32())))
+      return std::nullopt;
+  }
   return m;
 }
 
@@ -380,6 +446,56 @@ Value swapMiddle(OpBuilder &b, Location loc, Value t, int64_t n, int64_t a,
       ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
 }
 
+/// The variant reading a mask tensor of element type `element` (additive)
+/// or i1 (boolean) at row0[request] + qpos * stride + head * head_stride +
+/// kpos; added to the module unless it has it already.
+FailureOr<StringRef> maskVariant(ModuleOp module, MaskKind kind, Type element) {
+  std::string type, name;
+  llvm::raw_string_ostream(type) << element;
+  name = kind == MaskKind::Boolean ? "raised_boolean_mask"
+                                   : "raised_additive_mask_" + type;
+  if (auto existing = module.lookupSymbol<VariantOp>(name))
+    return existing.getSymName();
+  std::string index = R"(
+    %q = arith.index_cast %qpos : index to i64
+    %k = arith.index_cast %kpos : index to i64
+    %h = arith.index_cast %head : index to i64
+    %a = arith.muli %q, %stride : i64
+    %b = arith.muli %h, %hs : i64
+    %c = arith.addi %row0, %a : i64
+    %d = arith.addi %c, %b : i64
+    %e = arith.addi %d, %k : i64
+    %i = arith.index_cast %e : i64 to index
+    %m = tensor.extract %bits[%i] : tensor<?xTYPE>)";
+  std::string text =
+      "attn.variant @" + name +
+      " reduction softmax params(bits : tensor<?xTYPE> buffer, "
+      "row0 : i64 per_request, stride : i64 scalar, head_stride : i64 "
+      "scalar) {\n";
+  if (kind == MaskKind::Boolean) {
+    text += "  mask(%qpos: index, %kpos: index, %head: index, %bits: "
+            "tensor<?xTYPE>, %row0: i64, %stride: i64, %hs: i64) {" +
+            index + "\n    attn.yield %m : i1\n  }\n}\n";
+  } else {
+    text += "  logits(%s: f32, %qpos: index, %kpos: index, %head: index, "
+            "%bits: tensor<?xTYPE>, %row0: i64, %stride: i64, %hs: i64) {" +
+            index;
+    text += element.isF32() ? "\n    %r = arith.addf %s, %m : f32"
+                            : "\n    %mf = arith.extf %m : TYPE to f32\n"
+                              "    %r = arith.addf %s, %mf : f32";
+    text += "\n    attn.yield %r : f32\n  }\n}\n";
+  }
+  for (size_t at; (at = text.find("TYPE")) != std::string::npos;)
+    text.replace(at, 4, type);
+  OwningOpRef<ModuleOp> parsed =
+      parseSourceString<ModuleOp>(text, ParserConfig(module.getContext()));
+  if (!parsed)
+    return failure();
+  auto variant = cast<VariantOp>(parsed->getBody()->front());
+  variant->moveBefore(module.getBody(), module.getBody()->begin());
+  return variant.getSymName();
+}
+
 void rewrite(Match &m, bool paged) {
   OpBuilder b(m.pv);
   Location loc = m.pv.getLoc();
@@ -421,10 +537,43 @@ void rewrite(Match &m, bool paged) {
   auto outType = RankedTensorType::get({ShapedType::kDynamic, g, d}, e);
   auto lseType =
       RankedTensorType::get({ShapedType::kDynamic, g}, b.getF32Type());
+  StringRef variant = m.causal ? "causal" : "plain";
+  SmallVector<Value> params;
+  if (m.mask) {
+    // Mask parameters: the mask flattened, where each request's rows start
+    // (qpos is bottom-right aligned: row i has qpos = i + Lk - Lq), the
+    // row stride and the head stride.
+    auto mt = cast<RankedTensorType>(m.mask.getType());
+    FailureOr<StringRef> name = maskVariant(m.pv->getParentOfType<ModuleOp>(),
+                                            m.maskKind, mt.getElementType());
+    if (failed(name))
+      return;
+    variant = *name;
+    int64_t n = mt.getNumElements();
+    Value flat = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({n}, mt.getElementType()), m.mask,
+        ArrayRef<ReassociationIndices>{{0, 1, 2}});
+    params.push_back(tensor::CastOp::create(
+        b, loc,
+        RankedTensorType::get({ShapedType::kDynamic}, mt.getElementType()),
+        flat));
+    SmallVector<int64_t> row0;
+    for (int64_t r = 0; r < requests; ++r)
+      row0.push_back(r * g * lq * lk - (lk - lq) * lk);
+    auto row0Type = RankedTensorType::get({requests}, b.getI64Type());
+    params.push_back(tensor::CastOp::create(
+        b, loc, RankedTensorType::get({ShapedType::kDynamic}, b.getI64Type()),
+        arith::ConstantOp::create(
+            b, loc,
+            DenseElementsAttr::get(row0Type, ArrayRef<int64_t>(row0)))));
+    params.push_back(
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(lk)));
+    params.push_back(
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(lq * lk)));
+  }
   auto attention = AttentionOp::create(
-      b, loc, TypeRange{outType, lseType}, q, ValueRange{kv}, ValueRange{},
-      Value(), Value(), Value(),
-      FlatSymbolRefAttr::get(ctx, m.causal ? "causal" : "plain"),
+      b, loc, TypeRange{outType, lseType}, q, ValueRange{kv}, params, Value(),
+      Value(), Value(), FlatSymbolRefAttr::get(ctx, variant),
       b.getF32FloatAttr(static_cast<float>(m.scale)), b.getI64IntegerAttr(g),
       b.getI64IntegerAttr(1), DenseBoolArrayAttr(), UnitAttr(),
       TileConfigAttr());

@@ -119,7 +119,8 @@ def AttnRaiseFromLinalg : Pass<"attn-raise-from-linalg", "::mlir::ModuleOp"> {
     ```
     S = linalg.batch_matmul(Q, Kᵀ)   outs: linalg.fill 0
     S = S * c  or  S / c            optional elementwise linalg.generic(s)
-    S = select(j > i, -inf, S)      optional causal mask (Lq = Lk)
+    S = select(j > i, -inf, S)      optional causal mask (Lq = Lk), or
+    S = S + M  |  select(M, S, -inf) a mask tensor M (additive, or i1)
     P = linalg.softmax(S) dimension(2)
     O = linalg.batch_matmul(P, V)   outs: linalg.fill 0
     ```
@@ -136,8 +137,11 @@ def AttnRaiseFromLinalg : Pass<"attn-raise-from-linalg", "::mlir::ModuleOp"> {
     `[N * Lq, g, D]`, `num_qo_heads = g`). Only exact matches are rewritten: static shapes that agree
     (Q [B, Lq, D], K and V [B, Lk, D], even D), one element type (f16, bf16
     or f32), every intermediate used once, softmax over the last dimension.
-    Not recognised yet: additive and boolean mask tensors, decomposed
-    softmax.
+    A mask tensor becomes a parameter of a variant the pass adds to the
+    module (`@raised_additive_mask_<type>`: logits + M[...];
+    `@raised_boolean_mask`: mask hook M[...]), indexed through per-request
+    row offsets; an additive mask must be added after the scale. Not
+    recognised yet: a decomposed softmax.
 
     With `paged-kv`, K and V become a paged view of one-token pages
     (identity page table) instead of a ragged view: the form the NVIDIA
