@@ -30,6 +30,7 @@ if(FLASHIR_ENABLE_COMPILER)
   flashir_export(FlashIRAttnToLoops AttnToLoops)
   flashir_export(FlashIRAttnToGPU AttnToGPU)
   flashir_export(FlashIRPipelines Pipelines)
+  flashir_export(FlashIRCAPIAttn CAPIAttn)
 endif()
 
 install(DIRECTORY ${FLASHIR_SOURCE_DIR}/include/flashir

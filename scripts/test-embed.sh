@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The embedding check of scripts/test.sh: installs the build into a fresh
 # prefix, configures and builds examples/embed against the installed package
-# only, runs its embed-opt on examples/embed/attention.mlir (linalg attention
-# raised to attn, compiled for the CPU, and for NVIDIA where the CUDA
-# toolkit's libdevice is found) and FileChecks the result.
+# only, and runs the example's lit suite (examples/embed/test: linalg
+# attention raised to attn and compiled for the CPU, and for NVIDIA where the
+# CUDA toolkit's libdevice is found).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${FLASHIR_BUILD_DIR:-$root/build}
@@ -21,15 +21,13 @@ if grep -q "$build" "$work/build/CMakeCache.txt"; then
   echo "the example's configuration refers to the build tree $build" >&2
   exit 1
 fi
-"$work/build/embed-opt" "$root/examples/embed/attention.mlir" --target=cpu |
-  "$llvm/bin/FileCheck" "$root/examples/embed/attention.mlir" --check-prefix=CPU
-for toolkit in "${CUDA_HOME:-}" /usr/local/cuda; do
-  if [ -n "$toolkit" ] && [ -d "$toolkit/nvvm/libdevice" ]; then
-    "$work/build/embed-opt" "$root/examples/embed/attention.mlir" --target=nvidia \
-      --chip=sm_90a --toolkit="$toolkit" |
-      "$llvm/bin/FileCheck" "$root/examples/embed/attention.mlir" --check-prefix=NVIDIA
-    echo "embed-opt: CPU and NVIDIA ($toolkit) pipelines checked"
-    exit 0
+toolkit=""
+for candidate in "${CUDA_HOME:-}" /usr/local/cuda; do
+  if [ -n "$candidate" ] && [ -d "$candidate/nvvm/libdevice" ]; then
+    toolkit=$candidate
+    break
   fi
 done
-echo "embed-opt: CPU pipeline checked (no CUDA toolkit: NVIDIA skipped)"
+"$llvm/bin/lit" -a "$root/examples/embed/test" --param exec_root="$work" \
+  --param embed_opt="$work/build/embed-opt" --param filecheck="$llvm/bin/FileCheck" \
+  --param toolkit="$toolkit"

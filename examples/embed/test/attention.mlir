@@ -1,5 +1,7 @@
 // Attention as an ML front end writes it in linalg; embed-opt raises it to
-// attn and compiles it. Checked by scripts/test-embed.sh.
+// attn and compiles it (for the CPU; for NVIDIA where libdevice is found).
+// RUN: %embed-opt %s --target=cpu | %FileCheck %s --check-prefix=CPU
+// RUN: %if libdevice %{ %embed-opt %s --target=nvidia --chip=sm_90a --toolkit=%toolkit | %FileCheck %s --check-prefix=NVIDIA %}
 // CPU-LABEL: llvm.func @attention
 // CPU-NOT: linalg.softmax
 // CPU-NOT: attn.attention
