@@ -54,7 +54,11 @@ void flashir::buildAttnSchedulePipeline(OpPassManager &pm,
     text +=
         ",attn-split-kv{chunk-size=" + std::to_string(options.chunkSize) + "}";
   text += ",attn-select-tiles{chip=" + options.chip.getValue() +
-          " avg-qo-len=" + std::to_string(options.avgQoLen) + "}";
+          " avg-qo-len=" + std::to_string(options.avgQoLen) +
+          " q-tile=" + std::to_string(options.qTile) +
+          " kv-tile=" + std::to_string(options.kvTile) +
+          " tile-warps=" + std::to_string(options.tileWarps) +
+          " tile-stages=" + std::to_string(options.tileStages) + "}";
   addPipeline(pm, text);
 }
 
@@ -121,6 +125,10 @@ void flashir::buildFlashIRPipeline(OpPassManager &pm,
     schedule.chip = options.chip;
     schedule.chunkSize = options.chunkSize;
     schedule.avgQoLen = options.avgQoLen;
+    schedule.qTile = options.qTile;
+    schedule.kvTile = options.kvTile;
+    schedule.tileWarps = options.tileWarps;
+    schedule.tileStages = options.tileStages;
     buildAttnSchedulePipeline(pm, schedule);
     buildAttnToCPUPipeline(pm);
     return;

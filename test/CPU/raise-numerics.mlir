@@ -26,6 +26,8 @@
 // RAISED-LABEL: func.func @raised_masked
 // RAISED: attn.attention @raised_boolean_mask
 // RAISED: attn.attention @raised_additive_mask_f32
+// RAISED-LABEL: func.func @raised_spelled_out
+// RAISED: attn.attention @plain
 // RAISED-LABEL: func.func @raised_gqa
 // RAISED: attn.attention @plain({{.*}}) {num_kv_heads = 1 : i64, num_qo_heads = 3 : i64
 
@@ -46,6 +48,10 @@
 // CHECK-NEXT: within 1e-5
 // CHECK-NEXT: 1
 // CHECK-NEXT: boolean mask: max abs difference
+// CHECK-NEXT: {{[0-9.e+-]+}}
+// CHECK-NEXT: within 1e-5
+// CHECK-NEXT: 1
+// CHECK-NEXT: spelled-out softmax: max abs difference
 // CHECK-NEXT: {{[0-9.e+-]+}}
 // CHECK-NEXT: within 1e-5
 // CHECK-NEXT: 1
@@ -382,6 +388,59 @@ func.func @decomposed_biased(%q: tensor<3x5x8xf32>, %k: tensor<3x5x8xf32>, %v: t
   return %o : tensor<3x5x8xf32>
 }
 
+// Softmax spelled out the canonical way (max, exp(s - max), sum, divide):
+// raised as well.
+func.func @raised_spelled_out(%q: tensor<3x5x8xf32>, %k: tensor<3x5x8xf32>, %v: tensor<3x5x8xf32>) -> tensor<3x5x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e0 = tensor.empty() : tensor<3x5x5xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %s1 = linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<3x5x8xf32>, tensor<3x5x8xf32>) outs(%s0 : tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %s = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s1 : tensor<3x5x5xf32>) outs(%e0 : tensor<3x5x5xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %scale = arith.constant 0.35355339 : f32
+    %y = arith.mulf %x, %scale : f32
+    linalg.yield %y : f32
+  } -> tensor<3x5x5xf32>
+  %er = tensor.empty() : tensor<3x5xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%er : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %m = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s : tensor<3x5x5xf32>) outs(%m0 : tensor<3x5xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5xf32>
+  %e = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %m : tensor<3x5x5xf32>, tensor<3x5xf32>) outs(%e0 : tensor<3x5x5xf32>) {
+  ^bb0(%x: f32, %mx: f32, %out: f32):
+    %d = arith.subf %x, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5x5xf32>
+  %l0 = linalg.fill ins(%zero : f32) outs(%er : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %l = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e : tensor<3x5x5xf32>) outs(%l0 : tensor<3x5xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5xf32>
+  %p = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%e, %l : tensor<3x5x5xf32>, tensor<3x5xf32>) outs(%e0 : tensor<3x5x5xf32>) {
+  ^bb0(%x: f32, %sum: f32, %out: f32):
+    %r = arith.divf %x, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5x5xf32>
+  %e1 = tensor.empty() : tensor<3x5x8xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<3x5x5xf32>, tensor<3x5x8xf32>) outs(%o0 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  return %o : tensor<3x5x8xf32>
+}
+
 // GQA: one KV head broadcast to the three query heads.
 func.func @broadcast_heads(%x: tensor<1x5x8xf32>) -> tensor<3x5x8xf32> {
   %e = tensor.empty() : tensor<1x3x5x8xf32>
@@ -519,5 +578,11 @@ func.func @main() {
   vector.print %bd : f32
   vector.print str "within 1e-5\n"
   vector.print %bok : i1
+  %da = call @raised_spelled_out(%q, %k, %v) : (tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+  %dd, %dok = call @compare(%da, %b) : (tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> (f32, i1)
+  vector.print str "spelled-out softmax: max abs difference\n"
+  vector.print %dd : f32
+  vector.print str "within 1e-5\n"
+  vector.print %dok : i1
   return
 }

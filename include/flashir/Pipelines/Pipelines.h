@@ -34,6 +34,19 @@ struct AttnScheduleOptions
       *this, "avg-qo-len",
       llvm::cl::desc("expected average query length (1 = decode)"),
       llvm::cl::init(1)};
+  // Tile overrides (0: chosen by attn-select-tiles).
+  Option<int64_t> qTile{*this, "q-tile",
+                        llvm::cl::desc("override: query rows per tile"),
+                        llvm::cl::init(0)};
+  Option<int64_t> kvTile{*this, "kv-tile",
+                         llvm::cl::desc("override: keys per tile"),
+                         llvm::cl::init(0)};
+  Option<int64_t> tileWarps{*this, "tile-warps",
+                            llvm::cl::desc("override: warps per CTA"),
+                            llvm::cl::init(0)};
+  Option<int64_t> tileStages{*this, "tile-stages",
+                             llvm::cl::desc("override: K/V stages"),
+                             llvm::cl::init(0)};
 };
 
 /// How attention executes, without changing what it computes:
@@ -124,6 +137,8 @@ struct FlashIRPipelineOptions {
   KernelOptions kernels;
   /// Expected average query length (tile selection).
   int64_t avgQoLen = 1;
+  /// Tile overrides for attn-select-tiles (CPU path); 0 = chosen.
+  int64_t qTile = 0, kvTile = 0, tileWarps = 0, tileStages = 0;
 };
 
 /// CPU: [raise], attn-schedule (prefix composition, head-group fusion,

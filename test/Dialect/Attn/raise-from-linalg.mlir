@@ -474,3 +474,105 @@ func.func @mask_then_scale(%q: tensor<1x3x4xf32>, %k: tensor<1x3x4xf32>, %v: ten
   %o = linalg.batch_matmul ins(%p, %v : tensor<1x3x3xf32>, tensor<1x3x4xf32>) outs(%o0 : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
   return %o : tensor<1x3x4xf32>
 }
+
+// -----
+
+// Softmax spelled out: max, exp(s - max), sum, divide (over the last
+// dimension, max and sum over fills of -inf and 0).
+// CHECK-LABEL: func.func @decomposed_softmax
+// CHECK: attn.attention @plain({{.*}}) {num_kv_heads = 1 : i64, num_qo_heads = 1 : i64, scale = 2.500000e-01 : f32}
+// CHECK-NOT: math.exp
+// CHECK-NOT: linalg.generic
+// CHECK-LABEL: func.func @not_softmax
+// CHECK-NOT: attn.attention
+#id = affine_map<(a, b, c) -> (a, b, c)>
+#row = affine_map<(a, b, c) -> (a, b)>
+func.func @decomposed_softmax(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x4xf32>) -> tensor<2x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c = arith.constant 0.25 : f32
+  %e0 = tensor.empty() : tensor<2x3x5xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  %s1 = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<2x3x4xf32>, tensor<2x5x4xf32>) outs(%s0 : tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s1 : tensor<2x3x5xf32>) outs(%e0 : tensor<2x3x5xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<2x3x5xf32>
+  %er = tensor.empty() : tensor<2x3xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%er : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s : tensor<2x3x5xf32>) outs(%m0 : tensor<2x3xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3xf32>
+  %e = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %m : tensor<2x3x5xf32>, tensor<2x3xf32>) outs(%e0 : tensor<2x3x5xf32>) {
+  ^bb0(%x: f32, %mx: f32, %out: f32):
+    %d = arith.subf %x, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x5xf32>
+  %l0 = linalg.fill ins(%zero : f32) outs(%er : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %l = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e : tensor<2x3x5xf32>) outs(%l0 : tensor<2x3xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%e, %l : tensor<2x3x5xf32>, tensor<2x3xf32>) outs(%e0 : tensor<2x3x5xf32>) {
+  ^bb0(%x: f32, %sum: f32, %out: f32):
+    %r = arith.divf %x, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x5xf32>
+  %e1 = tensor.empty() : tensor<2x3x4xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x3x5xf32>, tensor<2x5x4xf32>) outs(%o0 : tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %o : tensor<2x3x4xf32>
+}
+
+// Negative: normalised by the sum of the scores, not of the exponentials.
+func.func @not_softmax(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x4xf32>) -> tensor<2x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e0 = tensor.empty() : tensor<2x3x5xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<2x3x4xf32>, tensor<2x5x4xf32>) outs(%s0 : tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  %er = tensor.empty() : tensor<2x3xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%er : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s : tensor<2x3x5xf32>) outs(%m0 : tensor<2x3xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3xf32>
+  %e = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %m : tensor<2x3x5xf32>, tensor<2x3xf32>) outs(%e0 : tensor<2x3x5xf32>) {
+  ^bb0(%x: f32, %mx: f32, %out: f32):
+    %d = arith.subf %x, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x5xf32>
+  %l0 = linalg.fill ins(%zero : f32) outs(%er : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %l = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s : tensor<2x3x5xf32>) outs(%l0 : tensor<2x3xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%e, %l : tensor<2x3x5xf32>, tensor<2x3xf32>) outs(%e0 : tensor<2x3x5xf32>) {
+  ^bb0(%x: f32, %sum: f32, %out: f32):
+    %r = arith.divf %x, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x5xf32>
+  %e1 = tensor.empty() : tensor<2x3x4xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x3x5xf32>, tensor<2x5x4xf32>) outs(%o0 : tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %o : tensor<2x3x4xf32>
+}

@@ -5,7 +5,8 @@
 //   S = batch_matmul(Q, Kᵀ)            (outs: a zero fill)
 //   S = S * c  or  S / c               (optional elementwise linalg.generic)
 //   S = select(j > i, -inf, S)         (optional causal mask, Lq = Lk)
-//   P = linalg.softmax(S) over the last dimension
+//   P = linalg.softmax(S) over the last dimension (or spelled out:
+//       exp(S - max) / sum as four linalg.generic ops)
 //   O = batch_matmul(P, V)             (outs: a zero fill)
 //
 // with Kᵀ either a linalg.transpose of K (permutation [0, 2, 1]) or
@@ -23,6 +24,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
@@ -249,20 +251,124 @@ std::optional<std::pair<Value, int64_t>> unbroadcast(Value v) {
   return std::make_pair(broadcast.getInput(), type.getDimSize(1));
 }
 
-std::optional<Match> match(linalg::SoftmaxOp softmax) {
+/// The body of `g` is one `Op` of its block arguments `a` and `b` (in either
+/// order when `commutative`), yielded.
+template <typename Op>
+bool bodyIs(linalg::GenericOp g, unsigned a, unsigned b, bool commutative) {
+  Block &body = g.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  auto op = dyn_cast<Op>(body.front());
+  if (!op || cast<linalg::YieldOp>(body.getTerminator()).getValues() !=
+                 ValueRange{op->getResult(0)})
+    return false;
+  Value x = body.getArgument(a), y = body.getArgument(b);
+  return (op->getOperand(0) == x && op->getOperand(1) == y) ||
+         (commutative && op->getOperand(0) == y && op->getOperand(1) == x);
+}
+
+/// A generic over [B, Lq, Lk] with the given maps (identity or row
+/// (d0, d1)) and iterators (the last one a reduction or not).
+bool hasShape(linalg::GenericOp g, ArrayRef<bool> rowMaps, bool reduction) {
+  MLIRContext *ctx = g.getContext();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(3, ctx);
+  AffineMap row = AffineMap::get(
+      3, 0, {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx)}, ctx);
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (maps.size() != rowMaps.size() || g.getNumLoops() != 3 ||
+      g.getNumReductionLoops() != (reduction ? 1u : 0u) ||
+      (reduction &&
+       g.getIteratorTypesArray()[2] != utils::IteratorType::reduction))
+    return false;
+  for (auto [map, isRow] : llvm::zip_equal(maps, rowMaps))
+    if (map != (isRow ? row : id))
+      return false;
+  return true;
+}
+
+/// The softmax input S of P = E / sum(E), E = exp(S - max(S)) spelled out
+/// as four linalg.generic ops over the last dimension (max and sum over
+/// fills of -inf and 0); their ops join `dead`.
+Value decomposedSoftmaxInput(Value p, SmallVector<Operation *> &dead) {
+  auto div = p.getDefiningOp<linalg::GenericOp>();
+  if (!div || div.getNumDpsInputs() != 2 || !div->hasOneUse() ||
+      !hasShape(div, {false, true, false}, false) ||
+      !bodyIs<arith::DivFOp>(div, 0, 1, false))
+    return {};
+  Value e = div.getDpsInputs()[0], l = div.getDpsInputs()[1];
+  auto sum = l.getDefiningOp<linalg::GenericOp>();
+  if (!sum || sum.getNumDpsInputs() != 1 || !sum->hasOneUse() ||
+      sum.getDpsInputs()[0] != e || !hasShape(sum, {false, true}, true) ||
+      !bodyIs<arith::AddFOp>(sum, 0, 1, true) ||
+      !isZeroFill(sum.getDpsInits()[0]))
+    return {};
+  auto exp = e.getDefiningOp<linalg::GenericOp>();
+  if (!exp || exp.getNumDpsInputs() != 2 ||
+      !llvm::hasNItems(exp->getUses(), 2) ||
+      !hasShape(exp, {false, true, false}, false))
+    return {};
+  Block &body = exp.getRegion().front();
+  auto expOp = body.getOperations().size() == 3
+                   ? dyn_cast<math::ExpOp>(*std::next(body.begin()))
+                   : math::ExpOp();
+  auto sub = body.front().getNumResults()
+                 ? dyn_cast<arith::SubFOp>(body.front())
+                 : arith::SubFOp();
+  if (!expOp || !sub || sub.getLhs() != body.getArgument(0) ||
+      sub.getRhs() != body.getArgument(1) || expOp.getOperand() != sub ||
+      cast<linalg::YieldOp>(body.getTerminator()).getValues() !=
+          ValueRange{expOp.getResult()})
+    return {};
+  Value s = exp.getDpsInputs()[0], mx = exp.getDpsInputs()[1];
+  auto max = mx.getDefiningOp<linalg::GenericOp>();
+  if (!max || max.getNumDpsInputs() != 1 || !max->hasOneUse() ||
+      max.getDpsInputs()[0] != s || !hasShape(max, {false, true}, true) ||
+      !(bodyIs<arith::MaximumFOp>(max, 0, 1, true) ||
+        bodyIs<arith::MaxNumFOp>(max, 0, 1, true)))
+    return {};
+  auto fill = max.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  std::optional<double> init =
+      fill ? constantFloat(fill.getInputs()[0]) : std::nullopt;
+  if (!init || !std::isinf(*init) || *init > 0)
+    return {};
+  dead.append({div, sum, exp, max});
+  return s;
+}
+
+/// Every user of `op`'s results is already part of the match (the scores
+/// feed both the max and the exponential of a spelled-out softmax).
+bool usedOnlyBy(Operation *op, ArrayRef<Operation *> matched) {
+  for (Operation *user : op->getUsers())
+    if (!llvm::is_contained(matched, user))
+      return false;
+  return true;
+}
+
+std::optional<Match> match(linalg::BatchMatmulOp pv) {
   Match m;
-  auto sType = dyn_cast<RankedTensorType>(softmax.getInput().getType());
-  if (!sType || sType.getRank() != 3 || !sType.hasStaticShape() ||
-      softmax.getDimension() != 2 || !softmax->hasOneUse())
-    return std::nullopt;
-  m.pv = dyn_cast<linalg::BatchMatmulOp>(*softmax->getUsers().begin());
-  if (!m.pv || m.pv.getDpsInputs()[0] != softmax.getResult()[0] ||
-      !hasDefaultMaps(m.pv) || !isZeroFill(m.pv.getDpsInits()[0]) ||
+  m.pv = pv;
+  if (!hasDefaultMaps(m.pv) || !isZeroFill(m.pv.getDpsInits()[0]) ||
       m.pv->getNumResults() != 1)
     return std::nullopt;
+  Value p = m.pv.getDpsInputs()[0];
   m.v = m.pv.getDpsInputs()[1];
-  m.dead = {m.pv, softmax};
-  Value s = softmax.getInput();
+  m.dead = {m.pv};
+  Value s;
+  if (auto softmax = p.getDefiningOp<linalg::SoftmaxOp>()) {
+    if (softmax.getDimension() != 2 || !softmax->hasOneUse())
+      return std::nullopt;
+    m.dead.push_back(softmax);
+    s = softmax.getInput();
+  } else {
+    if (!p.getDefiningOp() || !p.getDefiningOp()->hasOneUse())
+      return std::nullopt;
+    s = decomposedSoftmaxInput(p, m.dead);
+    if (!s)
+      return std::nullopt;
+  }
+  auto sType = dyn_cast<RankedTensorType>(s.getType());
+  if (!sType || sType.getRank() != 3 || !sType.hasStaticShape())
+    return std::nullopt;
   // At most two elementwise steps (scale, causal mask, in either order or
   // fused in one generic).
   // Additive masks must come after every scale (s * c + M, not (s + M) *
@@ -270,7 +376,8 @@ std::optional<Match> match(linalg::SoftmaxOp softmax) {
   for (int steps = 0; steps < 3; ++steps) {
     if (auto add = s.getDefiningOp<linalg::AddOp>()) {
       Value a = add.getDpsInputs()[0], b = add.getDpsInputs()[1];
-      if (!add->hasOneUse() || m.maskKind != MaskKind::None || m.scale != 1.0)
+      if (!usedOnlyBy(add, m.dead) || m.maskKind != MaskKind::None ||
+          m.scale != 1.0)
         return std::nullopt;
       // The scores are the operand a matmul or a scale produces.
       bool scoresFirst = a.getDefiningOp<linalg::BatchMatmulOp>() ||
@@ -285,7 +392,7 @@ std::optional<Match> match(linalg::SoftmaxOp softmax) {
     if (!g)
       break;
     std::optional<ScoreMap> sm = scoreMapOf(g);
-    if (!sm || !g->hasOneUse() || (sm->causal && m.causal) ||
+    if (!sm || !usedOnlyBy(g, m.dead) || (sm->causal && m.causal) ||
         (sm->mask != MaskKind::None && m.maskKind != MaskKind::None) ||
         (sm->mask == MaskKind::Additive && m.scale != 1.0))
       return std::nullopt;
@@ -301,7 +408,7 @@ std::optional<Match> match(linalg::SoftmaxOp softmax) {
   if (m.causal && m.maskKind != MaskKind::None)
     return std::nullopt;
   auto qk = s.getDefiningOp<linalg::BatchMatmulOp>();
-  if (!qk || !qk->hasOneUse() || !isZeroFill(qk.getDpsInits()[0]))
+  if (!qk || !usedOnlyBy(qk, m.dead) || !isZeroFill(qk.getDpsInits()[0]))
     return std::nullopt;
   m.q = qk.getDpsInputs()[0];
   m.k = transposedOperand(qk);
@@ -601,8 +708,8 @@ struct AttnRaiseFromLinalgPass
   using AttnRaiseFromLinalgBase::AttnRaiseFromLinalgBase;
   void runOnOperation() override {
     SmallVector<Match> matches;
-    getOperation()->walk([&](linalg::SoftmaxOp softmax) {
-      if (std::optional<Match> m = match(softmax))
+    getOperation()->walk([&](linalg::BatchMatmulOp pv) {
+      if (std::optional<Match> m = match(pv))
         matches.push_back(*m);
     });
     for (Match &m : matches)

@@ -58,6 +58,22 @@ struct SelectTilesPass
           << avgLen;
       return signalPassFailure();
     }
+    auto badOverride = [&](StringRef name, int64_t value,
+                           ArrayRef<int64_t> allowed) {
+      if (value == 0 || llvm::is_contained(allowed, value))
+        return false;
+      std::string set;
+      for (int64_t a : allowed)
+        set += (set.empty() ? "" : ", ") + std::to_string(a);
+      module.emitError("attn-select-tiles: ")
+          << name << " must be one of " << set << " (or 0), got " << value;
+      return true;
+    };
+    if (badOverride("q-tile", qTile, {1, 16, 32, 64, 128}) ||
+        badOverride("kv-tile", kvTile, {32, 64, 128}) ||
+        badOverride("tile-warps", tileWarps, {1, 2, 4, 8, 16}) ||
+        badOverride("tile-stages", tileStages, {1, 2, 3, 4}))
+      return signalPassFailure();
 
     bool anyFailed = false;
     module.walk([&](AttentionOp op) {
@@ -85,7 +101,27 @@ struct SelectTilesPass
         anyFailed = true;
         return;
       }
-      const target::TileChoice &tile = selection.choice;
+      target::TileChoice tile = selection.choice;
+      if (qTile || kvTile || tileWarps || tileStages) {
+        tile.q = qTile ? qTile : tile.q;
+        tile.kv = kvTile ? kvTile : tile.kv;
+        tile.warps = tileWarps ? tileWarps : tile.warps;
+        tile.stages = tileStages ? tileStages : tile.stages;
+        target::TileBudget budget =
+            target::estimate(*info, tile, request.headDim,
+                             target::elementBytes(request.elementType));
+        if (!budget.fits()) {
+          op.emitOpError("the overridden tile <q = ")
+              << tile.q << ", kv = " << tile.kv << ", warps = " << tile.warps
+              << ", stages = " << tile.stages << "> exceeds the " << info->name
+              << " budget: "
+              << (!budget.fitsSharedMemory ? "shared memory"
+                  : !budget.fitsRegisters  ? "registers"
+                                           : "threads per block");
+          anyFailed = true;
+          return;
+        }
+      }
       // Any configuration already present is replaced.
       op.setTilesAttr(
           TileConfigAttr::get(ctx, tile.q, tile.kv, tile.warps, tile.stages));

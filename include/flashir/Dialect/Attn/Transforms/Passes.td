@@ -98,15 +98,28 @@ def AttnSelectTiles : Pass<"attn-select-tiles", "::mlir::ModuleOp"> {
     (f32 output accumulator, f32 scores, overhead) within 255 and the
     register file of an SM.
 
-    Errors: an unknown chip or `avg-qo-len < 1` (on the module); bf16 on
-    sm_75 (no bf16 tensor-core instructions) and attentions whose smallest
-    tile exceeds a budget (on the attention, naming the budget).
+    Overrides (`q-tile`, `kv-tile`, `tile-warps`, `tile-stages`) replace the
+    chosen values field by field; the result must still fit the chip's
+    budget.
+
+    Errors: an unknown chip, `avg-qo-len < 1` or an override outside its
+    set (on the module); bf16 on sm_75 (no bf16 tensor-core instructions)
+    and attentions whose smallest tile, or whose overridden tile, exceeds a
+    budget (on the attention, naming the budget).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
            "target chip: sm_75, sm_80, sm_86, sm_89 or sm_90a">,
     Option<"avgQoLen", "avg-qo-len", "int64_t", /*default=*/"1",
-           "expected average query length per request (1 = decode)">
+           "expected average query length per request (1 = decode)">,
+    Option<"qTile", "q-tile", "int64_t", /*default=*/"0",
+           "override: query rows per tile (1, 16, 32, 64, 128; 0 = chosen)">,
+    Option<"kvTile", "kv-tile", "int64_t", /*default=*/"0",
+           "override: keys per tile (32, 64, 128; 0 = chosen)">,
+    Option<"tileWarps", "tile-warps", "int64_t", /*default=*/"0",
+           "override: warps per CTA (1, 2, 4, 8, 16; 0 = chosen)">,
+    Option<"tileStages", "tile-stages", "int64_t", /*default=*/"0",
+           "override: K/V stages (1..4; 0 = chosen)">
   ];
 }
 
@@ -121,7 +134,7 @@ def AttnRaiseFromLinalg : Pass<"attn-raise-from-linalg", "::mlir::ModuleOp"> {
     S = S * c  or  S / c            optional elementwise linalg.generic(s)
     S = select(j > i, -inf, S)      optional causal mask (Lq = Lk), or
     S = S + M  |  select(M, S, -inf) a mask tensor M (additive, or i1)
-    P = linalg.softmax(S) dimension(2)
+    P = linalg.softmax(S) dimension(2)   or spelled out: exp(S - max) / sum
     O = linalg.batch_matmul(P, V)   outs: linalg.fill 0
     ```
 
@@ -140,8 +153,10 @@ def AttnRaiseFromLinalg : Pass<"attn-raise-from-linalg", "::mlir::ModuleOp"> {
     A mask tensor becomes a parameter of a variant the pass adds to the
     module (`@raised_additive_mask_<type>`: logits + M[...];
     `@raised_boolean_mask`: mask hook M[...]), indexed through per-request
-    row offsets; an additive mask must be added after the scale. Not
-    recognised yet: a decomposed softmax.
+    row offsets; an additive mask must be added after the scale. The
+    spelled-out softmax is four generics over the last dimension: a max
+    reduction (fill -inf), exp(S - max), a sum reduction (fill 0) and the
+    division.
 
     With `paged-kv`, K and V become a paged view of one-token pages
     (identity page table) instead of a ragged view: the form the NVIDIA
