@@ -196,6 +196,22 @@ Status flashir::runtime::plan(const BatchRef &batch,
         int64_t k = 0;
         while (k < st.keys) {
           int64_t left = st.keys - k;
+          // Feasibility only: the full CTAs a long stream fills from a
+          // fresh CTA, all at once (the same decisions as one at a time
+          // below: a piece of `cap` keys each while at least cap + kMinPiece
+          // keys are left).
+          if (!out && load == 0.0) {
+            double room0 = target - costOf(st, 0);
+            int64_t cap = room0 >= 0.0 ? int64_t(room0 / beta) : 0;
+            if (cap >= kMinPiece && left >= cap + kMinPiece) {
+              int64_t n = (left - kMinPiece) / cap;
+              if (cta + n >= numCtas)
+                return false;
+              cta += n;
+              k += n * cap;
+              continue;
+            }
+          }
           double room = target - load - costOf(st, 0);
           int64_t fits =
               room >= 0.0 ? std::min<int64_t>(left, int64_t(room / beta)) : 0;
@@ -267,10 +283,18 @@ Status flashir::runtime::plan(const BatchRef &batch,
       if (assignLpt(lpt) < fillMakespan)
         pieces = std::move(lpt);
     }
-    // Stable order: by stream (request, query tile), then keys.
-    std::sort(pieces.begin(), pieces.end(), [](const Piece &a, const Piece &b) {
-      return a.stream != b.stream ? a.stream < b.stream : a.k0 < b.k0;
-    });
+    // Stable order: by stream (request, query tile), then keys. A stream's
+    // pieces come out of the fill together and in key order, so a counting
+    // sort by stream keeps them right.
+    std::vector<int64_t> start(streams.size() + 1, 0);
+    for (const Piece &piece : pieces)
+      ++start[piece.stream + 1];
+    for (size_t t = 0; t < streams.size(); ++t)
+      start[t + 1] += start[t];
+    std::vector<Piece> sorted(pieces.size());
+    for (const Piece &piece : pieces)
+      sorted[start[piece.stream]++] = piece;
+    pieces = std::move(sorted);
   }
   int64_t numItems = pieces.size();
   if (numItems > capacity.maxChunks)
@@ -328,13 +352,14 @@ Status flashir::runtime::plan(const BatchRef &batch,
   for (size_t id = 0; id < plan.items.size(); ++id)
     plan.ctaItems[next[plan.items[id].cta]++] = int32_t(id);
   for (int64_t c = 0; c < numCtas; ++c)
-    std::sort(plan.ctaItems.begin() + plan.ctaIndptr[c],
-              plan.ctaItems.begin() + plan.ctaIndptr[c + 1],
-              [&](int32_t a, int32_t b) {
-                return plan.items[a].cost != plan.items[b].cost
-                           ? plan.items[a].cost > plan.items[b].cost
-                           : a < b;
-              });
+    if (plan.ctaIndptr[c + 1] - plan.ctaIndptr[c] > 1)
+      std::sort(plan.ctaItems.begin() + plan.ctaIndptr[c],
+                plan.ctaItems.begin() + plan.ctaIndptr[c + 1],
+                [&](int32_t a, int32_t b) {
+                  return plan.items[a].cost != plan.items[b].cost
+                             ? plan.items[a].cost > plan.items[b].cost
+                             : a < b;
+                });
   plan.makespan = *std::max_element(loads.begin(), loads.end());
   plan.lowerBound = std::max(total / double(numCtas), largest);
   if (options.fixedChunkSize)
