@@ -3,7 +3,7 @@
 // embed-opt INPUT [--target=cpu|nvidia] [--chip=sm_90a]: parses a linalg (or
 // attn) program, runs FlashIR's pipeline with attention raised from linalg,
 // and prints the result. Uses only the installed package's API:
-// registerFlashIRDialects, registerFlashIRPasses, buildFlashIRPipeline.
+// registerFlashIRToolDialects, registerFlashIRPasses, buildFlashIRPipeline.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,15 +11,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVM/NVVM/Target.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -51,14 +44,7 @@ int main(int argc, char **argv) {
   }
 
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
-  mlir::registerBuiltinDialectTranslation(registry);
-  mlir::registerLLVMDialectTranslation(registry);
-  mlir::registerNVVMDialectTranslation(registry);
-  mlir::registerGPUDialectTranslation(registry);
-  flashir::registerFlashIRDialects(registry);
+  flashir::registerFlashIRToolDialects(registry);
   flashir::registerFlashIRPasses();
   mlir::MLIRContext context(registry);
 

@@ -6,8 +6,15 @@
 #include "flashir/Dialect/Attn/IR/Attn.h"
 #include "flashir/Dialect/Attn/Transforms/Passes.h"
 
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -133,7 +140,8 @@ void flashir::buildFlashIRPipeline(OpPassManager &pm,
     buildAttnToCPUPipeline(pm);
     return;
   }
-  addPipeline(pm, "attn-import-variants");
+  // buildAttnToKernelsPipeline imports the variants; split-KV resolves the
+  // standard ones itself.
   if (options.chunkSize >= 0)
     addPipeline(pm, "attn-split-kv{chunk-size=" +
                         std::to_string(options.chunkSize) + "}");
@@ -146,6 +154,17 @@ void flashir::buildFlashIRPipeline(OpPassManager &pm,
 
 void flashir::registerFlashIRDialects(DialectRegistry &registry) {
   registry.insert<attn::AttnDialect>();
+}
+
+void flashir::registerFlashIRToolDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerFlashIRDialects(registry);
 }
 
 void flashir::registerFlashIRPasses() {

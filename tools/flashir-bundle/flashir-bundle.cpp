@@ -16,18 +16,10 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVM/NVVM/Target.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -150,22 +142,14 @@ std::string findPtxas() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  registerAllPasses();
-  flashir::attn::registerAttnPasses();
-  flashir::registerFlashIRConversionPasses();
+  flashir::registerFlashIRPasses();
   cl::ParseCommandLineOptions(argc, argv, "FlashIR kernel bundle writer\n");
   if (chips.empty())
     for (const char *chip : {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90a"})
       chips.push_back(chip);
 
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  registerNVVMDialectTranslation(registry);
-  registerGPUDialectTranslation(registry);
+  flashir::registerFlashIRToolDialects(registry);
   registry.insert<flashir::attn::AttnDialect>();
   MLIRContext ctx(registry);
 

@@ -21,13 +21,8 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -593,15 +588,8 @@ int main(int argc, char **argv) {
 
   // The MLIR side.
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  registry.insert<attn::AttnDialect>();
-  registerAllPasses();
-  attn::registerAttnPasses();
-  registerFlashIRConversionPasses();
-  registerAttnPipelines();
+  flashir::registerFlashIRToolDialects(registry);
+  flashir::registerFlashIRPasses();
   MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
 

@@ -151,6 +151,11 @@ void buildFlashIRPipeline(mlir::OpPassManager &pm,
 /// Registers the attn dialect (and nothing else) into `registry`.
 void registerFlashIRDialects(mlir::DialectRegistry &registry);
 
+/// Everything FlashIR's tools use: every upstream dialect and extension, the
+/// NVVM target, the LLVM IR translations (builtin, LLVM, NVVM, GPU) and
+/// attn.
+void registerFlashIRToolDialects(mlir::DialectRegistry &registry);
+
 /// Registers FlashIR's passes and named pipelines with the global pass
 /// registry, and the upstream passes the pipelines are made of (all of
 /// them): call it before buildFlashIRPipeline or parsing a pipeline.

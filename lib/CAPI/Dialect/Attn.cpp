@@ -9,15 +9,11 @@
 #include "mlir/CAPI/Pass.h"
 #include "mlir/CAPI/Registration.h"
 #include "mlir/CAPI/Support.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 
 MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Attn, attn, flashir::attn::AttnDialect)
 
 void flashirRegisterAllDialects(MlirDialectRegistry registry) {
-  mlir::registerAllDialects(*unwrap(registry));
-  mlir::registerAllExtensions(*unwrap(registry));
-  flashir::registerFlashIRDialects(*unwrap(registry));
+  flashir::registerFlashIRToolDialects(*unwrap(registry));
 }
 
 void flashirRegisterPasses(void) { flashir::registerFlashIRPasses(); }
