@@ -89,6 +89,7 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
   runner->headDim = decode->args[0].shape[2];
   runner->pageSize = decode->args[2].shape[1];
   runner->numKvHeads = decode->args[2].shape[2];
+  runner->numParams = decode->args.size() - 13;
   MetadataLayout layout(c);
   runner->metadataBytes = layout.total * 4;
   WorkspaceSize size = workspaceSize(c, runner->numQoHeads, runner->headDim);
@@ -152,8 +153,6 @@ Status SplitDecodeRunner::plan(const BatchRef &batch, void *stream) {
 Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
                               bool capacityGrids) {
   const PlanCapacity &c = config.capacity;
-  const KernelInfo *decode = bundle->find(config.decodeKernel);
-  size_t numParams = decode->args.size() - 13;
   if (buffers.params.size() != numParams)
     return invalid(config.decodeKernel + " takes " + std::to_string(numParams) +
                    " variant parameters, " +

@@ -76,6 +76,7 @@ private:
   DecodeLauncher *bundle = nullptr;
   Config config;
   int64_t numQoHeads = 0, numKvHeads = 0, headDim = 0, pageSize = 0;
+  size_t numParams = 0; ///< variant parameters of the decode kernel
   void *workspace = nullptr, *staging = nullptr;
   int64_t workspaceBytes_ = 0, metadataBytes = 0;
   int64_t partialOOffset = 0, partialLseOffset = 0;
