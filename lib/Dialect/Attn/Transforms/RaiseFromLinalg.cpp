@@ -472,22 +472,35 @@ std::optional<Match> match(linalg::BatchMatmulOp pv) {
   return m;
 }
 
-/// [B, L, D] -> [B * L, 1, D] with a dynamic first dimension.
-Value toTokens(OpBuilder &b, Location loc, Value t) {
+/// [B, L, D] -> [B * L, 1 (x units), D] with a dynamic first dimension:
+/// tokens with one head (units = 1) or one-token pages of one head (2).
+Value withUnitDims(OpBuilder &b, Location loc, Value t, int64_t units) {
   auto type = cast<RankedTensorType>(t.getType());
+  Type e = type.getElementType();
   int64_t rows = type.getDimSize(0) * type.getDimSize(1),
           d = type.getDimSize(2);
   Value flat = tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get({rows, d}, type.getElementType()), t,
+      b, loc, RankedTensorType::get({rows, d}, e), t,
       ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-  Value withHead = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({rows, 1, d}, type.getElementType()), flat,
-      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
-  return tensor::CastOp::create(
-      b, loc,
-      RankedTensorType::get({ShapedType::kDynamic, 1, d},
-                            type.getElementType()),
-      withHead);
+  SmallVector<int64_t> shape = {rows}, dynamic = {ShapedType::kDynamic};
+  ReassociationIndices last;
+  for (int64_t u = 0; u < units; ++u) {
+    shape.push_back(1);
+    dynamic.push_back(1);
+    last.push_back(1 + u);
+  }
+  shape.push_back(d);
+  dynamic.push_back(d);
+  last.push_back(1 + units);
+  Value expanded = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, e), flat,
+      ArrayRef<ReassociationIndices>{{0}, last});
+  return tensor::CastOp::create(b, loc, RankedTensorType::get(dynamic, e),
+                                expanded);
+}
+
+Value toTokens(OpBuilder &b, Location loc, Value t) {
+  return withUnitDims(b, loc, t, 1);
 }
 
 /// [0, len, 2 len, ..., batch len] as tensor<?xi32>.
@@ -517,21 +530,7 @@ Value iota(OpBuilder &b, Location loc, int64_t n) {
 
 /// [B, L, D] -> a pool of one-token pages [B * L, 1, 1, D].
 Value toPages(OpBuilder &b, Location loc, Value t) {
-  Value tokens = toTokens(b, loc, t); // [?, 1, D]
-  auto type = cast<RankedTensorType>(t.getType());
-  int64_t rows = type.getDimSize(0) * type.getDimSize(1),
-          d = type.getDimSize(2);
-  Value s = tensor::CastOp::create(
-      b, loc, RankedTensorType::get({rows, 1, d}, type.getElementType()),
-      tokens);
-  s = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({rows, 1, 1, d}, type.getElementType()), s,
-      ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}});
-  return tensor::CastOp::create(
-      b, loc,
-      RankedTensorType::get({ShapedType::kDynamic, 1, 1, d},
-                            type.getElementType()),
-      s);
+  return withUnitDims(b, loc, t, 2);
 }
 
 /// [N * a, c, D] -> [N * c, a, D] through [N, a, c, D] -> [N, c, a, D]: with
