@@ -89,3 +89,16 @@ func.func @causal_g4_d256_p1(%k: tensor<?x1x4x256xbf16>, %v: tensor<?x1x4x256xbf
       -> tensor<?x16x256xbf16>, tensor<?x16xf32>
   return %o, %l : tensor<?x16x256xbf16>, tensor<?x16xf32>
 }
+
+// One KV head (Hq 4): a page's rows are contiguous; the page-layout probe
+// compares it with plain_h32_p16 at equal bytes and CTA count.
+func.func @plain_g4_kv1_p16(%k: tensor<?x16x1x128xbf16>, %v: tensor<?x16x1x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x4x128xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x4x128xbf16>, tensor<?x4xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x1x128xbf16>, tensor<?x16x1x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 1, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x4x128xbf16> -> !attn.ragged_q<heads = 4, head_dim = 128, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 4 : i64, num_kv_heads = 1 : i64} : !attn.ragged_q<heads = 4, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 1, head_dim = 128, bf16>
+      -> tensor<?x4x128xbf16>, tensor<?x4xf32>
+  return %o, %l : tensor<?x4x128xbf16>, tensor<?x4xf32>
+}

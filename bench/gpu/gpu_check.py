@@ -53,14 +53,22 @@ class Module:
         return fn
 
 
-def launch(fn, grid, block, args):
-    """args: list of ctypes scalars (kept alive by the caller)."""
+def launch(fn, grid, block, args, shared=0):
+    """args: list of ctypes scalars (kept alive by the caller); shared: dynamic
+    shared memory bytes."""
     params = (ctypes.c_void_p * len(args))(
         *[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
     stream = torch.cuda.current_stream().cuda_stream
-    _check(_cuda.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block, 1, 1, 0,
+    _check(_cuda.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block, 1, 1, shared,
                                 ctypes.c_void_p(stream), params, None),
            "cuLaunchKernel")
+
+
+def allow_shared(fn, nbytes):
+    """Opts `fn` in to more than 48 KiB of dynamic shared memory."""
+    if nbytes > 48 * 1024:
+        _check(_cuda.cuFuncSetAttribute(fn, 8, ctypes.c_int(nbytes)),  # MAX_DYNAMIC_SHARED_SIZE_BYTES
+               "cuFuncSetAttribute")
 
 
 def memref_args(t: torch.Tensor):
@@ -85,9 +93,10 @@ class Kernel:
     """A decode kernel of the bundle; split-KV ones (partial states) carry
     their merge kernel."""
 
-    def __init__(self, entry, fn):
+    def __init__(self, entry, fn, shared=0):
         self.name = entry["name"]
         self.fn = fn
+        self.shared = shared  # dynamic shared memory (tensor-core kernels)
         self.block = entry["block"]
         self.variant = entry.get("variant", "plain")
         args = entry["args"]
@@ -101,13 +110,17 @@ class Kernel:
         self.merge = None  # (function, block) of a split-KV kernel
 
 
-def load_kernels(manifest, module):
+def load_kernels(manifest, module, chip):
+    facts = [t for t in manifest["targets"] if t["chip"] == chip][0].get("kernels", {})
     kernels, merges = {}, {}
     for e in manifest["kernels"]:
         if e.get("grid") == "requests x num_qo_heads":
             merges[e["name"].replace("_merge_", "_decode_")] = (module.function(e["name"]), e["block"])
         else:
-            kernels[e["name"]] = Kernel(e, module.function(e["name"]))
+            shared = facts.get(e["name"], {}).get("dynamic_shared_memory_bytes", 0)
+            fn = module.function(e["name"])
+            allow_shared(fn, shared)
+            kernels[e["name"]] = Kernel(e, fn, shared)
     for name, k in kernels.items():
         if k.chunked:
             k.merge = merges[name]
@@ -131,14 +144,15 @@ def plan_chunks(kv_lens, chunk_len, empty_chunks=False):
     return indptr, request, starts, ends
 
 
-def make_batch(k: Kernel, qo_lens, kv_lens, gen, shared_pages=True):
-    """Ragged queries; KV pool of shuffled pages (plus spares), optionally a
-    page shared by every request; random values everywhere (NaN would be
-    caught as well, but spares hold random data so timing is not flattered)."""
+def make_batch(k: Kernel, qo_lens, kv_lens, gen, shared_pages=True, shuffle=True):
+    """Ragged queries; KV pool of shuffled pages (plus spares; in pool order
+    when not `shuffle`), optionally a page shared by every request; random
+    values everywhere (NaN would be caught as well, but spares hold random
+    data so timing is not flattered)."""
     dev = "cuda"
     pages_per = [(n + k.page - 1) // k.page for n in kv_lens]
     num_pages = sum(pages_per) + 8
-    perm = torch.randperm(num_pages, generator=gen).tolist()
+    perm = torch.randperm(num_pages, generator=gen).tolist() if shuffle else list(range(num_pages))
     indptr, indices, last = [0], [], []
     for n, p in zip(kv_lens, pages_per):
         indices += perm[len(indices):len(indices) + p]
@@ -190,7 +204,7 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False):
     if not k.chunked:
         args += memref_args(out) + memref_args(lse) + params
         grid = (batch_size, k.hkv, 1)
-        return out, lse, lambda: launch(k.fn, grid, k.block, args)
+        return out, lse, lambda: launch(k.fn, grid, k.block, args, k.shared)
     cindptr, creq, cstart, cend = plan_chunks(batch["kv_lens"], chunk_len, empty_chunks)
     i32 = lambda x: torch.tensor(x if x else [0], dtype=torch.int32, device="cuda")
     chunks = [i32(cindptr), i32(creq), i32(cstart), i32(cend)]
@@ -208,7 +222,7 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False):
 
     def call():
         if num_chunks:
-            launch(k.fn, (num_chunks, k.hkv, 1), k.block, args)
+            launch(k.fn, (num_chunks, k.hkv, 1), k.block, args, k.shared)
         launch(mfn, (batch_size, k.hq, 1), mblock, margs)
     call.keep = (chunks, part_o, part_lse)
     return out, lse, call
@@ -372,6 +386,8 @@ def main():
     ap.add_argument("--small", action="store_true",
                     help="one tiny check per chip (for compute-sanitizer)")
     ap.add_argument("--no-bench", action="store_true")
+    ap.add_argument("--probe", action="store_true",
+                    help="page-order probe: shuffled vs in-order pages vs a device copy")
     ap.add_argument("--split-bundle", default=None,
                     help="bundle of split-KV kernels (flashir-bundle --schedule=...)")
     ap.add_argument("--chunk-lens", type=int, nargs="*", default=[512, 1024, 2048],
@@ -397,14 +413,14 @@ def main():
         images = []
         for target in manifest["targets"]:
             if target["chip"] == "sm_90a" and "cubin" in target:
-                images.append(("sm_90a cubin", os.path.join(bundle, target["cubin"])))
+                images.append(("sm_90a cubin", target["chip"], os.path.join(bundle, target["cubin"])))
             if target["chip"] in ("sm_80", "sm_75"):
-                images.append((target["chip"] + " PTX (driver JIT)",
+                images.append((target["chip"] + " PTX (driver JIT)", target["chip"],
                                os.path.join(bundle, target["ptx"])))
         kernels_by_image = {}
-        for label, path in images:
+        for label, chip, path in images:
             module = Module(open(path, "rb").read())
-            kernels = load_kernels(manifest, module)
+            kernels = load_kernels(manifest, module, chip)
             kernels_by_image[label] = kernels
             cases = [([1], [37], 1)] if args.small else [
                 ([1, 1, 1, 1], [1, 16, 17, 1000], 1),      # page boundaries
@@ -448,11 +464,42 @@ def main():
                                  chunk_len=chunk_len, peers=False)
                 report["bench"].append(row)
                 print(json.dumps(row))
+    if args.probe:
+        # Where the bandwidth goes: the same kernel on shuffled pages and on
+        # pages in pool order, next to a plain device copy of the KV bytes.
+        for path in [args.bundle] + args.sweep:
+            m = json.load(open(os.path.join(path, "manifest.json")))
+            cubin = [t for t in m["targets"] if t["chip"] == "sm_90a"][0]["cubin"]
+            kernels = load_kernels(m, Module(open(os.path.join(path, cubin), "rb").read()), "sm_90a")
+            for kname, b, l, shuffle in (("plain_h32_p16_decode_0", 64, 4096, True),
+                                         ("plain_h32_p16_decode_0", 64, 4096, False),
+                                         ("plain_h32_p16_decode_0", 128, 2048, True),
+                                         # Same bytes and CTAs, one KV head: contiguous pages.
+                                         ("plain_g4_kv1_p16_decode_8", 512, 4096, True)):
+                    k = kernels[kname]
+                    gen = torch.Generator().manual_seed(11)
+                    batch = make_batch(k, [1] * b, [l] * b, gen, shared_pages=False, shuffle=shuffle)
+                    out, lse, call = run_kernel(k, batch)
+                    ms = time_ms(call)
+                    nbytes = b * l * k.hkv * k.d * 4
+                    row = {"probe": os.path.basename(path), "kernel": kname, "B": b, "L": l,
+                           "shuffled_pages": shuffle, "ms": ms, "TBps": nbytes / ms / 1e9}
+                    kp, vp = batch["kp"], batch["vp"]
+                    dst_k, dst_v = torch.empty_like(kp), torch.empty_like(vp)
+
+                    def copy():
+                        dst_k.copy_(kp)
+                        dst_v.copy_(vp)
+                    cms = time_ms(copy)
+                    # Bytes read + written per second.
+                    row["copy_rw_TBps"] = 2 * (kp.numel() + vp.numel()) * kp.element_size() / cms / 1e9
+                    report["bench"].append(row)
+                    print(json.dumps(row))
     for path in args.sweep:
         m = json.load(open(os.path.join(path, "manifest.json")))
         cubin = [t for t in m["targets"] if t["chip"] == "sm_90a"][0]["cubin"]
         module = Module(open(os.path.join(path, cubin), "rb").read())
-        kernels = load_kernels(m, module)
+        kernels = load_kernels(m, module, "sm_90a")
         gen = torch.Generator().manual_seed(11)
         for case, kname, b, l in (("B64 L4096", "plain_h32_p16_decode_0", 64, 4096),
                                   ("B128 L2048", "plain_h32_p16_decode_0", 128, 2048),

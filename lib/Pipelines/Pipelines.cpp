@@ -75,7 +75,9 @@ void flashir::buildAttnToKernelsPipeline(OpPassManager &pm,
                       options.chip + " warps=" + std::to_string(options.warps) +
                       " unroll=" + std::to_string(options.unroll) +
                       " stages=" + std::to_string(options.stages) +
-                      " min-blocks=" + std::to_string(options.minBlocks) + "}");
+                      " min-blocks=" + std::to_string(options.minBlocks) +
+                      " tensor-cores=" + std::to_string(options.tensorCores) +
+                      " bulk-copy=" + std::to_string(options.bulkCopy) + "}");
 }
 
 void flashir::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef chip,
@@ -87,7 +89,8 @@ void flashir::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef chip,
   binary += "}";
   addPipeline(pm, ("nvvm-attach-target{chip=" + chip + " features=" + features +
                    " O=3},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,"
-                   "convert-nvgpu-to-nvvm,"
+                   "flashir-externalize-dynamic-shared,convert-nvgpu-to-nvvm,"
+                   "convert-nvvm-to-llvm,"
                    "convert-vector-to-llvm,canonicalize,cse),"
                    "reconcile-unrealized-casts," +
                    binary)
@@ -97,7 +100,8 @@ void flashir::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef chip,
 void flashir::buildAttnToPTXPipeline(OpPassManager &pm,
                                      const AttnToPTXOptions &options) {
   buildAttnToKernelsPipeline(pm, {options.chip, options.warps, options.unroll,
-                                  options.stages, options.minBlocks});
+                                  options.stages, options.minBlocks,
+                                  options.tensorCores, options.bulkCopy});
   buildKernelsToPTXPipeline(pm, options.chip, options.features,
                             options.toolkit);
 }

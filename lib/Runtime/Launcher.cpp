@@ -68,9 +68,20 @@ Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
     kernels.push_back(std::move(info));
   }
   targets.clear();
-  for (const JsonValue &t : ts->array())
-    targets.push_back({stringOf(t.get("chip")), stringOf(t.get("ptx")),
-                       stringOf(t.get("cubin"))});
+  for (const JsonValue &t : ts->array()) {
+    TargetInfo target{stringOf(t.get("chip")),
+                      stringOf(t.get("ptx")),
+                      stringOf(t.get("cubin")),
+                      {}};
+    if (const JsonValue *facts = t.get("kernels"); facts && facts->isObject())
+      for (const KernelInfo &k : kernels)
+        if (const JsonValue *f = facts->get(k.name))
+          if (const JsonValue *d = f->get("dynamic_shared_memory_bytes");
+              d && d->isNumber())
+            target.dynamicSharedMemoryBytes[k.name] =
+                static_cast<int64_t>(d->number());
+    targets.push_back(std::move(target));
+  }
   return Status::ok();
 }
 
@@ -93,6 +104,7 @@ struct CudaDriver::Api {
   int (*cuModuleGetFunction)(void **, void *, const char *);
   int (*cuLaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned,
                         unsigned, unsigned, unsigned, void *, void **, void **);
+  int (*cuFuncSetAttribute)(void *, int, int);
   int (*cuMemAllocHost)(void **, size_t);
   int (*cuMemFreeHost)(void *);
   int (*cuMemcpyHtoDAsync)(unsigned long long, const void *, size_t, void *);
@@ -149,6 +161,8 @@ Status CudaDriver::open(int ordinal, std::unique_ptr<CudaDriver> &out) {
       {"cuModuleGetFunction",
        reinterpret_cast<void **>(&api.cuModuleGetFunction)},
       {"cuLaunchKernel", reinterpret_cast<void **>(&api.cuLaunchKernel)},
+      {"cuFuncSetAttribute",
+       reinterpret_cast<void **>(&api.cuFuncSetAttribute)},
       {"cuMemAllocHost_v2", reinterpret_cast<void **>(&api.cuMemAllocHost)},
       {"cuMemFreeHost", reinterpret_cast<void **>(&api.cuMemFreeHost)},
       {"cuMemcpyHtoDAsync_v2",
@@ -235,10 +249,18 @@ Status CudaDriver::function(void *module, const std::string &name, void **fn) {
 }
 Status CudaDriver::launch(void *fn, unsigned gridX, unsigned gridY,
                           unsigned block, void *stream,
-                          std::vector<void *> &params) {
-  return check(api->cuLaunchKernel(fn, gridX, gridY, 1, block, 1, 1, 0, stream,
-                                   params.data(), nullptr),
+                          std::vector<void *> &params,
+                          unsigned dynamicSharedBytes) {
+  return check(api->cuLaunchKernel(fn, gridX, gridY, 1, block, 1, 1,
+                                   dynamicSharedBytes, stream, params.data(),
+                                   nullptr),
                "cuLaunchKernel");
+}
+Status CudaDriver::setMaxDynamicSharedMemory(void *fn, int64_t bytes) {
+  return check(api->cuFuncSetAttribute(
+                   fn, /*CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES=*/8,
+                   static_cast<int>(bytes)),
+               "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
 }
 
 Status CudaDriver::allocHost(size_t bytes, void **ptr) {
@@ -329,7 +351,15 @@ Status DecodeLauncher::open(CudaDriver &driver, const std::string &dir,
     void *fn = nullptr;
     if (Status s = driver.function(launcher->module, k.name, &fn); !s)
       return s;
+    int64_t dynamic = 0;
+    if (auto it = target->dynamicSharedMemoryBytes.find(k.name);
+        it != target->dynamicSharedMemoryBytes.end())
+      dynamic = it->second;
+    if (dynamic > 48 * 1024)
+      if (Status s = driver.setMaxDynamicSharedMemory(fn, dynamic); !s)
+        return s;
     launcher->functions.push_back(fn);
+    launcher->dynamicShared.push_back(static_cast<unsigned>(dynamic));
   }
   out = std::move(launcher);
   return Status::ok();
@@ -426,7 +456,8 @@ Status DecodeLauncher::launch(const std::string &kernel,
   std::vector<void *> params = pack.pointers();
   return driver->launch(functions[index], static_cast<unsigned>(buffers.batch),
                         static_cast<unsigned>(kvHeads),
-                        static_cast<unsigned>(info.block), stream, params);
+                        static_cast<unsigned>(info.block), stream, params,
+                        dynamicShared[index]);
 }
 
 const KernelInfo *DecodeLauncher::find(const std::string &kernel) const {
@@ -467,7 +498,8 @@ Status DecodeLauncher::launchArgs(const std::string &kernel,
   std::vector<void *> params = pack.pointers();
   size_t index = info - kernels_.data();
   return driver->launch(functions[index], gridX, gridY,
-                        static_cast<unsigned>(info->block), stream, params);
+                        static_cast<unsigned>(info->block), stream, params,
+                        dynamicShared[index]);
 }
 
 } // namespace flashir::runtime

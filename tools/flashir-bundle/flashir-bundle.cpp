@@ -52,6 +52,14 @@ static cl::opt<int64_t>
     minBlocks("min-blocks", cl::init(0),
               cl::desc("resident CTAs per SM the register allocation must "
                        "allow (0: no bound)"));
+static cl::opt<int64_t> tensorCores(
+    "tensor-cores", cl::init(-1),
+    cl::desc("decode kernels on tensor cores (1), CUDA cores (0), or by chip "
+             "(-1: tensor cores on sm_80+)"));
+static cl::opt<int64_t>
+    bulkCopy("bulk-copy", cl::init(-1),
+             cl::desc("tensor-core kernels: K/V rows by cp.async.bulk (1), "
+                      "16-byte cp.async (0), or by chip (-1: bulk on sm_90a)"));
 static cl::opt<std::string> schedule(
     "schedule", cl::init(""),
     cl::desc("pass pipeline run on the program before kernel generation, "
@@ -171,6 +179,9 @@ int main(int argc, char **argv) {
     options.minBlocks = minBlocks;
     const flashir::target::ChipInfo *info = flashir::target::lookupChip(chip);
     options.stages = info && !info->hasCpAsync ? 0 : stages.getValue();
+    // Chips without bf16 mma.sync get the CUDA-core kernel.
+    options.tensorCores = info && !info->hasBF16 ? 0 : tensorCores.getValue();
+    options.bulkCopy = info && !info->hasMbarrierTx ? 0 : bulkCopy.getValue();
     PassManager pm(&ctx);
     if (!schedule.empty()) {
       std::string error;
@@ -247,9 +258,16 @@ int main(int argc, char **argv) {
         return;
       llvm::json::Object facts;
       facts["shared_memory_bytes"] = sharedMemoryBytes(func);
-      if (auto launch = func->getAttrOfType<DictionaryAttr>("attn.launch"))
+      if (auto launch = func->getAttrOfType<DictionaryAttr>("attn.launch")) {
         if (auto st = launch.getAs<IntegerAttr>("stages"))
           facts["stages"] = st.getInt();
+        if (auto tc = launch.getAs<BoolAttr>("tensor_cores"))
+          facts["tensor_cores"] = tc.getValue();
+        if (auto bulk = launch.getAs<BoolAttr>("bulk_copy"))
+          facts["bulk_copy"] = bulk.getValue();
+        if (auto dyn = launch.getAs<IntegerAttr>("dynamic_shared_memory"))
+          facts["dynamic_shared_memory_bytes"] = dyn.getInt();
+      }
       perKernel[func.getName()] = std::move(facts);
     });
     PassManager pm(&ctx);

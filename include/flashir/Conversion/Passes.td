@@ -44,15 +44,22 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     `gpu.container_module`); the attn program itself is left as it is (it
     remains the CPU reference).
 
-    The kernel is the CUDA-core decode design: one CTA of `32 * warps`
-    threads per (request, KV head), serving the `Hq/Hkv` query heads of that
-    KV head; 16-byte vector loads of K and V rows gathered through the page
-    table; a butterfly `gpu.shuffle` reduction per key; online softmax in
-    f32; key groups merged by shuffles and warps through workgroup memory;
-    the variant's logits and mask hooks inlined. Kernel arguments: `q`,
-    `qo_indptr`, `k_pool`, `v_pool`, `indptr`, `indices`, `last_page_len`,
-    `out`, `lse`, then the variant parameters (scalars as values, tensors as
-    1-D memrefs). Grid: (requests, KV heads).
+    One CTA of `32 * warps` threads per (request, KV head) serves the
+    `Hq/Hkv` query heads of that KV head, in one of two designs:
+    - tensor cores (default on sm_80+): each warp walks its own tiles of 16
+      keys; the query heads are the rows of m16n8k16 `mma.sync` products for
+      Q.K^T and P.V (FlashAttention-2 register layout, online softmax in
+      f32); K/V reach shared memory (dynamic, size in `attn.launch`) through
+      16-byte `cp.async` pieces each lane reads back itself, or on sm_90a as
+      whole rows by `cp.async.bulk` completing on mbarriers;
+    - CUDA cores (sm_75, `tensor-cores=0`, or where the tensor-core ring does
+      not fit): 16-byte vector loads of K and V rows gathered through the
+      page table, a butterfly `gpu.shuffle` reduction per key, fma chains.
+    Both keep per-warp online-softmax states merged through workgroup
+    memory at the end and inline the variant's logits and mask hooks.
+    Kernel arguments: `q`, `qo_indptr`, `k_pool`, `v_pool`, `indptr`,
+    `indices`, `last_page_len`, `out`, `lse`, then the variant parameters
+    (scalars as values, tensors as 1-D memrefs). Grid: (requests, KV heads).
 
     Supported now: one paged NHD view, f16/bf16, head_dim 64/128/256, at
     most 8 query heads per KV head, softmax variants with logits/mask hooks
@@ -62,25 +69,50 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"warps", "warps", "int64_t", /*default=*/"4",
            "warps per CTA, each walking its own share of the keys">,
     Option<"unroll", "unroll", "int64_t", /*default=*/"2",
-           "keys per key group and loop iteration">,
+           "keys per key group and loop iteration (CUDA-core kernel)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
            "target chip (decides whether cp.async exists)">,
     Option<"stages", "stages", "int64_t", /*default=*/"-1",
            "cp.async ring stages per warp (2..8, sm_80+); 0: register "
-           "double buffering; -1: 4 where the chip has cp.async, else 0">,
+           "double buffering; -1: 3 for the tensor-core kernel, 4 where the "
+           "chip has cp.async, else 0">,
     Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"0",
            "resident CTAs per SM the register allocation must allow "
-           "(nvvm.minctasm; 0: no bound)">
+           "(nvvm.minctasm; 0: no bound)">,
+    Option<"tensorCores", "tensor-cores", "int64_t", /*default=*/"-1",
+           "mma.sync tensor-core kernel (1), CUDA-core kernel (0), or by "
+           "chip (-1: tensor cores on sm_80+)">,
+    Option<"bulkCopy", "bulk-copy", "int64_t", /*default=*/"-1",
+           "tensor-core kernel: stage K/V rows with cp.async.bulk and "
+           "mbarriers (1), 16-byte cp.async (0), or by chip (-1: bulk on "
+           "sm_90a)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::nvgpu::NVGPUDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect"
   ];
+}
+
+def ExternalizeDynamicShared
+    : Pass<"flashir-externalize-dynamic-shared", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Declare dynamic shared memory as an external symbol";
+  let description = [{
+    `convert-gpu-to-nvvm` lowers `gpu.dynamic_shared_memory` to an internal
+    zero-length `llvm.mlir.global` in address space 3, which the NVPTX
+    backend emits as a one-byte static variable (`.shared .b8 x;`) rather
+    than the `.extern .shared .b8 x[];` that names the dynamic shared memory
+    of a launch: accesses past the first bytes are then out of bounds. This
+    pass gives such globals (zero-length arrays without an initializer in
+    address space 3) external linkage. Run it after `convert-gpu-to-nvvm`.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // FLASHIR_CONVERSION_PASSES_TD

@@ -84,6 +84,15 @@ struct AttnToPTXOptions : public mlir::PassPipelineOptions<AttnToPTXOptions> {
       llvm::cl::desc("resident CTAs per SM the register allocation must "
                      "allow (0: no bound)"),
       llvm::cl::init(0)};
+  Option<int64_t> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("mma.sync kernel (1), CUDA-core kernel (0), by chip (-1)"),
+      llvm::cl::init(-1)};
+  Option<int64_t> bulkCopy{
+      *this, "bulk-copy",
+      llvm::cl::desc("tensor-core kernel: cp.async.bulk rows (1), cp.async "
+                     "(0), by chip (-1)"),
+      llvm::cl::init(-1)};
 };
 
 /// How the decode kernels are generated (convert-attn-to-gpu's options).
@@ -93,6 +102,10 @@ struct KernelOptions {
   int64_t unroll = 2;
   int64_t stages = -1;
   int64_t minBlocks = 0;
+  /// 1: tensor-core (mma.sync) kernel, 0: CUDA cores, -1: by chip (sm_80+).
+  int64_t tensorCores = -1;
+  /// Tensor-core kernel: 1: cp.async.bulk rows, 0: cp.async, -1: by chip.
+  int64_t bulkCopy = -1;
 };
 
 /// attn → gpu.module of decode kernels (attn-import-variants,

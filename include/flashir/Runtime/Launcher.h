@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,8 @@ struct KernelInfo {
 
 struct TargetInfo {
   std::string chip, ptx, cubin;
+  /// Dynamic shared memory per kernel name (tensor-core kernels; absent: 0).
+  std::map<std::string, int64_t> dynamicSharedMemoryBytes;
 };
 
 /// Reads `<dir>/manifest.json` (ABI version 1).
@@ -61,7 +64,10 @@ public:
   Status loadModule(const std::string &image, void **module);
   Status function(void *module, const std::string &name, void **fn);
   Status launch(void *fn, unsigned gridX, unsigned gridY, unsigned block,
-                void *stream, std::vector<void *> &params);
+                void *stream, std::vector<void *> &params,
+                unsigned dynamicSharedBytes = 0);
+  /// Lets `fn` use `bytes` of dynamic shared memory (needed above 48 KiB).
+  Status setMaxDynamicSharedMemory(void *fn, int64_t bytes);
 
   // Streams, pinned memory, async copies, CUDA graphs and events (plan/run).
   Status allocHost(size_t bytes, void **ptr);
@@ -143,6 +149,8 @@ private:
   void *module = nullptr;
   std::vector<KernelInfo> kernels_;
   std::vector<void *> functions;
+  /// Dynamic shared memory of each kernel on the loaded chip.
+  std::vector<unsigned> dynamicShared;
 };
 
 } // namespace flashir::runtime

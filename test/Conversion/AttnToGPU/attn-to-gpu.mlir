@@ -1,4 +1,4 @@
-// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu=warps=4 -verify-diagnostics | FileCheck %s
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu="warps=4 tensor-cores=0" -verify-diagnostics | FileCheck %s
 // RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu="warps=4 chip=sm_75" -verify-diagnostics | FileCheck %s --check-prefix=TURING
 
 !q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
@@ -15,12 +15,12 @@
 // CHECK: attn.attention @soft_cap
 // CHECK: gpu.module @flashir_kernels
 // CHECK: gpu.func @decode_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: f32) workgroup(%{{.*}} : memref<32768xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
-// CHECK-SAME: attn.launch = {args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "out", "lse", "cap"], block = 128 : i64, grid = "requests x num_kv_heads", stages = 4 : i64, unroll = 2 : i64, variant = @soft_cap}
+// CHECK-SAME: attn.launch = {args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "out", "lse", "cap"], block = 128 : i64, bulk_copy = false, dynamic_shared_memory = 0 : i64, grid = "requests x num_kv_heads", stages = 4 : i64, tensor_cores = false, unroll = 2 : i64, variant = @soft_cap}
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
-// CHECK: memref.view {{.*}} to memref<4x4x132xf32, #gpu.address_space<workgroup>>
-// CHECK: memref.view {{.*}} to memref<4x4x4x32x8xbf16, #gpu.address_space<workgroup>>
 // CHECK: gpu.block_id x
 // CHECK: gpu.block_id y
+// CHECK: memref.view {{.*}} to memref<4x4x132xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<4x4x4x32x8xbf16, #gpu.address_space<workgroup>>
 // The prologue fills 3 of the 4 stages: 16-byte cp.async copies of K and V
 // rows found through the page table, one group per stage.
 // CHECK: nvgpu.device_async_copy %{{.*}}, 8 {bypassL1} : memref<?x16x2x128xbf16> to memref<4x4x4x32x8xbf16, #gpu.address_space<workgroup>>

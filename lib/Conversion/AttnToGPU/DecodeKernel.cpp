@@ -1,0 +1,368 @@
+//===- DecodeKernel.cpp - decode kernel ABI and the merge kernel ---------===//
+//
+// What the CUDA-core and tensor-core decode kernels share: which attention
+// ops they support, the kernel ABI, the per-CTA request/chunk quantities,
+// the final merge of the warps' states, and the split-KV merge kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DecodeKernel.h"
+
+using namespace mlir;
+
+namespace flashir::conversion::decode {
+
+int64_t sharedMemoryBytes(bool tensorCores, bool bulkCopy, int64_t warps,
+                          int64_t group, int64_t headDim, int64_t unroll,
+                          int64_t stages, int64_t elementBytes) {
+  int64_t states = warps * group * (headDim + 4) * 4;
+  // Per warp and stage: the CUDA-core kernel stages 2 * unroll keys per
+  // 16-byte lane piece; the tensor-core one a tile of K and V rows (padded
+  // by 16 bytes with bulk copies, which add one 8-byte mbarrier per warp and
+  // stage at the end).
+  if (!tensorCores)
+    return std::max(states,
+                    warps * stages * 2 * unroll * 32 * kVec * elementBytes);
+  int64_t row = (bulkCopy ? headDim + 8 : headDim) * elementBytes;
+  int64_t staging = warps * stages * 2 * kTileKeys * row;
+  return std::max(states, staging) + (bulkCopy ? warps * stages * 8 : 0);
+}
+int64_t sharedMemoryBytes(const DecodeShape &s) {
+  return sharedMemoryBytes(s.tensorCores, s.bulkCopy, s.warps, s.group,
+                           s.headDim, s.unroll, s.stages,
+                           s.element.getIntOrFloatBitWidth() / 8);
+}
+
+/// Why `op` cannot become a decode kernel, or an empty string.
+std::string unsupportedReason(AttentionOp op, VariantOp variant) {
+  if (op.getViews().size() != 1)
+    return "one KV view";
+  auto paged = op.getViews().front().getDefiningOp<PagedKVOp>();
+  if (!paged)
+    return "a KV view defined by attn.paged_kv";
+  PagedKVType view = paged.getType();
+  if (view.getLayout() != KVLayout::NHD)
+    return "the NHD page layout";
+  if (!view.getElementType().isF16() && !view.getElementType().isBF16())
+    return "f16 or bf16 elements";
+  if (!llvm::is_contained({64, 128, 256}, view.getHeadDim()))
+    return "head_dim 64, 128 or 256";
+  if (op.getNumQoHeads() / op.getNumKvHeads() > 8)
+    return "at most 8 query heads per KV head";
+  if (!op.getQueries().getDefiningOp<RaggedQOp>())
+    return "queries defined by attn.ragged_q";
+  if (op.getAttendedViews())
+    return "no attended_views";
+  Value output;
+  if (op.getChunkIndptr()) {
+    // Split-KV: the chunk states must be merged and finalized right away
+    // (the merge kernel does both).
+    auto merge = op->hasOneUse()
+                     ? dyn_cast<MergeChunksOp>(*op->getUsers().begin())
+                     : MergeChunksOp();
+    FinalizeOp finalize;
+    if (merge && merge->hasOneUse())
+      finalize = dyn_cast<FinalizeOp>(*merge->getUsers().begin());
+    if (!finalize || merge.getChunkIndptr() != op.getChunkIndptr() ||
+        merge.getQueries() != op.getQueries())
+      return "split-KV chunk states that go to one attn.merge_chunks (same "
+             "queries and chunk_indptr) and then one attn.finalize";
+    output = finalize.getOutput();
+  } else {
+    if (op.getNumResults() != 2)
+      return "an (output, lse) result, or chunk states merged by "
+             "attn.merge_chunks and attn.finalize";
+    output = op.getResult(0);
+  }
+  if (cast<RankedTensorType>(output.getType()).getElementType() !=
+      view.getElementType())
+    return "an output of the KV element type";
+  if (variant.getReduction() != ReductionKind::Softmax)
+    return "a softmax variant";
+  if (!variant.getQuery().empty() || !variant.getKey().empty() ||
+      !variant.getOutput().empty())
+    return "no query, key or output hook";
+  for (VariantParamAttr param : variant.getParamList())
+    if (param.getKind() == ParamKind::Buffer || !param.getType().isIntOrFloat())
+      return "scalar, per-request or per-head integer/float parameters";
+  return "";
+}
+
+gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
+                                          StringRef name, int64_t bufferBytes,
+                                          bool dynamicShared) {
+  MLIRContext *ctx = op.getContext();
+  LocBuilder mb(op.getLoc(), moduleBuilder);
+  Type i32 = mb.getI32Type(), f32 = mb.getF32Type();
+  int64_t dyn = ShapedType::kDynamic, D = s.headDim;
+  // Kernel ABI (recorded in the bundle manifest).
+  SmallVector<Type> args = {
+      MemRefType::get({dyn, s.numQoHeads, D}, s.element), // q
+      MemRefType::get({dyn}, i32),                        // qo_indptr
+      MemRefType::get({dyn, s.pageSize, s.numKvHeads, D}, s.element), // k pool
+      MemRefType::get({dyn, s.pageSize, s.numKvHeads, D}, s.element), // v pool
+      MemRefType::get({dyn}, i32),                                    // indptr
+      MemRefType::get({dyn}, i32),                                    // indices
+      MemRefType::get({dyn}, i32), // last_page_len
+  };
+  argNames = {"q",      "qo_indptr", "k_pool",       "v_pool",
+              "indptr", "indices",   "last_page_len"};
+  if (s.chunked) {
+    // Chunk c covers keys [chunk_starts[c], chunk_ends[c]) of request
+    // chunk_request[c]; its partial state of query row i goes to row
+    // c + C * i of partial_o / partial_lse (C = number of chunks).
+    for (const char *name :
+         {"chunk_indptr", "chunk_request", "chunk_starts", "chunk_ends"}) {
+      args.push_back(MemRefType::get({dyn}, i32));
+      argNames.push_back(name);
+    }
+    args.push_back(MemRefType::get({dyn, s.numQoHeads, D}, f32));
+    args.push_back(MemRefType::get({dyn, s.numQoHeads}, f32));
+    argNames.append({"partial_o", "partial_lse"});
+  } else {
+    args.push_back(MemRefType::get({dyn, s.numQoHeads, D}, s.element));
+    args.push_back(MemRefType::get({dyn, s.numQoHeads}, f32));
+    argNames.append({"out", "lse"});
+  }
+  for (VariantParamAttr param : variant.getParamList()) {
+    args.push_back(param.getKind() == ParamKind::Scalar
+                       ? param.getType()
+                       : Type(MemRefType::get({dyn}, param.getType())));
+    argNames.push_back(param.getName().str());
+  }
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  SmallVector<Type> attributions;
+  if (!dynamicShared)
+    attributions.push_back(MemRefType::get(
+        {bufferBytes}, mb.getI8Type(), MemRefLayoutAttrInterface(), workgroup));
+  auto func = gpu::GPUFuncOp::create(mb, name, FunctionType::get(ctx, args, {}),
+                                     attributions);
+  if (!dynamicShared)
+    func.setWorkgroupAttributionAttr(0, StringAttr::get(ctx, "llvm.align"),
+                                     mb.getI64IntegerAttr(16));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  func.setKnownBlockSizeAttr(
+      mb.getDenseI32ArrayAttr({int32_t(32 * s.warps), 1, 1}));
+  if (s.minBlocksPerSM > 0)
+    func->setAttr("nvvm.minctasm", mb.getI32IntegerAttr(s.minBlocksPerSM));
+  return func;
+}
+
+DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
+                                            bool dynamicShared) {
+  Frame f;
+  f.func = func;
+  f.entry = &func.getBody().front();
+  Block &entry = *f.entry;
+  f.q = entry.getArgument(0);
+  f.qoIndptr = entry.getArgument(1);
+  f.kPool = entry.getArgument(2);
+  f.vPool = entry.getArgument(3);
+  f.indptr = entry.getArgument(4);
+  f.indices = entry.getArgument(5);
+  f.lastPageLen = entry.getArgument(6);
+  f.params = variant.getParamList();
+  // Workgroup attributions follow the arguments in the entry block.
+  f.firstParam = func.getFunctionType().getNumInputs() - f.params.size();
+  f.out = entry.getArgument(f.firstParam - 2);
+  f.lse = entry.getArgument(f.firstParam - 1);
+  if (dynamicShared)
+    f.buf = gpu::DynamicSharedMemoryOp::create(
+        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                           MemRefLayoutAttrInterface(),
+                           gpu::AddressSpaceAttr::get(
+                               b.getContext(), gpu::AddressSpace::Workgroup)));
+  else
+    f.buf = func.getWorkgroupAttributions().front();
+
+  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
+  f.block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  f.kvHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  f.req = s.chunked ? loadIndex(b, entry.getArgument(8), f.block) : f.block;
+  Value next = arith::AddIOp::create(b, f.req, c1);
+  f.qBegin = loadIndex(b, f.qoIndptr, f.req);
+  f.numQ = arith::SubIOp::create(b, loadIndex(b, f.qoIndptr, next), f.qBegin);
+  f.pageBegin = loadIndex(b, f.indptr, f.req);
+  Value pages =
+      arith::SubIOp::create(b, loadIndex(b, f.indptr, next), f.pageBegin);
+  f.numKv = arith::SelectOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, pages, c0),
+      arith::AddIOp::create(
+          b,
+          arith::MulIOp::create(b, arith::SubIOp::create(b, pages, c1),
+                                cIndex(b, s.pageSize)),
+          loadIndex(b, f.lastPageLen, f.req)),
+      c0);
+  f.kBegin = c0;
+  f.kEnd = f.numKv;
+  if (s.chunked) {
+    auto clampKeys = [&](Value v, Value lo) {
+      return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, v, lo),
+                                    f.numKv);
+    };
+    f.kBegin = clampKeys(loadIndex(b, entry.getArgument(9), f.block), c0);
+    f.kEnd = clampKeys(loadIndex(b, entry.getArgument(10), f.block), f.kBegin);
+  }
+  return f;
+}
+
+SmallVector<Value> DecodeKernel::paramValues(LocBuilder &b, const Frame &f,
+                                             Value head) {
+  SmallVector<Value> values;
+  for (auto [index, param] : llvm::enumerate(f.params)) {
+    Value arg = f.entry->getArgument(f.firstParam + index);
+    if (param.getKind() == ParamKind::Scalar)
+      values.push_back(arg);
+    else
+      values.push_back(memref::LoadOp::create(
+          b, arg,
+          ValueRange{param.getKind() == ParamKind::PerRequest ? f.req : head}));
+  }
+  return values;
+}
+
+Value DecodeKernel::outputRow(LocBuilder &b, const Frame &f, Value i) {
+  if (!s.chunked)
+    return arith::AddIOp::create(b, f.qBegin, i);
+  return arith::AddIOp::create(
+      b, f.block,
+      arith::MulIOp::create(
+          b, memref::DimOp::create(b, f.entry->getArgument(8), 0), i));
+}
+
+void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
+                             Value warp, Value lane, Value outRow) {
+  int64_t D = s.headDim, g = s.group, W = s.warps;
+  Value c0 = cIndex(b, 0);
+  Value writer = arith::AndIOp::create(
+      b,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lane,
+                            cIndex(b, D / kVec)),
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warp, c0));
+  scf::IfOp::create(b, writer, [&](OpBuilder &iob, Location loc) {
+    LocBuilder b(loc, iob);
+    Value e0 = arith::MulIOp::create(b, lane, cIndex(b, kVec));
+    Value zeroVec = splat(b, cF32(b, 0.0f));
+    for (int64_t r = 0; r < g; ++r) {
+      Value rr = cIndex(b, r);
+      Value head = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, f.kvHead, cIndex(b, g)), rr);
+      Value mr = negInf(b), lr = cF32(b, 0.0f), accr = zeroVec;
+      for (int64_t w = 0; w < W; ++w) {
+        Value ww = cIndex(b, w);
+        merge(b, mr, lr, accr,
+              memref::LoadOp::create(b, smem, ValueRange{ww, rr, cIndex(b, D)}),
+              memref::LoadOp::create(b, smem,
+                                     ValueRange{ww, rr, cIndex(b, D + 1)}),
+              vector::LoadOp::create(b, f32Vec(b), smem, ValueRange{ww, rr, e0},
+                                     /*nontemporal=*/false,
+                                     llvm::MaybeAlign(16)));
+      }
+      // No visible key: output 0, lse = -inf.
+      Value empty =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, lr, cF32(b, 0));
+      Value inv = arith::SelectOp::create(
+          b, empty, cF32(b, 0.0f), arith::DivFOp::create(b, cF32(b, 1.0f), lr));
+      Value o = arith::MulFOp::create(b, accr, splat(b, inv));
+      if (!s.chunked)
+        o = narrow(b, o);
+      vector::StoreOp::create(b, o, f.out, ValueRange{outRow, head, e0},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+      Value rowLse = arith::SelectOp::create(
+          b, empty, negInf(b),
+          arith::AddFOp::create(b, mr, math::LogOp::create(b, lr)));
+      Value first =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, c0);
+      scf::IfOp::create(b, first, [&](OpBuilder &fob, Location loc) {
+        LocBuilder b(loc, fob);
+        memref::StoreOp::create(b, rowLse, f.lse, ValueRange{outRow, head});
+        scf::YieldOp::create(b);
+      });
+    }
+    scf::YieldOp::create(b);
+  });
+}
+
+gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
+                                        StringRef name) {
+  MLIRContext *ctx = op.getContext();
+  LocBuilder mb(op.getLoc(), moduleBuilder);
+  Type i32 = mb.getI32Type(), f32 = mb.getF32Type();
+  int64_t dyn = ShapedType::kDynamic, D = s.headDim, H = s.numQoHeads;
+  SmallVector<Type> args = {
+      MemRefType::get({dyn}, i32),             // qo_indptr
+      MemRefType::get({dyn}, i32),             // chunk_indptr
+      MemRefType::get({dyn, H, D}, f32),       // partial_o
+      MemRefType::get({dyn, H}, f32),          // partial_lse
+      MemRefType::get({dyn, H, D}, s.element), // out
+      MemRefType::get({dyn, H}, f32),          // lse
+  };
+  argNames = {"qo_indptr",   "chunk_indptr", "partial_o",
+              "partial_lse", "out",          "lse"};
+  auto func =
+      gpu::GPUFuncOp::create(mb, name, FunctionType::get(ctx, args, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  func.setKnownBlockSizeAttr(
+      mb.getDenseI32ArrayAttr({int32_t(D / kVec), 1, 1}));
+  Block &entry = func.getBody().front();
+  OpBuilder ob = OpBuilder::atBlockBegin(&entry);
+  LocBuilder b(op.getLoc(), ob);
+  Value qoIndptr = entry.getArgument(0), chunkIndptr = entry.getArgument(1),
+        partialO = entry.getArgument(2), partialLse = entry.getArgument(3),
+        out = entry.getArgument(4), lse = entry.getArgument(5);
+  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value req = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value e0 = arith::MulIOp::create(b, tid, cIndex(b, kVec));
+  Value next = arith::AddIOp::create(b, req, c1);
+  Value qBegin = loadIndex(b, qoIndptr, req);
+  Value numQ = arith::SubIOp::create(b, loadIndex(b, qoIndptr, next), qBegin);
+  Value cBegin = loadIndex(b, chunkIndptr, req);
+  Value cEnd = loadIndex(b, chunkIndptr, next);
+  Value numChunks = loadIndex(
+      b, chunkIndptr,
+      arith::SubIOp::create(b, memref::DimOp::create(b, chunkIndptr, 0), c1));
+  buildFor(b, c0, numQ, [&](LocBuilder &b, Value i) {
+    Value base = arith::MulIOp::create(b, numChunks, i);
+    Value zeroVec = splat(b, cF32(b, 0.0f));
+    SmallVector<Value> inits = {negInf(b), cF32(b, 0.0f), zeroVec};
+    ValueRange merged = buildFor(
+        b, cBegin, cEnd, inits, [&](LocBuilder &b, Value c, ValueRange state) {
+          Value prow = arith::AddIOp::create(b, c, base);
+          Value m = state[0], l = state[1], acc = state[2];
+          // A chunk's state: (lse, 1, normalised o); empty: lse = -inf.
+          merge(b, m, l, acc,
+                memref::LoadOp::create(b, partialLse, ValueRange{prow, head}),
+                cF32(b, 1.0f),
+                vector::LoadOp::create(
+                    b, f32Vec(b), partialO, ValueRange{prow, head, e0},
+                    /*nontemporal=*/false, llvm::MaybeAlign(16)));
+          return SmallVector<Value>{m, l, acc};
+        });
+    Value m = merged[0], l = merged[1], acc = merged[2];
+    Value row = arith::AddIOp::create(b, qBegin, i);
+    Value empty =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, cF32(b, 0));
+    Value inv = arith::SelectOp::create(
+        b, empty, cF32(b, 0.0f), arith::DivFOp::create(b, cF32(b, 1.0f), l));
+    vector::StoreOp::create(
+        b, narrow(b, arith::MulFOp::create(b, acc, splat(b, inv))), out,
+        ValueRange{row, head, e0}, /*nontemporal=*/false, llvm::MaybeAlign(16));
+    Value rowLse = arith::SelectOp::create(
+        b, empty, negInf(b),
+        arith::AddFOp::create(b, m, math::LogOp::create(b, l)));
+    scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, c0),
+        [&](OpBuilder &fob, Location loc) {
+          LocBuilder b(loc, fob);
+          memref::StoreOp::create(b, rowLse, lse, ValueRange{row, head});
+          scf::YieldOp::create(b);
+        });
+  });
+  gpu::ReturnOp::create(b);
+  return func;
+}
+
+} // namespace flashir::conversion::decode

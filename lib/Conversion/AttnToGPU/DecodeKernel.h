@@ -1,0 +1,218 @@
+//===- DecodeKernel.h - decode kernel generators ----------------*- C++ -*-===//
+//
+// The decode kernels of convert-attn-to-gpu: a CUDA-core design
+// (SimtDecode.cpp) and a tensor-core one (TensorCoreDecode.cpp) behind one
+// kernel ABI (DecodeKernel.cpp, with the split-KV merge kernel).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLASHIR_LIB_CONVERSION_ATTNTOGPU_DECODEKERNEL_H
+#define FLASHIR_LIB_CONVERSION_ATTNTOGPU_DECODEKERNEL_H
+
+#include "flashir/Dialect/Attn/IR/Attn.h"
+
+#include "../BuilderUtils.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace flashir::conversion::decode {
+using namespace flashir::attn;
+
+/// Elements per 16-byte vector load.
+constexpr int64_t kVec = 8;
+constexpr float kLog2E = 1.4426950408889634f, kLn2 = 0.6931471805599453f;
+/// cp.async ring stages where the chip has cp.async and none is asked for.
+constexpr int64_t kDefaultStages = 4;
+/// The same for the tensor-core kernel (16-key tiles are larger stages).
+constexpr int64_t kDefaultTensorCoreStages = 3;
+/// Keys per warp and iteration of the tensor-core kernel (the k of the
+/// m16n8k16 P.V product).
+constexpr int64_t kTileKeys = 16;
+
+struct DecodeShape {
+  int64_t headDim, pageSize, numQoHeads, numKvHeads, group, warps, unroll;
+  /// cp.async ring stages per warp; 0: register double buffering.
+  int64_t stages;
+  /// Resident CTAs per SM the register allocation must allow (0: any).
+  int64_t minBlocksPerSM;
+  /// Split-KV: one CTA per (chunk, KV head) writing f32 partial states.
+  bool chunked;
+  /// mma.sync (m16n8k16) for Q.K^T and P.V instead of CUDA-core fma.
+  bool tensorCores;
+  /// Tensor-core kernel: K/V rows staged by cp.async.bulk (sm_90) completing
+  /// on mbarriers, instead of 16-byte cp.async per lane.
+  bool bulkCopy;
+  Type element;
+  float scale;
+};
+
+/// Bytes of the kernel's workgroup buffer: the larger of the cp.async
+/// staging ring and the per-warp states of the final merge.
+int64_t sharedMemoryBytes(bool tensorCores, bool bulkCopy, int64_t warps,
+                          int64_t group, int64_t headDim, int64_t unroll,
+                          int64_t stages, int64_t elementBytes);
+int64_t sharedMemoryBytes(const DecodeShape &s);
+
+/// Why `op` cannot become a decode kernel, or an empty string.
+std::string unsupportedReason(AttentionOp op, VariantOp variant);
+
+class DecodeKernel {
+public:
+  DecodeKernel(AttentionOp op, VariantOp variant, DecodeShape shape)
+      : op(op), variant(variant), s(shape) {}
+
+  /// The decode kernel: the tensor-core design when `shape.tensorCores`,
+  /// else the CUDA-core one.
+  gpu::GPUFuncOp build(OpBuilder &moduleBuilder, StringRef name) {
+    return s.tensorCores ? buildTensorCore(moduleBuilder, name)
+                         : buildSimt(moduleBuilder, name);
+  }
+
+  /// The split-KV merge kernel: one CTA of D/8 threads per (request, query
+  /// head) merges the request's chunk states, row by row.
+  gpu::GPUFuncOp buildMerge(OpBuilder &moduleBuilder, StringRef name);
+
+  /// Argument names of the kernel built last (for the manifest).
+  SmallVector<std::string> argNames;
+
+private:
+  /// What both decode designs share: the kernel ABI, the request or chunk a
+  /// CTA serves and its key range, the variant parameters.
+  struct Frame {
+    gpu::GPUFuncOp func;
+    Block *entry;
+    Value q, qoIndptr, kPool, vPool, indptr, indices, lastPageLen, out, lse;
+    /// blockIdx.x: the request, or the chunk for split-KV.
+    Value block, req, kvHead;
+    Value qBegin, numQ, pageBegin, numKv;
+    /// Keys this CTA attends: [kBegin, kEnd) of the request.
+    Value kBegin, kEnd;
+    /// The i8 workgroup buffer.
+    Value buf;
+    unsigned firstParam;
+    SmallVector<VariantParamAttr> params;
+  };
+
+  gpu::GPUFuncOp buildSimt(OpBuilder &moduleBuilder, StringRef name);
+  gpu::GPUFuncOp buildTensorCore(OpBuilder &moduleBuilder, StringRef name);
+
+  /// Creates the kernel with its ABI (recorded in argNames) and a workgroup
+  /// buffer of `bufferBytes`: a static attribution, or dynamic shared
+  /// memory (the launcher passes its size) when `dynamicShared`.
+  gpu::GPUFuncOp createKernel(OpBuilder &moduleBuilder, StringRef name,
+                              int64_t bufferBytes, bool dynamicShared);
+  /// Reads the per-CTA quantities at the start of `func`'s body.
+  Frame loadFrame(LocBuilder &b, gpu::GPUFuncOp func, bool dynamicShared);
+  /// Parameter values of query head `head` (request-level ones per request).
+  SmallVector<Value> paramValues(LocBuilder &b, const Frame &f, Value head);
+  /// The row of `out`/`lse` query row `i` of the CTA goes to (partial states:
+  /// row c + C * i).
+  Value outputRow(LocBuilder &b, const Frame &f, Value i);
+  /// Merges the warps' states in `smem` ([warps, g, D + 4] f32: acc, m, l)
+  /// and writes the g rows of output row `outRow`; lanes `lane` <
+  /// D / 8 of warp 0 do the writing, 8 columns each.
+  void writeRows(LocBuilder &b, const Frame &f, Value smem, Value warp,
+                 Value lane, Value outRow);
+
+  VectorType f32Vec(LocBuilder &b) {
+    return VectorType::get({kVec}, b.getF32Type());
+  }
+  Value splat(LocBuilder &b, Value scalar) {
+    return vector::BroadcastOp::create(b, f32Vec(b), scalar);
+  }
+  Value loadIndex(LocBuilder &b, Value memref, Value i) {
+    Value v = memref::LoadOp::create(b, memref, ValueRange{i});
+    return arith::IndexCastOp::create(b, b.getIndexType(), v);
+  }
+  /// 16 bytes of `memref` at `indices`.
+  Value loadRaw(LocBuilder &b, Value memref, ValueRange indices) {
+    return vector::LoadOp::create(b, VectorType::get({kVec}, s.element), memref,
+                                  indices,
+                                  /*nontemporal=*/false, llvm::MaybeAlign(16));
+  }
+  Value widen(LocBuilder &b, Value v) {
+    return arith::ExtFOp::create(b, f32Vec(b), v);
+  }
+  /// 16 bytes of `memref` at `indices`, widened to f32.
+  Value loadVec(LocBuilder &b, Value memref, ValueRange indices) {
+    return widen(b, loadRaw(b, memref, indices));
+  }
+  /// f32 -> the element type, round to nearest even. bf16 is rounded with
+  /// integer ops: LLVM's NVPTX lowering of fptrunc to bf16 for sm_75 emits
+  /// PTX that ptxas rejects (setp.nan.f32 on .b32 registers).
+  Value narrow(LocBuilder &b, Value v) {
+    auto type = VectorType::get({kVec}, s.element);
+    if (!s.element.isBF16())
+      return arith::TruncFOp::create(b, type, v);
+    auto i32 = VectorType::get({kVec}, b.getI32Type());
+    auto splatI = [&](int32_t x) {
+      return arith::ConstantOp::create(
+          b, DenseElementsAttr::get(i32, b.getI32IntegerAttr(x)));
+    };
+    Value bits = arith::BitcastOp::create(b, i32, v);
+    // NaN stays a (quiet) NaN instead of rounding into Inf.
+    Value isNan = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, v, v);
+    Value lsb = arith::AndIOp::create(
+        b, arith::ShRUIOp::create(b, bits, splatI(16)), splatI(1));
+    Value rounded = arith::AddIOp::create(
+        b, bits, arith::AddIOp::create(b, lsb, splatI(0x7fff)));
+    rounded = arith::SelectOp::create(b, isNan, splatI(0x7fc00000), rounded);
+    Value high =
+        arith::TruncIOp::create(b, VectorType::get({kVec}, b.getI16Type()),
+                                arith::ShRUIOp::create(b, rounded, splatI(16)));
+    return arith::BitcastOp::create(b, type, high);
+  }
+
+  /// The dot product of two vector<8xf32> as two interleaved fma chains
+  /// (explicit fma: arith ops carry no contraction flag, and a sequential
+  /// reduction would be 16 dependent instructions).
+  Value dot(LocBuilder &b, Value x, Value y) {
+    Value partial[2];
+    for (int64_t e = 0; e < kVec; ++e) {
+      Value xe = vector::ExtractOp::create(b, x, e);
+      Value ye = vector::ExtractOp::create(b, y, e);
+      partial[e % 2] =
+          e < 2 ? Value(arith::MulFOp::create(b, xe, ye))
+                : Value(math::FmaOp::create(b, xe, ye, partial[e % 2]));
+    }
+    return arith::AddFOp::create(b, partial[0], partial[1]);
+  }
+
+  Value shuffleXor(LocBuilder &b, Value v, int32_t offset) {
+    return gpu::ShuffleOp::create(b, v, offset, 32, gpu::ShuffleMode::XOR)
+        .getShuffleResult();
+  }
+  /// exp(x - m), 0 when x = -inf (also when m = -inf: no NaN).
+  Value expDiff(LocBuilder &b, Value x, Value m) {
+    return arith::SelectOp::create(
+        b, isNegInf(b, x), cF32(b, 0.0f),
+        math::ExpOp::create(b, arith::SubFOp::create(b, x, m)));
+  }
+
+  // Maxima use maxnumf (PTX max.f32): scores are finite or -inf, never NaN,
+  // and sm_75 has no NaN-propagating max (LLVM's emulation of it emits PTX
+  // that ptxas rejects).
+
+  /// Merges state (m, l, acc) with (mo, lo, acco) by eq. (6).
+  void merge(LocBuilder &b, Value &m, Value &l, Value &acc, Value mo, Value lo,
+             Value acco) {
+    Value mNew = arith::MaxNumFOp::create(b, m, mo);
+    Value ca = expDiff(b, m, mNew), cb = expDiff(b, mo, mNew);
+    l = arith::AddFOp::create(b, arith::MulFOp::create(b, l, ca),
+                              arith::MulFOp::create(b, lo, cb));
+    acc = arith::AddFOp::create(b, arith::MulFOp::create(b, acc, splat(b, ca)),
+                                arith::MulFOp::create(b, acco, splat(b, cb)));
+    m = mNew;
+  }
+
+  AttentionOp op;
+  VariantOp variant;
+  DecodeShape s;
+};
+
+} // namespace flashir::conversion::decode
+
+#endif // FLASHIR_LIB_CONVERSION_ATTNTOGPU_DECODEKERNEL_H

@@ -1,0 +1,434 @@
+//===- SimtDecode.cpp - the CUDA-core decode kernel -----------------------===//
+//
+// CUDA-core decode kernel (FlashInfer's design): one CTA per (request, KV
+// head) serves the g = Hq/Hkv query heads of that KV head, so every K/V row
+// it loads from the paged cache is used g times. Lanes split the head
+// dimension into 16-byte vectors (8 f16/bf16 elements, one `ld.global.v4`
+// each); a key group of D/8 lanes computes one key's score with a
+// butterfly warp reduction; the warp's key groups and the CTA's warps each
+// keep an online-softmax state that are merged at the end (shuffles, then
+// shared memory). All address arithmetic is written in upstream dialects;
+// the variant's logits and mask hooks are inlined. Runs on every chip
+// (register double buffering on sm_75, a cp.async ring on sm_80+).
+//
+//===----------------------------------------------------------------------===//
+
+#include "DecodeKernel.h"
+
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+
+using namespace mlir;
+
+namespace flashir::conversion::decode {
+
+gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
+                                       StringRef name) {
+  MLIRContext *ctx = op.getContext();
+  Type f32 = Float32Type::get(ctx), i32 = IntegerType::get(ctx, 32);
+  int64_t D = s.headDim, g = s.group, W = s.warps, U = s.unroll, S = s.stages;
+  // One 16-byte aligned workgroup buffer, viewed twice: the cp.async staging
+  // ring while the warps walk the keys, then the warps' states for the final
+  // merge (a barrier separates the two uses).
+  gpu::GPUFuncOp func = createKernel(moduleBuilder, name, sharedMemoryBytes(s),
+                                     /*dynamicShared=*/false);
+  Block &entry = func.getBody().front();
+  OpBuilder ob = OpBuilder::atBlockBegin(&entry);
+  LocBuilder b(op.getLoc(), ob);
+  Frame f = loadFrame(b, func, /*dynamicShared=*/false);
+  Value q = f.q, kPool = f.kPool, vPool = f.vPool, indices = f.indices,
+        kvHead = f.kvHead, buf = f.buf;
+  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  // Per warp and row: acc[D], m, l; rows padded to D + 4 floats so every
+  // row starts 16-byte aligned for the vector accesses.
+  Value smem = memref::ViewOp::create(
+      b,
+      MemRefType::get({W, g, D + 4}, f32, MemRefLayoutAttrInterface(),
+                      workgroup),
+      buf, c0, ValueRange{});
+  // Per warp, stage, key (K and V) and lane: the lane's 16 bytes.
+  Value stage;
+  if (S > 0)
+    stage = memref::ViewOp::create(
+        b,
+        MemRefType::get({W, S, 2 * U, 32, kVec}, s.element,
+                        MemRefLayoutAttrInterface(), workgroup),
+        buf, c0, ValueRange{});
+
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  int64_t groupLanes = D / kVec, keysPerIter = 32 / groupLanes;
+  Value warp = arith::DivUIOp::create(b, tid, cIndex(b, 32));
+  Value lane = arith::RemUIOp::create(b, tid, cIndex(b, 32));
+  Value keyGroup = arith::DivUIOp::create(b, lane, cIndex(b, groupLanes));
+  Value laneInGroup = arith::RemUIOp::create(b, lane, cIndex(b, groupLanes));
+  Value e0 = arith::MulIOp::create(b, laneInGroup, cIndex(b, kVec));
+  Value numQ = f.numQ, numKv = f.numKv, pageBegin = f.pageBegin;
+
+  auto headOf = [&](LocBuilder &b, int64_t r) {
+    return arith::AddIOp::create(
+        b, arith::MulIOp::create(b, kvHead, cIndex(b, g)), cIndex(b, r));
+  };
+
+  // Each warp walks its own keys: iteration `it` covers keys
+  // [jBase, jBase + keysPerIter * U) with jBase = start + it * step, where
+  // key group `keyGroup` takes keys jBase + u * keysPerIter + keyGroup. The
+  // trip count is uniform per warp (shuffles need every lane): keys past the
+  // end load a valid key (the last one) and are masked out.
+  // The keys this CTA attends: all of the request's, or its chunk's.
+  Value kBegin = f.kBegin, kEnd = f.kEnd;
+  Value start = arith::AddIOp::create(
+      b, kBegin, arith::MulIOp::create(b, warp, cIndex(b, keysPerIter * U)));
+  Value step = cIndex(b, W * keysPerIter * U);
+  Value rem = arith::SubIOp::create(b, kEnd, start);
+  Value numIter = arith::SelectOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, rem, c0),
+      arith::DivUIOp::create(
+          b, arith::AddIOp::create(b, rem, cIndex(b, W * keysPerIter * U - 1)),
+          step),
+      c0);
+  auto jBaseOf = [&](LocBuilder &b, Value it) {
+    return arith::AddIOp::create(b, start, arith::MulIOp::create(b, it, step));
+  };
+  auto keyIndex = [&](LocBuilder &b, Value jBase, int64_t u) {
+    return arith::AddIOp::create(
+        b, jBase,
+        arith::AddIOp::create(b, cIndex(b, u * keysPerIter), keyGroup));
+  };
+  // Only called for iterations < numIter, so kEnd > kBegin.
+  auto keySafe = [&](LocBuilder &b, Value jBase, int64_t u) {
+    return arith::MinSIOp::create(b, keyIndex(b, jBase, u),
+                                  arith::SubIOp::create(b, kEnd, c1));
+  };
+  // The page of each of the U keys of iteration `it` (page-table loads).
+  auto pagesOf = [&](LocBuilder &b, Value it) {
+    Value jBase = jBaseOf(b, it);
+    SmallVector<Value> ids;
+    for (int64_t u = 0; u < U; ++u)
+      ids.push_back(
+          loadIndex(b, indices,
+                    arith::AddIOp::create(
+                        b, pageBegin,
+                        arith::DivUIOp::create(b, keySafe(b, jBase, u),
+                                               cIndex(b, s.pageSize)))));
+    return ids;
+  };
+  auto slotOf = [&](LocBuilder &b, Value jBase, int64_t u) {
+    return arith::RemUIOp::create(b, keySafe(b, jBase, u),
+                                  cIndex(b, s.pageSize));
+  };
+
+  // Rows padded to a power of two for the transposing reduction; lane t of
+  // a key group owns row t / (groupLanes / rowsPow2).
+  int64_t rowsPow2 = static_cast<int64_t>(llvm::PowerOf2Ceil(g));
+  int64_t lanesPerRow = groupLanes / rowsPow2;
+  Value ownRow = arith::DivUIOp::create(b, laneInGroup, cIndex(b, lanesPerRow));
+  // Padding rows take a real head's parameters (never used).
+  Value ownHead = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, kvHead, cIndex(b, g)),
+      arith::MinUIOp::create(b, ownRow, cIndex(b, g - 1)));
+  SmallVector<Value> ownParams = paramValues(b, f, ownHead);
+  SmallVector<Value> upperHalf;
+  for (int64_t off = groupLanes / 2, n = rowsPow2; n > 1; off /= 2, n /= 2)
+    upperHalf.push_back(arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, laneInGroup, cIndex(b, off)), c0));
+  Value groupBase = arith::IndexCastOp::create(
+      b, i32, arith::MulIOp::create(b, keyGroup, cIndex(b, groupLanes)));
+  // Row r's value of `v`, read from the first lane owning row r in this key
+  // group (every owner holds the same value).
+  auto fromOwner = [&](LocBuilder &b, Value v, int64_t r) -> Value {
+    if (rowsPow2 == 1)
+      return v;
+    Value src = arith::AddIOp::create(
+        b, groupBase,
+        arith::ConstantOp::create(
+            b, b.getI32IntegerAttr(static_cast<int32_t>(r * lanesPerRow))));
+    return gpu::ShuffleOp::create(
+               b, v, src, arith::ConstantOp::create(b, b.getI32IntegerAttr(32)),
+               gpu::ShuffleMode::IDX)
+        .getShuffleResult();
+  };
+
+  buildFor(b, c0, numQ, [&](LocBuilder &b, Value i) {
+    Value row = arith::AddIOp::create(b, f.qBegin, i);
+    Value outRow = outputRow(b, f, i);
+    Value qpos =
+        arith::SubIOp::create(b, arith::AddIOp::create(b, i, numKv), numQ);
+    // The query fragments of the g rows, pre-scaled by scale * log2(e):
+    // scores live in the base-2 domain (one ex2 per exponential).
+    SmallVector<Value> qFrag, heads;
+    for (int64_t r = 0; r < g; ++r) {
+      heads.push_back(headOf(b, r));
+      qFrag.push_back(
+          arith::MulFOp::create(b, loadVec(b, q, {row, heads.back(), e0}),
+                                splat(b, cF32(b, s.scale * kLog2E))));
+    }
+    // Carried: the lane's own row's m and l, then acc of every row.
+    Value zeroVec = splat(b, cF32(b, 0.0f));
+    SmallVector<Value> inits = {negInf(b), cF32(b, 0.0f)};
+    for (int64_t r = 0; r < g; ++r)
+      inits.push_back(zeroVec);
+    size_t numState = inits.size();
+
+    // One iteration's keys folded into the state. Each key's g partial dot
+    // products are reduced over the key's lanes by a transposing butterfly
+    // (each step halves the rows a lane keeps), so every lane ends with the
+    // full score of one row (its own row) after log2(groupLanes) shuffles
+    // in total; the online softmax runs once per lane for that row, and the
+    // rows' rescale factors and probabilities are then broadcast from their
+    // owners to the lanes holding the accumulators.
+    auto processKeys = [&](LocBuilder &b, SmallVector<Value> &state,
+                           Value jBase, ArrayRef<Value> kRaw,
+                           ArrayRef<Value> vRaw) {
+      SmallVector<Value> js, inRange, ks, vs;
+      for (int64_t u = 0; u < U; ++u) {
+        Value j = keyIndex(b, jBase, u);
+        js.push_back(j);
+        inRange.push_back(
+            arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, kEnd));
+        ks.push_back(widen(b, kRaw[u]));
+        vs.push_back(widen(b, vRaw[u]));
+      }
+      SmallVector<Value> own;
+      for (int64_t u = 0; u < U; ++u) {
+        SmallVector<Value> vals;
+        for (int64_t r = 0; r < rowsPow2; ++r)
+          vals.push_back(r < g ? dot(b, qFrag[r], ks[u]) : cF32(b, 0.0f));
+        int64_t off = groupLanes / 2;
+        for (size_t step = 0; vals.size() > 1; ++step, off /= 2) {
+          size_t half = vals.size() / 2;
+          SmallVector<Value> kept;
+          for (size_t k = 0; k < half; ++k) {
+            Value send = arith::SelectOp::create(b, upperHalf[step], vals[k],
+                                                 vals[half + k]);
+            Value keep = arith::SelectOp::create(b, upperHalf[step],
+                                                 vals[half + k], vals[k]);
+            kept.push_back(
+                arith::AddFOp::create(b, keep, shuffleXor(b, send, off)));
+          }
+          vals = std::move(kept);
+        }
+        Value score = vals.front();
+        for (; off >= 1; off /= 2)
+          score = arith::AddFOp::create(b, score, shuffleXor(b, score, off));
+        if (!variant.getLogits().empty()) {
+          // Hooks see natural-domain logits.
+          SmallVector<Value> hookArgs = {
+              arith::MulFOp::create(b, score, cF32(b, kLn2)), qpos, js[u],
+              ownHead};
+          hookArgs.append(ownParams);
+          score = arith::MulFOp::create(
+              b, inlineHook(b, variant.getLogits(), hookArgs), cF32(b, kLog2E));
+        }
+        Value keep = inRange[u];
+        if (!variant.getMask().empty()) {
+          SmallVector<Value> hookArgs = {qpos, js[u], ownHead};
+          hookArgs.append(ownParams);
+          keep = arith::AndIOp::create(
+              b, keep, inlineHook(b, variant.getMask(), hookArgs));
+        }
+        own.push_back(arith::SelectOp::create(b, keep, score, negInf(b)));
+      }
+      Value m = state[0], l = state[1];
+      Value mNew = m;
+      for (Value x : own)
+        mNew = arith::MaxNumFOp::create(b, mNew, x);
+      // exp2(-inf - mSafe) = 0 without a NaN when every score is -inf.
+      Value mSafe =
+          arith::SelectOp::create(b, isNegInf(b, mNew), cF32(b, 0.0f), mNew);
+      Value c = math::Exp2Op::create(b, arith::SubFOp::create(b, m, mSafe));
+      l = arith::MulFOp::create(b, l, c);
+      SmallVector<Value> p;
+      for (Value x : own) {
+        p.push_back(
+            math::Exp2Op::create(b, arith::SubFOp::create(b, x, mSafe)));
+        l = arith::AddFOp::create(b, l, p.back());
+      }
+      state[0] = mNew;
+      state[1] = l;
+      for (int64_t r = 0; r < g; ++r) {
+        Value acc = arith::MulFOp::create(b, state[2 + r],
+                                          splat(b, fromOwner(b, c, r)));
+        for (int64_t u = 0; u < U; ++u)
+          acc = vector::FMAOp::create(b, vs[u], splat(b, fromOwner(b, p[u], r)),
+                                      acc);
+        state[2 + r] = acc;
+      }
+    };
+
+    ValueRange finalState;
+    if (S == 0) {
+      // Register double buffering (every chip): the loads of the next
+      // iteration are issued before this iteration's arithmetic.
+      auto loadKeys = [&](LocBuilder &b, Value it) {
+        SmallVector<Value> ids = pagesOf(b, it);
+        Value jBase = jBaseOf(b, it);
+        SmallVector<Value> kv;
+        for (int64_t u = 0; u < U; ++u) {
+          Value slot = slotOf(b, jBase, u);
+          kv.push_back(loadRaw(b, kPool, {ids[u], slot, kvHead, e0}));
+          kv.push_back(loadRaw(b, vPool, {ids[u], slot, kvHead, e0}));
+        }
+        return kv;
+      };
+      auto rawType = VectorType::get({kVec}, s.element);
+      Value hasKeys =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, numIter, c0);
+      SmallVector<Value> first = llvm::to_vector(buildIf(
+          b, hasKeys, [&](LocBuilder &b) { return loadKeys(b, c0); },
+          [&](LocBuilder &b) {
+            Value zero = arith::ConstantOp::create(
+                b, DenseElementsAttr::get(rawType, b.getZeroAttr(s.element)));
+            return SmallVector<Value>(2 * U, zero);
+          }));
+      inits.append(first);
+      finalState = buildFor(
+          b, c0, numIter, inits,
+          [&](LocBuilder &b, Value it, ValueRange carried) {
+            Value itNext = arith::AddIOp::create(b, it, c1);
+            // The last iteration reloads its own keys (valid memory).
+            SmallVector<Value> nextRaw = loadKeys(
+                b, arith::MinSIOp::create(
+                       b, itNext, arith::SubIOp::create(b, numIter, c1)));
+            SmallVector<Value> state(carried.take_front(numState)), kRaw, vRaw;
+            for (int64_t u = 0; u < U; ++u) {
+              kRaw.push_back(carried[numState + 2 * u]);
+              vRaw.push_back(carried[numState + 2 * u + 1]);
+            }
+            processKeys(b, state, jBaseOf(b, it), kRaw, vRaw);
+            state.append(nextRaw);
+            return state;
+          });
+    } else {
+      // cp.async staging (sm_80+): a ring of S stages per warp; each lane
+      // copies exactly the 16-byte pieces it reads back, so completion of
+      // its own copy groups is all the synchronisation needed. Iteration
+      // `it` issues the copies of iteration it + S - 1 (page ids loaded one
+      // iteration earlier, so the copies never wait on the page table),
+      // then waits for the group of iteration `it`.
+      Type tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+      auto issue = [&](LocBuilder &b, Value it, ArrayRef<Value> ids) {
+        Value jBase = jBaseOf(b, it);
+        Value ring = arith::RemUIOp::create(b, it, cIndex(b, S));
+        Value pools[] = {kPool, vPool};
+        for (int64_t u = 0; u < U; ++u) {
+          Value slot = slotOf(b, jBase, u);
+          for (auto [kind, pool] : llvm::enumerate(pools))
+            nvgpu::DeviceAsyncCopyOp::create(
+                b, stage,
+                ValueRange{warp, ring, cIndex(b, 2 * u + kind), lane, c0}, pool,
+                ValueRange{ids[u], slot, kvHead, e0}, b.getIndexAttr(kVec),
+                /*srcElements=*/Value(),
+                /*bypassL1=*/b.getUnitAttr());
+        }
+      };
+      auto ifIter = [&](LocBuilder &b, Value it,
+                        function_ref<SmallVector<Value>(LocBuilder &)> thenFn,
+                        function_ref<SmallVector<Value>(LocBuilder &)> elseFn) {
+        return buildIf(
+            b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, it, numIter),
+            thenFn, elseFn);
+      };
+      auto nothing = [](LocBuilder &) { return SmallVector<Value>(); };
+      for (int64_t st = 0; st + 1 < S; ++st) {
+        Value it = cIndex(b, st);
+        ifIter(
+            b, it,
+            [&](LocBuilder &b) {
+              issue(b, it, pagesOf(b, it));
+              return SmallVector<Value>();
+            },
+            nothing);
+        nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, ValueRange{});
+      }
+      Value itFirst = cIndex(b, S - 1);
+      SmallVector<Value> zeros(U, c0);
+      inits.append(llvm::to_vector(ifIter(
+          b, itFirst, [&](LocBuilder &b) { return pagesOf(b, itFirst); },
+          [&](LocBuilder &) { return zeros; })));
+      finalState = buildFor(
+          b, c0, numIter, inits,
+          [&](LocBuilder &b, Value it, ValueRange carried) {
+            SmallVector<Value> ids(carried.drop_front(numState));
+            Value itIssue = arith::AddIOp::create(b, it, cIndex(b, S - 1));
+            ifIter(
+                b, itIssue,
+                [&](LocBuilder &b) {
+                  issue(b, itIssue, ids);
+                  return SmallVector<Value>();
+                },
+                nothing);
+            Value token = nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType,
+                                                                  ValueRange{});
+            Value itPages = arith::AddIOp::create(b, itIssue, c1);
+            SmallVector<Value> nextIds = llvm::to_vector(ifIter(
+                b, itPages, [&](LocBuilder &b) { return pagesOf(b, itPages); },
+                [&](LocBuilder &) { return ids; }));
+            nvgpu::DeviceAsyncWaitOp::create(b, token,
+                                             b.getI32IntegerAttr(S - 1));
+            Value ring = arith::RemUIOp::create(b, it, cIndex(b, S));
+            SmallVector<Value> kRaw, vRaw;
+            for (int64_t u = 0; u < U; ++u)
+              for (int64_t kind = 0; kind < 2; ++kind)
+                (kind ? vRaw : kRaw)
+                    .push_back(vector::LoadOp::create(
+                        b, VectorType::get({kVec}, s.element), stage,
+                        ValueRange{warp, ring, cIndex(b, 2 * u + kind), lane,
+                                   c0},
+                        /*nontemporal=*/false, llvm::MaybeAlign(16)));
+            SmallVector<Value> state(carried.take_front(numState));
+            processKeys(b, state, jBaseOf(b, it), kRaw, vRaw);
+            state.append(nextIds);
+            return state;
+          });
+    }
+
+    // Merge the warp's key groups (lanes d, d + groupLanes, ... hold the
+    // same dims), then the warps through shared memory.
+    SmallVector<Value> m, l, acc;
+    for (int64_t r = 0; r < g; ++r) {
+      // Row r's m (back to the natural domain) and l from its owner.
+      m.push_back(arith::MulFOp::create(b, fromOwner(b, finalState[0], r),
+                                        cF32(b, kLn2)));
+      l.push_back(fromOwner(b, finalState[1], r));
+      acc.push_back(finalState[2 + r]);
+      for (int64_t off = groupLanes; off < 32; off *= 2) {
+        Value accOther = zeroVec;
+        for (int64_t e = 0; e < kVec; ++e) {
+          Value x = vector::ExtractOp::create(b, acc[r], e);
+          accOther =
+              vector::InsertOp::create(b, shuffleXor(b, x, off), accOther, e);
+        }
+        merge(b, m[r], l[r], acc[r], shuffleXor(b, m[r], off),
+              shuffleXor(b, l[r], off), accOther);
+      }
+    }
+    // Every warp is done with the staging ring (it aliases the states) and
+    // the previous row's readers are done.
+    gpu::BarrierOp::create(b);
+    Value leader =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, keyGroup, c0);
+    scf::IfOp::create(b, leader, [&](OpBuilder &iob, Location loc) {
+      LocBuilder b(loc, iob);
+      for (int64_t r = 0; r < g; ++r) {
+        Value rr = cIndex(b, r);
+        vector::StoreOp::create(b, acc[r], smem, ValueRange{warp, rr, e0},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+        memref::StoreOp::create(b, m[r], smem,
+                                ValueRange{warp, rr, cIndex(b, D)});
+        memref::StoreOp::create(b, l[r], smem,
+                                ValueRange{warp, rr, cIndex(b, D + 1)});
+      }
+      scf::YieldOp::create(b);
+    });
+    gpu::BarrierOp::create(b);
+    writeRows(b, f, smem, warp, lane, outRow);
+    // The next row's copies must not overwrite states still being read.
+    gpu::BarrierOp::create(b);
+  });
+  gpu::ReturnOp::create(b);
+  return func;
+}
+
+} // namespace flashir::conversion::decode

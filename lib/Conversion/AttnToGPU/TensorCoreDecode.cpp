@@ -1,0 +1,631 @@
+//===- TensorCoreDecode.cpp - the tensor-core decode kernel ---------------===//
+//
+// Decode on tensor cores (sm_80+): one CTA per (request or chunk, KV head),
+// each warp walks its own tiles of 16 keys. The g query heads of the KV head
+// are the rows of an m16n8k16 mma.sync (rows g..15 are zero), so a tile costs
+// D/8 mma for S = Q.K^T and D/8 for O += P.V instead of ~4 * D * g fma per
+// key on CUDA cores.
+//
+// No ldmatrix and no bank conflicts: the contraction index of each product
+// may be permuted freely, so every lane stages (cp.async, 16 bytes) exactly
+// the K and V pieces whose elements its own mma fragments hold:
+//  - S: lane (gid, tig) holds K[key gid + 8h][32c + 8tig .. +8] for the two
+//    n-tiles h; the halves of that piece feed two k-steps, and Q's A
+//    fragments use the same order of the head dimension.
+//  - O: lane holds V[key][64c + 8gid .. +8] for the keys 2tig + {0,1,8,9};
+//    pairing two keys' elements (a byte permute) gives the B fragments of 8
+//    n-tiles whose columns are d = 64c + 8 * n + e.
+// The staging ring is laid out [warp][stage][piece][lane][16 bytes], so the
+// copies and the reads of a piece cover 512 contiguous bytes. The S
+// accumulator layout is the P.V A-fragment layout (FlashAttention-2), so the
+// probabilities never leave their lane; a row's max is a 4-lane reduction.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DecodeKernel.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+
+using namespace mlir;
+
+namespace flashir::conversion::decode {
+
+gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
+                                             StringRef name) {
+  MLIRContext *ctx = op.getContext();
+  Type f32 = Float32Type::get(ctx), i32 = IntegerType::get(ctx, 32);
+  int64_t D = s.headDim, g = s.group, W = s.warps, S = s.stages;
+  // 16-byte pieces per lane and tile: K has D / 32 per n-tile (two n-tiles),
+  // V has D / 64 per key (four keys); both D / 16 in all.
+  int64_t kPieces = D / 32, vPieces = D / 64, pieces = D / 16;
+  bool bf16 = s.element.isBF16();
+
+  gpu::GPUFuncOp func = createKernel(moduleBuilder, name, sharedMemoryBytes(s),
+                                     /*dynamicShared=*/true);
+  Block &entry = func.getBody().front();
+  OpBuilder ob = OpBuilder::atBlockBegin(&entry);
+  LocBuilder b(op.getLoc(), ob);
+  Frame f = loadFrame(b, func, /*dynamicShared=*/true);
+  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  // The buffer holds the staging ring while the warps walk the keys, then
+  // the warps' states for the final merge (barriers separate the uses).
+  Value smem = memref::ViewOp::create(
+      b,
+      MemRefType::get({W, g, D + 4}, f32, MemRefLayoutAttrInterface(),
+                      workgroup),
+      f.buf, c0, ValueRange{});
+  bool bulk = s.bulkCopy;
+  int64_t elementBytes = s.element.getIntOrFloatBitWidth() / 8;
+  // cp.async: [warp][stage][piece][lane][16 bytes]. Bulk copies: whole rows,
+  // [warp][stage][K or V][key][D + 8] (the padding spreads the 64-byte K
+  // fragment reads of 8 rows over all banks).
+  int64_t rowStride = D + 8;
+  Value stage =
+      bulk ? memref::ViewOp::create(
+                 b,
+                 MemRefType::get({W, S, 2, kTileKeys, rowStride}, s.element,
+                                 MemRefLayoutAttrInterface(), workgroup),
+                 f.buf, c0, ValueRange{})
+                 .getResult()
+           : memref::ViewOp::create(
+                 b,
+                 MemRefType::get({W, S, 2 * pieces, 32, kVec}, s.element,
+                                 MemRefLayoutAttrInterface(), workgroup),
+                 f.buf, c0, ValueRange{})
+                 .getResult();
+
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value warp = arith::DivUIOp::create(b, tid, cIndex(b, 32));
+  Value lane = arith::RemUIOp::create(b, tid, cIndex(b, 32));
+  // The mma fragment coordinates of the lane: groupID and thread-in-group.
+  Value gid = arith::DivUIOp::create(b, lane, cIndex(b, 4));
+  Value tig = arith::RemUIOp::create(b, lane, cIndex(b, 4));
+  Value rowValid =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, gid, cIndex(b, g));
+  // Rows past g take a real head's parameters and query (never written).
+  Value ownHead =
+      arith::AddIOp::create(b, arith::MulIOp::create(b, f.kvHead, cIndex(b, g)),
+                            arith::MinUIOp::create(b, gid, cIndex(b, g - 1)));
+  SmallVector<Value> ownParams = paramValues(b, f, ownHead);
+
+  // Warp w takes the tiles w, w + W, ... of the CTA's keys.
+  Value kBegin = f.kBegin, kEnd = f.kEnd;
+  Value numTiles = arith::DivUIOp::create(
+      b,
+      arith::AddIOp::create(b, arith::SubIOp::create(b, kEnd, kBegin),
+                            cIndex(b, kTileKeys - 1)),
+      cIndex(b, kTileKeys));
+  Value numIter = arith::SelectOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, numTiles, warp),
+      arith::DivUIOp::create(
+          b,
+          arith::AddIOp::create(b, arith::SubIOp::create(b, numTiles, warp),
+                                cIndex(b, W - 1)),
+          cIndex(b, W)),
+      c0);
+  auto tileStart = [&](LocBuilder &b, Value it) {
+    return arith::AddIOp::create(
+        b, kBegin,
+        arith::MulIOp::create(
+            b,
+            arith::AddIOp::create(b, warp,
+                                  arith::MulIOp::create(b, it, cIndex(b, W))),
+            cIndex(b, kTileKeys)));
+  };
+  // Keys past the end read the last key (valid memory) and are masked out;
+  // only used for iterations < numIter, so kEnd > kBegin.
+  auto clampKey = [&](LocBuilder &b, Value j) {
+    return arith::MinSIOp::create(b, j, arith::SubIOp::create(b, kEnd, c1));
+  };
+  // The page of key (lane % 16) of iteration `it`'s tile; other lanes'
+  // pages come by shuffles.
+  auto lanePage = [&](LocBuilder &b, Value it) -> Value {
+    Value j =
+        clampKey(b, arith::AddIOp::create(
+                        b, tileStart(b, it),
+                        arith::RemUIOp::create(b, lane, cIndex(b, kTileKeys))));
+    return memref::LoadOp::create(
+        b, f.indices,
+        ValueRange{arith::AddIOp::create(
+            b, f.pageBegin,
+            arith::DivUIOp::create(b, j, cIndex(b, s.pageSize)))});
+  };
+  Value width = arith::ConstantOp::create(b, b.getI32IntegerAttr(32));
+  // Bulk copies (sm_90): one `cp.async.bulk` of a whole K or V row per lane
+  // (lanes 0-15: K rows, 16-31: V rows of the tile's 16 keys), completing
+  // on the stage's mbarrier (one per warp and stage, after the buffer).
+  Type i64 = b.getI64Type();
+  auto i64Of = [&](LocBuilder &b, Value index) -> Value {
+    return arith::IndexCastOp::create(b, i64, index);
+  };
+  auto pointerTo = [&](LocBuilder &b, Value address, unsigned space) -> Value {
+    return LLVM::IntToPtrOp::create(b, LLVM::LLVMPointerType::get(ctx, space),
+                                    address);
+  };
+  constexpr unsigned kGlobal = 1, kShared = 3, kSharedCluster = 7;
+  Value sharedBase, kBase, vBase;
+  int64_t barrierOffset = sharedMemoryBytes(s) - W * S * 8;
+  auto barrierOf = [&](LocBuilder &b, Value slot) {
+    Value offset = arith::AddIOp::create(
+        b, cIndex(b, barrierOffset),
+        arith::MulIOp::create(
+            b,
+            arith::AddIOp::create(
+                b, arith::MulIOp::create(b, warp, cIndex(b, S)), slot),
+            cIndex(b, 8)));
+    return pointerTo(b, arith::AddIOp::create(b, sharedBase, i64Of(b, offset)),
+                     kShared);
+  };
+  Value fullMask, laneIsZero;
+  if (bulk) {
+    sharedBase =
+        i64Of(b, memref::ExtractAlignedPointerAsIndexOp::create(b, f.buf));
+    auto poolBase = [&](Value pool) -> Value {
+      auto meta = memref::ExtractStridedMetadataOp::create(b, pool);
+      Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(b, pool);
+      return i64Of(b, arith::AddIOp::create(
+                          b, aligned,
+                          arith::MulIOp::create(b, meta.getOffset(),
+                                                cIndex(b, elementBytes))));
+    };
+    kBase = poolBase(f.kPool);
+    vBase = poolBase(f.vPool);
+    fullMask = arith::ConstantOp::create(b, b.getI32IntegerAttr(-1));
+    laneIsZero = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, c0);
+    // Lane 0 of each warp initialises the warp's barriers (one arrival: its
+    // own expect-tx); the fence makes them visible to the copy engine.
+    scf::IfOp::create(b, laneIsZero, [&](OpBuilder &iob, Location loc) {
+      LocBuilder b(loc, iob);
+      for (int64_t st = 0; st < S; ++st)
+        NVVM::MBarrierInitOp::create(
+            b, barrierOf(b, cIndex(b, st)),
+            arith::ConstantOp::create(b, b.getI32IntegerAttr(1)), Value());
+      scf::YieldOp::create(b);
+    });
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    NVVM::SyncWarpOp::create(b, fullMask);
+  }
+  // Issues the bulk copies of tile `it` (sequence number `seq`) into ring
+  // slot seq % S.
+  auto issueBulk = [&](LocBuilder &b, Value it, Value seq, Value pageId) {
+    Value slot = arith::RemUIOp::create(b, seq, cIndex(b, S));
+    // Every lane is done reading the slot's previous tile (generic proxy)
+    // before the copy engine (async proxy) overwrites it.
+    NVVM::SyncWarpOp::create(b, fullMask);
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    Value barrier = barrierOf(b, slot);
+    scf::IfOp::create(b, laneIsZero, [&](OpBuilder &iob, Location loc) {
+      LocBuilder b(loc, iob);
+      NVVM::MBarrierArriveExpectTxOp::create(
+          b, Type(), barrier,
+          arith::ConstantOp::create(b, b.getI32IntegerAttr(static_cast<int32_t>(
+                                           2 * kTileKeys * D * elementBytes))),
+          NVVM::MemScopeKindAttr::get(ctx, NVVM::MemScopeKind::CTA),
+          b.getBoolAttr(false), Value());
+      scf::YieldOp::create(b);
+    });
+    Value key = arith::RemUIOp::create(b, lane, cIndex(b, kTileKeys));
+    Value isV = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, lane,
+                                      cIndex(b, kTileKeys));
+    Value j = clampKey(b, arith::AddIOp::create(b, tileStart(b, it), key));
+    Value row = arith::AddIOp::create(
+        b,
+        arith::MulIOp::create(
+            b,
+            arith::AddIOp::create(
+                b,
+                arith::MulIOp::create(
+                    b, arith::IndexCastOp::create(b, b.getIndexType(), pageId),
+                    cIndex(b, s.pageSize)),
+                arith::RemUIOp::create(b, j, cIndex(b, s.pageSize))),
+            cIndex(b, s.numKvHeads)),
+        f.kvHead);
+    Value src = arith::AddIOp::create(
+        b, arith::SelectOp::create(b, isV, vBase, kBase),
+        i64Of(b, arith::MulIOp::create(b, row, cIndex(b, D * elementBytes))));
+    // Element offset of [warp][slot][K or V][key][0] in the stage view.
+    Value dstElements = arith::MulIOp::create(
+        b,
+        arith::AddIOp::create(
+            b,
+            arith::MulIOp::create(
+                b,
+                arith::AddIOp::create(
+                    b,
+                    arith::MulIOp::create(
+                        b,
+                        arith::AddIOp::create(
+                            b, arith::MulIOp::create(b, warp, cIndex(b, S)),
+                            slot),
+                        cIndex(b, 2)),
+                    arith::DivUIOp::create(b, lane, cIndex(b, kTileKeys))),
+                cIndex(b, kTileKeys)),
+            key),
+        cIndex(b, rowStride));
+    Value dst = arith::AddIOp::create(
+        b, sharedBase,
+        i64Of(b,
+              arith::MulIOp::create(b, dstElements, cIndex(b, elementBytes))));
+    // The shared::cluster form (PTX 8.0); a CTA's own shared window is part
+    // of its cluster's.
+    Value dstCluster = LLVM::AddrSpaceCastOp::create(
+        b, LLVM::LLVMPointerType::get(ctx, kSharedCluster),
+        pointerTo(b, dst, kShared));
+    NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+        b, dstCluster, pointerTo(b, src, kGlobal), barrier,
+        arith::ConstantOp::create(
+            b, b.getI32IntegerAttr(static_cast<int32_t>(D * elementBytes))),
+        Value(), Value());
+  };
+  // Waits for tile sequence number `seq`: its slot's barrier completes its
+  // (seq / S)-th phase.
+  auto waitBulk = [&](LocBuilder &b, Value seq) {
+    Value slot = arith::RemUIOp::create(b, seq, cIndex(b, S));
+    Value parity = arith::IndexCastOp::create(
+        b, b.getI32Type(),
+        arith::RemUIOp::create(b, arith::DivUIOp::create(b, seq, cIndex(b, S)),
+                               cIndex(b, 2)));
+    NVVM::MBarrierTryWaitParityOp::create(
+        b, barrierOf(b, slot), parity,
+        arith::ConstantOp::create(b, b.getI32IntegerAttr(10000000)));
+  };
+
+  // Issues the copies of iteration `it`'s tile into its ring slot.
+  auto issue = [&](LocBuilder &b, Value it, Value pageId) {
+    Value t0 = tileStart(b, it);
+    Value ring = arith::RemUIOp::create(b, it, cIndex(b, S));
+    // (page, slot) of key `k` (0..15) of the tile.
+    auto locate = [&](Value k) -> std::pair<Value, Value> {
+      Value page = gpu::ShuffleOp::create(b, pageId,
+                                          arith::IndexCastOp::create(b, i32, k),
+                                          width, gpu::ShuffleMode::IDX)
+                       .getShuffleResult();
+      Value slot = arith::RemUIOp::create(
+          b, clampKey(b, arith::AddIOp::create(b, t0, k)),
+          cIndex(b, s.pageSize));
+      return {arith::IndexCastOp::create(b, b.getIndexType(), page), slot};
+    };
+    auto copy = [&](Value pool, int64_t piece, Value page, Value slot,
+                    Value d) {
+      nvgpu::DeviceAsyncCopyOp::create(
+          b, stage, ValueRange{warp, ring, cIndex(b, piece), lane, c0}, pool,
+          ValueRange{page, slot, f.kvHead, d}, b.getIndexAttr(kVec),
+          /*srcElements=*/Value(), /*bypassL1=*/b.getUnitAttr());
+    };
+    Value tig8 = arith::MulIOp::create(b, tig, cIndex(b, kVec));
+    for (int64_t h = 0; h < 2; ++h) {
+      auto [page, slot] =
+          locate(arith::AddIOp::create(b, gid, cIndex(b, 8 * h)));
+      for (int64_t c = 0; c < kPieces; ++c)
+        copy(f.kPool, h * kPieces + c, page, slot,
+             arith::AddIOp::create(b, tig8, cIndex(b, 32 * c)));
+    }
+    Value gid8 = arith::MulIOp::create(b, gid, cIndex(b, kVec));
+    Value tig2 = arith::MulIOp::create(b, tig, cIndex(b, 2));
+    for (auto [qk, offset] : llvm::enumerate(ArrayRef<int64_t>{0, 1, 8, 9})) {
+      auto [page, slot] =
+          locate(arith::AddIOp::create(b, tig2, cIndex(b, offset)));
+      for (int64_t c = 0; c < vPieces; ++c)
+        copy(f.vPool, pieces + qk * vPieces + c, page, slot,
+             arith::AddIOp::create(b, gid8, cIndex(b, 64 * c)));
+    }
+  };
+
+  // mma.sync operands: bf16 pairs travel as i32, f16 pairs as vector<2xf16>.
+  auto pairType = VectorType::get({2}, s.element);
+  auto operand = [&](LocBuilder &b, Value pair) -> Value {
+    if (!bf16)
+      return pair;
+    Value word = vector::BitCastOp::create(b, VectorType::get({1}, i32), pair);
+    return vector::ExtractOp::create(b, word, 0);
+  };
+  Value zeroOperand =
+      bf16
+          ? Value(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)))
+          : Value(arith::ConstantOp::create(
+                b, DenseElementsAttr::get(pairType, b.getZeroAttr(s.element))));
+  Value zeroF = cF32(b, 0.0f);
+  // Elements e, e + 1 of a 16-byte piece.
+  auto pairAt = [&](LocBuilder &b, Value piece, int64_t e) {
+    return operand(b, vector::ShuffleOp::create(b, piece, piece,
+                                                ArrayRef<int64_t>{e, e + 1}));
+  };
+  auto structType = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+  NVVM::MMATypes ptxType = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  // One m16n8k16 product accumulating rows gid (c0, c1); rows gid + 8 are
+  // zero on input and ignored on output.
+  auto mma = [&](LocBuilder &b, Value a0, Value a2, Value b0, Value b1,
+                 Value &acc0, Value &acc1) {
+    Value result = NVVM::MmaOp::create(
+        b, structType, ValueRange{a0, zeroOperand, a2, zeroOperand},
+        ValueRange{b0, b1}, ValueRange{acc0, acc1, zeroF, zeroF},
+        ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+        std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    acc0 = LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{0});
+    acc1 = LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{1});
+  };
+  auto loadPiece = [&](LocBuilder &b, Value ring, int64_t piece) {
+    return vector::LoadOp::create(
+        b, VectorType::get({kVec}, s.element), stage,
+        ValueRange{warp, ring, cIndex(b, piece), lane, c0},
+        /*nontemporal=*/false, llvm::MaybeAlign(16));
+  };
+  auto loadRow = [&](LocBuilder &b, Value ring, int64_t kind, Value key,
+                     Value col) {
+    return vector::LoadOp::create(
+        b, VectorType::get({kVec}, s.element), stage,
+        ValueRange{warp, ring, cIndex(b, kind), key, col},
+        /*nontemporal=*/false, llvm::MaybeAlign(16));
+  };
+  // The lane's K piece of n-tile h, columns 32c + 8tig.
+  auto loadK = [&](LocBuilder &b, Value ring, int64_t h, int64_t c) -> Value {
+    if (!bulk)
+      return loadPiece(b, ring, h * kPieces + c);
+    return loadRow(
+        b, ring, 0, arith::AddIOp::create(b, gid, cIndex(b, 8 * h)),
+        arith::AddIOp::create(b, arith::MulIOp::create(b, tig, cIndex(b, kVec)),
+                              cIndex(b, 32 * c)));
+  };
+  // The lane's V piece of key 2tig + {0, 1, 8, 9}[qk], columns 64c + 8gid.
+  auto loadV = [&](LocBuilder &b, Value ring, int64_t qk, int64_t c) -> Value {
+    if (!bulk)
+      return loadPiece(b, ring, pieces + qk * vPieces + c);
+    const int64_t offsets[] = {0, 1, 8, 9};
+    return loadRow(
+        b, ring, 1,
+        arith::AddIOp::create(b, arith::MulIOp::create(b, tig, cIndex(b, 2)),
+                              cIndex(b, offsets[qk])),
+        arith::AddIOp::create(b, arith::MulIOp::create(b, gid, cIndex(b, kVec)),
+                              cIndex(b, 64 * c)));
+  };
+  Type nvgpuToken = nvgpu::DeviceAsyncTokenType::get(ctx);
+  auto ifIter = [&](LocBuilder &b, Value it,
+                    function_ref<SmallVector<Value>(LocBuilder &)> thenFn,
+                    function_ref<SmallVector<Value>(LocBuilder &)> elseFn) {
+    return buildIf(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, it, numIter),
+        thenFn, elseFn);
+  };
+  auto nothing = [](LocBuilder &) { return SmallVector<Value>(); };
+  int64_t oTiles = D / 8;
+
+  buildFor(b, c0, f.numQ, [&](LocBuilder &b, Value i) {
+    Value row = arith::AddIOp::create(b, f.qBegin, i);
+    Value outRow = outputRow(b, f, i);
+    Value qpos =
+        arith::SubIOp::create(b, arith::AddIOp::create(b, i, f.numKv), f.numQ);
+    // A fragments of Q (row gid): piece c holds Q[32c + 8tig .. +8].
+    Value zeroPiece = arith::ConstantOp::create(
+        b, DenseElementsAttr::get(VectorType::get({kVec}, s.element),
+                                  b.getZeroAttr(s.element)));
+    SmallVector<Value> qPiece;
+    for (int64_t c = 0; c < kPieces; ++c) {
+      Value d = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, tig, cIndex(b, kVec)), cIndex(b, 32 * c));
+      qPiece.push_back(arith::SelectOp::create(
+          b, rowValid, loadRaw(b, f.q, {row, ownHead, d}), zeroPiece));
+    }
+
+    // State: m, l (the lane's partial sum; m is uniform over the 4 lanes of
+    // a row), o (two columns of each of the D / 8 n-tiles), next page.
+    SmallVector<Value> inits = {negInf(b), zeroF};
+    inits.append(2 * oTiles, zeroF);
+    size_t numState = inits.size();
+    // Bulk copies: tile sequence numbers run on over the query rows (the
+    // barriers' phases do).
+    Value seqBase = arith::MulIOp::create(b, i, numIter);
+    auto seqOf = [&](LocBuilder &b, Value it) -> Value {
+      return arith::AddIOp::create(b, seqBase, it);
+    };
+    for (int64_t st = 0; st + 1 < S; ++st) {
+      Value it = cIndex(b, st);
+      ifIter(
+          b, it,
+          [&](LocBuilder &b) {
+            if (bulk)
+              issueBulk(b, it, seqOf(b, it), lanePage(b, it));
+            else
+              issue(b, it, lanePage(b, it));
+            return SmallVector<Value>();
+          },
+          nothing);
+      if (!bulk)
+        nvgpu::DeviceAsyncCreateGroupOp::create(b, nvgpuToken, ValueRange{});
+    }
+    Value itFirst = cIndex(b, S - 1);
+    Value zeroPage = arith::ConstantOp::create(b, b.getI32IntegerAttr(0));
+    inits.push_back(ifIter(
+        b, itFirst,
+        [&](LocBuilder &b) { return SmallVector<Value>{lanePage(b, itFirst)}; },
+        [&](LocBuilder &) { return SmallVector<Value>{zeroPage}; })[0]);
+
+    ValueRange done = buildFor(
+        b, c0, numIter, inits,
+        [&](LocBuilder &b, Value it, ValueRange carried) {
+          Value pageId = carried[numState];
+          Value itIssue = arith::AddIOp::create(b, it, cIndex(b, S - 1));
+          ifIter(
+              b, itIssue,
+              [&](LocBuilder &b) {
+                if (bulk)
+                  issueBulk(b, itIssue, seqOf(b, itIssue), pageId);
+                else
+                  issue(b, itIssue, pageId);
+                return SmallVector<Value>();
+              },
+              nothing);
+          Value token;
+          if (!bulk)
+            token = nvgpu::DeviceAsyncCreateGroupOp::create(b, nvgpuToken,
+                                                            ValueRange{});
+          Value itPages = arith::AddIOp::create(b, itIssue, c1);
+          Value nextPage = ifIter(
+              b, itPages,
+              [&](LocBuilder &b) {
+                return SmallVector<Value>{lanePage(b, itPages)};
+              },
+              [&](LocBuilder &) { return SmallVector<Value>{pageId}; })[0];
+          Value ring;
+          if (bulk) {
+            waitBulk(b, seqOf(b, it));
+            ring = arith::RemUIOp::create(b, seqOf(b, it), cIndex(b, S));
+          } else {
+            nvgpu::DeviceAsyncWaitOp::create(b, token,
+                                             b.getI32IntegerAttr(S - 1));
+            ring = arith::RemUIOp::create(b, it, cIndex(b, S));
+          }
+          Value t0 = tileStart(b, it);
+
+          // S = Q.K^T for keys 8h + 2tig + e (h, e in {0, 1}).
+          Value score[2][2];
+          for (int64_t h = 0; h < 2; ++h) {
+            Value acc0 = zeroF, acc1 = zeroF;
+            for (int64_t c = 0; c < kPieces; ++c) {
+              Value k = loadK(b, ring, h, c);
+              for (int64_t half = 0; half < 2; ++half)
+                mma(b, pairAt(b, qPiece[c], 4 * half),
+                    pairAt(b, qPiece[c], 4 * half + 2), pairAt(b, k, 4 * half),
+                    pairAt(b, k, 4 * half + 2), acc0, acc1);
+            }
+            score[h][0] = acc0;
+            score[h][1] = acc1;
+          }
+          // Online softmax of row gid over the tile, in the base-2 domain.
+          Value tig2 = arith::MulIOp::create(b, tig, cIndex(b, 2));
+          Value tileMax = negInf(b);
+          Value x[2][2];
+          for (int64_t h = 0; h < 2; ++h)
+            for (int64_t e = 0; e < 2; ++e) {
+              Value j = arith::AddIOp::create(
+                  b, t0, arith::AddIOp::create(b, tig2, cIndex(b, 8 * h + e)));
+              Value v;
+              if (!variant.getLogits().empty()) {
+                // Hooks see natural-domain logits.
+                SmallVector<Value> hookArgs = {
+                    arith::MulFOp::create(b, score[h][e], cF32(b, s.scale)),
+                    qpos, j, ownHead};
+                hookArgs.append(ownParams);
+                v = arith::MulFOp::create(
+                    b, inlineHook(b, variant.getLogits(), hookArgs),
+                    cF32(b, kLog2E));
+              } else {
+                v = arith::MulFOp::create(b, score[h][e],
+                                          cF32(b, s.scale * kLog2E));
+              }
+              Value keep =
+                  arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, kEnd);
+              if (!variant.getMask().empty()) {
+                SmallVector<Value> hookArgs = {qpos, j, ownHead};
+                hookArgs.append(ownParams);
+                keep = arith::AndIOp::create(
+                    b, keep, inlineHook(b, variant.getMask(), hookArgs));
+              }
+              x[h][e] = arith::SelectOp::create(b, keep, v, negInf(b));
+              tileMax = arith::MaxNumFOp::create(b, tileMax, x[h][e]);
+            }
+          for (int32_t off : {1, 2})
+            tileMax = arith::MaxNumFOp::create(b, tileMax,
+                                               shuffleXor(b, tileMax, off));
+          Value m = carried[0], l = carried[1];
+          Value mNew = arith::MaxNumFOp::create(b, m, tileMax);
+          // exp2(-inf - mSafe) = 0 without a NaN when every score is -inf.
+          Value mSafe = arith::SelectOp::create(b, isNegInf(b, mNew),
+                                                cF32(b, 0.0f), mNew);
+          Value corr =
+              math::Exp2Op::create(b, arith::SubFOp::create(b, m, mSafe));
+          l = arith::MulFOp::create(b, l, corr);
+          Value pOperand[2];
+          for (int64_t h = 0; h < 2; ++h) {
+            Value p[2];
+            for (int64_t e = 0; e < 2; ++e) {
+              p[e] = math::Exp2Op::create(
+                  b, arith::SubFOp::create(b, x[h][e], mSafe));
+              l = arith::AddFOp::create(b, l, p[e]);
+            }
+            Value pair = vector::FromElementsOp::create(
+                b, VectorType::get({2}, f32), ValueRange{p[0], p[1]});
+            pOperand[h] =
+                operand(b, arith::TruncFOp::create(b, pairType, pair));
+          }
+          // O = O * corr + P.V over the D / 8 n-tiles (c, e).
+          SmallVector<Value> next = {mNew, l};
+          for (int64_t c = 0; c < vPieces; ++c) {
+            Value v[4];
+            for (int64_t qk = 0; qk < 4; ++qk)
+              v[qk] = loadV(b, ring, qk, c);
+            for (int64_t e = 0; e < kVec; ++e) {
+              int64_t t = c * kVec + e;
+              Value acc0 = arith::MulFOp::create(b, carried[2 + 2 * t], corr);
+              Value acc1 =
+                  arith::MulFOp::create(b, carried[2 + 2 * t + 1], corr);
+              auto keys = [&](Value lo, Value hi) {
+                return operand(b,
+                               vector::ShuffleOp::create(
+                                   b, lo, hi, ArrayRef<int64_t>{e, kVec + e}));
+              };
+              mma(b, pOperand[0], pOperand[1], keys(v[0], v[1]),
+                  keys(v[2], v[3]), acc0, acc1);
+              next.push_back(acc0);
+              next.push_back(acc1);
+            }
+          }
+          next.push_back(nextPage);
+          return next;
+        });
+
+    // The row's l over its 4 lanes; m back to the natural domain.
+    Value l = done[1];
+    for (int32_t off : {1, 2})
+      l = arith::AddFOp::create(b, l, shuffleXor(b, l, off));
+    Value m = arith::MulFOp::create(b, done[0], cF32(b, kLn2));
+    // Every warp is done with the staging ring (it aliases the states) and
+    // the previous row's readers are done.
+    gpu::BarrierOp::create(b);
+    scf::IfOp::create(b, rowValid, [&](OpBuilder &iob, Location loc) {
+      LocBuilder b(loc, iob);
+      // Columns 64c + 16tig + e (first accumulator) and + 8 (second).
+      for (int64_t c = 0; c < vPieces; ++c)
+        for (int64_t second = 0; second < 2; ++second) {
+          SmallVector<Value> cols;
+          for (int64_t e = 0; e < kVec; ++e)
+            cols.push_back(done[2 + 2 * (c * kVec + e) + second]);
+          Value col = arith::AddIOp::create(
+              b, arith::MulIOp::create(b, tig, cIndex(b, 16)),
+              cIndex(b, 64 * c + 8 * second));
+          vector::StoreOp::create(
+              b, vector::FromElementsOp::create(b, f32Vec(b), cols), smem,
+              ValueRange{warp, gid, col}, /*nontemporal=*/false,
+              llvm::MaybeAlign(16));
+        }
+      scf::IfOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tig, c0),
+          [&](OpBuilder &fob, Location loc) {
+            LocBuilder b(loc, fob);
+            memref::StoreOp::create(b, m, smem,
+                                    ValueRange{warp, gid, cIndex(b, D)});
+            memref::StoreOp::create(b, l, smem,
+                                    ValueRange{warp, gid, cIndex(b, D + 1)});
+            scf::YieldOp::create(b);
+          });
+      scf::YieldOp::create(b);
+    });
+    gpu::BarrierOp::create(b);
+    writeRows(b, f, smem, warp, lane, outRow);
+    // The next row's copies must not overwrite states still being read.
+    gpu::BarrierOp::create(b);
+  });
+  gpu::ReturnOp::create(b);
+  return func;
+}
+
+} // namespace flashir::conversion::decode

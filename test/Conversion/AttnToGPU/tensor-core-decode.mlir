@@ -1,0 +1,83 @@
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu=chip=sm_80 | FileCheck %s --check-prefix=AMPERE
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu=chip=sm_90a | FileCheck %s --check-prefix=HOPPER
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu=chip=sm_86 | FileCheck %s --check-prefix=FALLBACK
+
+!q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+!pool = tensor<?x16x2x128xbf16>
+
+// The tensor-core kernel (sm_80+ by default): dynamic shared memory (the
+// launch passes its size, recorded in attn.launch), a ring of 3 stages per
+// warp; per 16-key tile 16 m16n8k16 products for Q.K^T and 16 for P.V (head
+// dim 128); the soft-cap hook inlined on the scores.
+// AMPERE-LABEL: gpu.func @decode_decode_0
+// AMPERE-SAME: kernel
+// AMPERE-SAME: bulk_copy = false, dynamic_shared_memory = 98304 : i64
+// AMPERE-SAME: stages = 3 : i64, tensor_cores = true
+// AMPERE: gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// AMPERE: memref.view {{.*}} to memref<4x4x132xf32, #gpu.address_space<workgroup>>
+// 16-byte cp.async pieces laid out [warp][stage][piece][lane].
+// AMPERE: memref.view {{.*}} to memref<4x3x16x32x8xbf16, #gpu.address_space<workgroup>>
+// AMPERE: nvgpu.device_async_copy {{.*}} 8 {bypassL1}
+// AMPERE: scf.for
+// AMPERE: nvgpu.device_async_wait %{{.*}} {numGroups = 2 : i32}
+// AMPERE-COUNT-16: nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// AMPERE: math.tanh
+// AMPERE: gpu.shuffle  xor
+// AMPERE: math.exp2
+// AMPERE-COUNT-16: nvvm.mma.sync
+// AMPERE-NOT: nvvm.mma.sync
+// AMPERE: gpu.barrier
+
+// sm_90a: whole K/V rows by cp.async.bulk into padded rows (D + 8), one
+// mbarrier per warp and stage after the ring.
+// HOPPER-LABEL: gpu.func @decode_decode_0
+// HOPPER-SAME: bulk_copy = true, dynamic_shared_memory = 104544 : i64
+// HOPPER: memref.view {{.*}} to memref<4x3x2x16x136xbf16, #gpu.address_space<workgroup>>
+// HOPPER: nvvm.mbarrier.init
+// HOPPER: nvvm.fence.proxy
+// HOPPER: nvvm.bar.warp.sync
+// HOPPER: nvvm.mbarrier.arrive.expect_tx
+// HOPPER: nvvm.cp.async.bulk.shared.cluster.global
+// HOPPER: scf.for
+// HOPPER: nvvm.mbarrier.try_wait.parity
+// HOPPER-NOT: nvgpu.device_async_copy
+// HOPPER-COUNT-32: nvvm.mma.sync
+func.func @decode(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>, %cap: f32)
+    -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x128xbf16> -> !q
+  %o, %l = attn.attention @soft_cap(%q, %kv) params(%cap : f32)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64} : !q, !kv
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+// -----
+
+!q    = !attn.ragged_q<heads = 16, head_dim = 256, bf16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 256, bf16>
+!pool = tensor<?x16x2x256xbf16>
+
+// Head dim 256 with 4 warps: sm_80 drops to 2 stages (sm_90a has room for
+// 3), sm_86
+// (99 KiB per CTA) keeps the CUDA-core kernel.
+// AMPERE-LABEL: gpu.func @large_decode_0
+// AMPERE-SAME: dynamic_shared_memory = 131072 : i64
+// AMPERE-SAME: stages = 2 : i64, tensor_cores = true
+// HOPPER-LABEL: gpu.func @large_decode_0
+// HOPPER-SAME: dynamic_shared_memory = 202848 : i64
+// HOPPER-SAME: stages = 3 : i64, tensor_cores = true
+// FALLBACK-LABEL: gpu.func @large_decode_0
+// FALLBACK-SAME: workgroup(
+// FALLBACK-SAME: dynamic_shared_memory = 0 : i64
+// FALLBACK-SAME: stages = 4 : i64, tensor_cores = false
+func.func @large(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x16x256xbf16>)
+    -> (tensor<?x16x256xbf16>, tensor<?x16xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x16x256xbf16> -> !q
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 16 : i64, num_kv_heads = 2 : i64} : !q, !kv
+      -> tensor<?x16x256xbf16>, tensor<?x16xf32>
+  return %o, %l : tensor<?x16x256xbf16>, tensor<?x16xf32>
+}
