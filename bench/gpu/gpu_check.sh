@@ -31,6 +31,11 @@ if [ -n "$split" ]; then
     FLASHIR_BUNDLE_SPLIT="$split" python3 -m pytest -q python/tests 2>&1 |
     tee "$out/python_tests.log" | tail -3
 fi
+if [ -n "$split" ]; then
+  # Skewed batches next to SDPA-cuDNN (padded + mask) and FlexAttention.
+  python3 bench/gpu/skewed_bench.py --bundle "$split" --out "$out" 2>&1 |
+    tee "$out/skewed.log" | tail -2
+fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 python3 bench/gpu/gpu_check.py --bundle "$bundle" --out "$out" ${split:+--split-bundle "$split"} ${FLASHIR_SWEEP:+--sweep $FLASHIR_SWEEP} 2>&1 | tee "$out/gpu_check.log"
 status=${PIPESTATUS[0]}
