@@ -204,7 +204,12 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False):
     if not k.chunked:
         args += memref_args(out) + memref_args(lse) + params
         grid = (batch_size, k.hkv, 1)
-        return out, lse, lambda: launch(k.fn, grid, k.block, args, k.shared)
+
+        def call_one():
+            launch(k.fn, grid, k.block, args, k.shared)
+        # The launch holds raw pointers: the callable keeps its buffers alive.
+        call_one.keep = (out, lse)
+        return out, lse, call_one
     cindptr, creq, cstart, cend = plan_chunks(batch["kv_lens"], chunk_len, empty_chunks)
     i32 = lambda x: torch.tensor(x if x else [0], dtype=torch.int32, device="cuda")
     chunks = [i32(cindptr), i32(creq), i32(cstart), i32(cend)]
@@ -224,7 +229,7 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False):
         if num_chunks:
             launch(k.fn, (num_chunks, k.hkv, 1), k.block, args, k.shared)
         launch(mfn, (batch_size, k.hq, 1), mblock, margs)
-    call.keep = (chunks, part_o, part_lse)
+    call.keep = (chunks, part_o, part_lse, out, lse)
     return out, lse, call
 
 
