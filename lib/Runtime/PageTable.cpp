@@ -2,6 +2,7 @@
 
 #include "flashir/Runtime/PageTable.h"
 
+#include <algorithm>
 #include <string>
 
 namespace flashir::runtime {
@@ -42,6 +43,17 @@ Status validatePageTable(const PageTableRef &table, int64_t numPages,
   int64_t numIndices = table.indptr[table.batchSize];
   if (numIndices > 0 && !table.indices)
     return invalid("indices is null");
+  // A branch-free min/max pass (vectorised; runs on every plan()), then
+  // the first offending entry only when there is one.
+  int32_t lo = 0, hi = 0;
+  if (numIndices > 0)
+    lo = hi = table.indices[0];
+  for (int64_t j = 0; j < numIndices; ++j) {
+    lo = std::min(lo, table.indices[j]);
+    hi = std::max(hi, table.indices[j]);
+  }
+  if (lo >= 0 && hi < numPages)
+    return Status::ok();
   for (int64_t j = 0; j < numIndices; ++j) {
     int32_t page = table.indices[j];
     if (page < 0 || page >= numPages)
