@@ -15,10 +15,15 @@
 //  - O: lane holds V[key][64c + 8gid .. +8] for the keys 2tig + {0,1,8,9};
 //    pairing two keys' elements (a byte permute) gives the B fragments of 8
 //    n-tiles whose columns are d = 64c + 8 * n + e.
-// The staging ring is laid out [warp][stage][piece][lane][16 bytes], so the
-// copies and the reads of a piece cover 512 contiguous bytes. The S
-// accumulator layout is the P.V A-fragment layout (FlashAttention-2), so the
-// probabilities never leave their lane; a row's max is a 4-lane reduction.
+// With 16-byte cp.async (sm_80+) the staging ring is laid out
+// [warp][stage][piece][lane][16 bytes], so the copies and the reads of a
+// piece cover 512 contiguous bytes. With cp.async.bulk (sm_90a) each lane
+// copies one whole K or V row into rows padded to D + 8 elements, and the
+// tile completes on the stage's mbarrier; per-lane copies through the LSU
+// capped every per-thread-copy design near 2.4 TB/s on the H200, bulk
+// copies raised it (bench/results). The S accumulator layout is the P.V
+// A-fragment layout (FlashAttention-2), so the probabilities never leave
+// their lane; a row's max is a 4-lane reduction.
 //
 //===----------------------------------------------------------------------===//
 
