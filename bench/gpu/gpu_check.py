@@ -188,8 +188,9 @@ def make_batch(k: Kernel, qo_lens, kv_lens, gen, shared_pages=True, shuffle=True
     return batch
 
 
-def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False):
-    """Returns out, lse and a callable launching the kernel(s)."""
+def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
+    """Returns out, lse and a callable launching the kernel(s); merge=False:
+    a split-KV kernel without its merge kernel (calibration)."""
     total = batch["q"].shape[0]
     out = torch.full((total, k.hq, k.d), float("nan"), dtype=k.dtype, device="cuda")
     lse = torch.full((total, k.hq), float("nan"), dtype=torch.float32, device="cuda")
@@ -228,7 +229,8 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False):
     def call():
         if num_chunks:
             launch(k.fn, (num_chunks, k.hkv, 1), k.block, args, k.shared)
-        launch(mfn, (batch_size, k.hq, 1), mblock, margs)
+        if merge:
+            launch(mfn, (batch_size, k.hq, 1), mblock, margs)
     call.keep = (chunks, part_o, part_lse, out, lse)
     return out, lse, call
 

@@ -32,6 +32,10 @@ if [ -n "$split" ]; then
     tee "$out/python_tests.log" | tail -3
 fi
 if [ -n "$split" ]; then
+  # The planner's cost model for the split kernel, into the bundle's manifest
+  # (plan/run above used the defaults; the skewed benchmark below uses it).
+  python3 bench/gpu/calibrate.py --bundle "$split" --out "$out" 2>&1 |
+    tee "$out/calibrate.log" | tail -1
   # Skewed batches next to SDPA-cuDNN (padded + mask) and FlexAttention.
   python3 bench/gpu/skewed_bench.py --bundle "$split" --out "$out" 2>&1 |
     tee "$out/skewed.log" | tail -2

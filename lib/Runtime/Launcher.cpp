@@ -69,17 +69,30 @@ Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
   }
   targets.clear();
   for (const JsonValue &t : ts->array()) {
-    TargetInfo target{stringOf(t.get("chip")),
-                      stringOf(t.get("ptx")),
-                      stringOf(t.get("cubin")),
-                      {}};
+    TargetInfo target;
+    target.chip = stringOf(t.get("chip"));
+    target.ptx = stringOf(t.get("ptx"));
+    target.cubin = stringOf(t.get("cubin"));
     if (const JsonValue *facts = t.get("kernels"); facts && facts->isObject())
-      for (const KernelInfo &k : kernels)
-        if (const JsonValue *f = facts->get(k.name))
-          if (const JsonValue *d = f->get("dynamic_shared_memory_bytes");
-              d && d->isNumber())
-            target.dynamicSharedMemoryBytes[k.name] =
-                static_cast<int64_t>(d->number());
+      for (const KernelInfo &k : kernels) {
+        const JsonValue *f = facts->get(k.name);
+        if (!f)
+          continue;
+        if (const JsonValue *d = f->get("dynamic_shared_memory_bytes");
+            d && d->isNumber())
+          target.dynamicSharedMemoryBytes[k.name] =
+              static_cast<int64_t>(d->number());
+        if (const JsonValue *cost = f->get("cost")) {
+          const JsonValue *alpha = cost->get("alpha");
+          const JsonValue *beta = cost->get("beta");
+          if (!alpha || !alpha->isNumber() || !beta || !beta->isNumber() ||
+              !(alpha->number() >= 0.0) || !(beta->number() > 0.0))
+            return invalid(path + ": the cost of " + k.name + " on " +
+                           target.chip +
+                           " needs numbers alpha >= 0 and beta > 0");
+          target.costs[k.name] = {alpha->number(), beta->number()};
+        }
+      }
     targets.push_back(std::move(target));
   }
   return Status::ok();
@@ -361,6 +374,7 @@ Status DecodeLauncher::open(CudaDriver &driver, const std::string &dir,
     launcher->functions.push_back(fn);
     launcher->dynamicShared.push_back(static_cast<unsigned>(dynamic));
   }
+  launcher->costs = target->costs;
   out = std::move(launcher);
   return Status::ok();
 }
@@ -458,6 +472,12 @@ Status DecodeLauncher::launch(const std::string &kernel,
                         static_cast<unsigned>(kvHeads),
                         static_cast<unsigned>(info.block), stream, params,
                         dynamicShared[index]);
+}
+
+const CostModel *
+DecodeLauncher::calibratedCost(const std::string &kernel) const {
+  auto it = costs.find(kernel);
+  return it == costs.end() ? nullptr : &it->second;
 }
 
 const KernelInfo *DecodeLauncher::find(const std::string &kernel) const {

@@ -85,6 +85,9 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
   runner->driver = &driver;
   runner->bundle = &bundle;
   runner->config = config;
+  if (config.useCalibratedCost)
+    if (const CostModel *cost = bundle.calibratedCost(config.decodeKernel))
+      runner->config.options.cost = *cost;
   runner->numQoHeads = decode->args[0].shape[1];
   runner->headDim = decode->args[0].shape[2];
   runner->pageSize = decode->args[2].shape[1];

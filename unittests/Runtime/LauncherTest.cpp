@@ -1,7 +1,7 @@
 //===- LauncherTest.cpp - manifests and the launcher without a GPU --------===//
 
-#include "flashir/Runtime/Json.h"
 #include "flashir/Runtime/Launcher.h"
+#include "flashir/Runtime/Json.h"
 
 #include <gtest/gtest.h>
 
@@ -15,10 +15,10 @@ namespace {
 
 TEST(Json, ParsesNestedValues) {
   JsonValue v;
-  ASSERT_TRUE(JsonValue::parse(
-                  R"({"a": [1, -2.5e1, "x\"y"], "b": {"c": true, "d": null}})",
-                  v)
-                  .isOk());
+  ASSERT_TRUE(
+      JsonValue::parse(
+          R"({"a": [1, -2.5e1, "x\"y"], "b": {"c": true, "d": null}})", v)
+          .isOk());
   const JsonValue *a = v.get("a");
   ASSERT_TRUE(a && a->isArray());
   ASSERT_EQ(a->array().size(), 3u);
@@ -30,8 +30,8 @@ TEST(Json, ParsesNestedValues) {
 }
 
 TEST(Json, RejectsMalformedInput) {
-  for (const char *bad : {"", "{", "[1,]", "{\"a\" 1}", "\"open", "{} x",
-                          "[\\u0041]", "nul"}) {
+  for (const char *bad :
+       {"", "{", "[1,]", "{\"a\" 1}", "\"open", "{} x", "[\\u0041]", "nul"}) {
     JsonValue v;
     Status s = JsonValue::parse(bad, v);
     EXPECT_FALSE(s.isOk()) << bad;
@@ -58,7 +58,9 @@ TEST_F(ManifestTest, ReadsKernelsAndTargets) {
     "shared_memory_bytes": 8320, "variant": "causal", "args": [
       {"name": "q", "kind": "memref", "element": "bf16", "shape": [-1, 32, 128]},
       {"name": "param0", "kind": "scalar", "element": "f32"}]}],
-    "targets": [{"chip": "sm_80", "ptx": "kernels.sm_80.ptx"}]})");
+    "targets": [{"chip": "sm_80", "ptx": "kernels.sm_80.ptx", "kernels": {
+      "k0": {"dynamic_shared_memory_bytes": 98304,
+             "cost": {"alpha": 2.5, "beta": 0.01}}}}]})");
   std::vector<KernelInfo> kernels;
   std::vector<TargetInfo> targets;
   ASSERT_TRUE(readManifest(dir.string(), kernels, targets).isOk());
@@ -74,6 +76,10 @@ TEST_F(ManifestTest, ReadsKernelsAndTargets) {
   ASSERT_EQ(targets.size(), 1u);
   EXPECT_EQ(targets[0].chip, "sm_80");
   EXPECT_EQ(targets[0].cubin, "");
+  EXPECT_EQ(targets[0].dynamicSharedMemoryBytes.at("k0"), 98304);
+  ASSERT_EQ(targets[0].costs.count("k0"), 1u);
+  EXPECT_EQ(targets[0].costs.at("k0").alpha, 2.5);
+  EXPECT_EQ(targets[0].costs.at("k0").beta, 0.01);
 }
 
 TEST_F(ManifestTest, ReportsProblems) {
@@ -94,6 +100,15 @@ TEST_F(ManifestTest, ReportsProblems) {
             std::string::npos);
   write("{");
   EXPECT_NE(readManifest(dir.string(), kernels, targets).message().find("JSON"),
+            std::string::npos);
+  // A calibrated cost the planner could not use.
+  write(R"({"abi_version": 1, "kernels": [{"name": "k0", "block": 128,
+    "args": []}], "targets": [{"chip": "sm_90a", "ptx": "p", "kernels": {
+      "k0": {"cost": {"alpha": 1.0, "beta": 0.0}}}}]})");
+  EXPECT_NE(readManifest(dir.string(), kernels, targets)
+                .message()
+                .find("the cost of k0 on sm_90a needs numbers alpha >= 0 and "
+                      "beta > 0"),
             std::string::npos);
 }
 

@@ -10,6 +10,7 @@
 #ifndef FLASHIR_RUNTIME_LAUNCHER_H
 #define FLASHIR_RUNTIME_LAUNCHER_H
 
+#include "flashir/Runtime/Planner.h"
 #include "flashir/Runtime/Status.h"
 
 #include <cstdint>
@@ -41,6 +42,9 @@ struct TargetInfo {
   std::string chip, ptx, cubin;
   /// Dynamic shared memory per kernel name (tensor-core kernels; absent: 0).
   std::map<std::string, int64_t> dynamicSharedMemoryBytes;
+  /// Planner cost model per kernel name, calibrated on a GPU of this chip
+  /// (bench/gpu/calibrate.py writes it into the manifest; absent: none).
+  std::map<std::string, CostModel> costs;
 };
 
 /// Reads `<dir>/manifest.json` (ABI version 1).
@@ -143,6 +147,8 @@ public:
   Status launchArgs(const std::string &kernel, const std::vector<Arg> &args,
                     unsigned gridX, unsigned gridY, void *stream = nullptr);
   const KernelInfo *find(const std::string &kernel) const;
+  /// The calibrated cost model of `kernel` on the loaded chip, or null.
+  const CostModel *calibratedCost(const std::string &kernel) const;
 
 private:
   CudaDriver *driver = nullptr;
@@ -151,6 +157,7 @@ private:
   std::vector<void *> functions;
   /// Dynamic shared memory of each kernel on the loaded chip.
   std::vector<unsigned> dynamicShared;
+  std::map<std::string, CostModel> costs;
 };
 
 } // namespace flashir::runtime

@@ -40,6 +40,10 @@ public:
     std::string decodeKernel, mergeKernel;
     PlanCapacity capacity;
     PlannerOptions options; ///< queryTile must be 0
+    /// Plan with the bundle's calibrated cost model of the decode kernel
+    /// (manifest `cost`, see bench/gpu/calibrate.py) where it has one,
+    /// instead of options.cost.
+    bool useCalibratedCost = true;
   };
   /// Checks the kernels' ABI in the bundle and allocates the workspace
   /// (device) and the staging buffer (pinned host memory).
