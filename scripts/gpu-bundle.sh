@@ -4,6 +4,9 @@
 # bench/gpu/gpu_check.sh on the GPU machine:
 #   build-gpu/bundle        one CTA per (request, KV head)
 #   build-gpu/bundle-split  split-KV: runtime chunks + merge kernel
+# With --sweep, also sm_90a bundles of the two benchmark kernels in other
+# configurations (build-gpu/sweep/<name>; FLASHIR_SWEEP="build-gpu/sweep/*"
+# makes gpu_check.sh time them).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 bundle="$FLASHIR_BUILD_DIR/bin/flashir-bundle"
@@ -11,3 +14,20 @@ kernels="$FLASHIR_ROOT/bench/gpu/decode_kernels.mlir"
 "$bundle" "$kernels" -o "$FLASHIR_ROOT/build-gpu/bundle"
 "$bundle" "$kernels" -o "$FLASHIR_ROOT/build-gpu/bundle-split" \
   --schedule='attn-import-variants,attn-split-kv{chunk-size=0}'
+if [ "${1:-}" = "--sweep" ]; then
+  sweep="$FLASHIR_ROOT/build-gpu/sweep"
+  rm -rf "$sweep" && mkdir -p "$sweep"
+  # The benchmark kernels only (head dim 128 fits every configuration).
+  awk '/^func.func @plain_h(32|64)_p16\(/,/^}/' "$kernels" >"$sweep.mlir"
+  while read -r name options; do
+    # shellcheck disable=SC2086
+    "$bundle" "$sweep.mlir" -o "$sweep/$name" -chips=sm_90a $options
+  done <<'CONFIGS'
+bulk-w4s2 -warps=4 -stages=2
+bulk-w8s2 -warps=8 -stages=2
+bulk-w8s3 -warps=8 -stages=3
+bulk-w2s4 -warps=2 -stages=4
+tc-cpasync -bulk-copy=0
+simt-u4s3 -tensor-cores=0 -unroll=4 -stages=3
+CONFIGS
+fi

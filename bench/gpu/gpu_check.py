@@ -487,12 +487,15 @@ def main():
             m = json.load(open(os.path.join(path, "manifest.json")))
             cubin = [t for t in m["targets"] if t["chip"] == "sm_90a"][0]["cubin"]
             kernels = load_kernels(m, Module(open(os.path.join(path, cubin), "rb").read()), "sm_90a")
-            for kname, b, l, shuffle in (("plain_h32_p16_decode_0", 64, 4096, True),
-                                         ("plain_h32_p16_decode_0", 64, 4096, False),
-                                         ("plain_h32_p16_decode_0", 128, 2048, True),
+            by_func = {name.rsplit("_decode_", 1)[0]: kk for name, kk in kernels.items()}
+            for kname, b, l, shuffle in (("plain_h32_p16", 64, 4096, True),
+                                         ("plain_h32_p16", 64, 4096, False),
+                                         ("plain_h32_p16", 128, 2048, True),
                                          # Same bytes and CTAs, one KV head: contiguous pages.
-                                         ("plain_g4_kv1_p16_decode_8", 512, 4096, True)):
-                    k = kernels[kname]
+                                         ("plain_g4_kv1_p16", 512, 4096, True)):
+                    if kname not in by_func:
+                        continue
+                    k = by_func[kname]
                     gen = torch.Generator().manual_seed(11)
                     batch = make_batch(k, [1] * b, [l] * b, gen, shared_pages=False, shuffle=shuffle)
                     out, lse, call = run_kernel(k, batch)
@@ -517,10 +520,12 @@ def main():
         module = Module(open(os.path.join(path, cubin), "rb").read())
         kernels = load_kernels(m, module, "sm_90a")
         gen = torch.Generator().manual_seed(11)
-        for case, kname, b, l in (("B64 L4096", "plain_h32_p16_decode_0", 64, 4096),
-                                  ("B128 L2048", "plain_h32_p16_decode_0", 128, 2048),
-                                  ("B64 Hq64 L8192", "plain_h64_p16_decode_4", 64, 8192)):
-            k = kernels[kname]
+        # By function: a sweep bundle may hold only some of the kernels.
+        by_func = {name.rsplit("_decode_", 1)[0]: kk for name, kk in kernels.items()}
+        for case, func, b, l in (("B64 L4096", "plain_h32_p16", 64, 4096),
+                                 ("B128 L2048", "plain_h32_p16", 128, 2048),
+                                 ("B64 Hq64 L8192", "plain_h64_p16", 64, 8192)):
+            k = by_func[func]
             batch = make_batch(k, [1] * b, [l] * b, gen, shared_pages=False)
             ok = check(k, [1] * 5, [l] * 5, 3)
             out, lse, call = run_kernel(k, batch)
