@@ -3,7 +3,7 @@
 // Decode on tensor cores (sm_80+): one CTA per (request or chunk, KV head),
 // each warp walks its own tiles of 16 keys. The g query heads of the KV head
 // are the rows of an m16n8k16 mma.sync (rows g..15 are zero), so a tile costs
-// D/8 mma for S = Q.K^T and D/8 for O += P.V instead of ~4 * D * g fma per
+// D/8 mma for S = Q.K^T and D/8 for O += P.V instead of 2 * D * g fma per
 // key on CUDA cores.
 //
 // No ldmatrix and no bank conflicts: the contraction index of each product
