@@ -234,6 +234,7 @@ Value DecodeKernel::outputRow(LocBuilder &b, const Frame &f, Value i) {
 void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
                              Value warp, Value lane, Value outRow) {
   int64_t D = s.headDim, g = s.group, W = s.warps;
+  gpu::BarrierOp::create(b);
   Value c0 = cIndex(b, 0);
   Value writer = arith::AndIOp::create(
       b,
@@ -282,6 +283,68 @@ void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
     }
     scf::YieldOp::create(b);
   });
+  gpu::BarrierOp::create(b);
+}
+
+ValueRange DecodeKernel::buildStagedLoop(
+    LocBuilder &b, Value numIter, ArrayRef<Value> inits,
+    ArrayRef<Value> noPages,
+    function_ref<SmallVector<Value>(LocBuilder &, Value)> pagesOf,
+    function_ref<void(LocBuilder &, Value, ArrayRef<Value>)> issue,
+    function_ref<Value(LocBuilder &)> commit,
+    function_ref<void(LocBuilder &, Value, Value)> wait,
+    function_ref<SmallVector<Value>(LocBuilder &, Value, ValueRange)> body) {
+  int64_t S = s.stages;
+  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
+  auto ifIter = [&](LocBuilder &b, Value it,
+                    function_ref<SmallVector<Value>(LocBuilder &)> thenFn,
+                    function_ref<SmallVector<Value>(LocBuilder &)> elseFn) {
+    return buildIf(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, it, numIter),
+        thenFn, elseFn);
+  };
+  auto nothing = [](LocBuilder &) { return SmallVector<Value>(); };
+  for (int64_t st = 0; st + 1 < S; ++st) {
+    Value it = cIndex(b, st);
+    ifIter(
+        b, it,
+        [&](LocBuilder &b) {
+          issue(b, it, pagesOf(b, it));
+          return SmallVector<Value>();
+        },
+        nothing);
+    commit(b);
+  }
+  Value itFirst = cIndex(b, S - 1);
+  SmallVector<Value> loopInits(inits);
+  llvm::append_range(
+      loopInits,
+      ifIter(
+          b, itFirst, [&](LocBuilder &b) { return pagesOf(b, itFirst); },
+          [&](LocBuilder &) { return llvm::to_vector(noPages); }));
+  size_t numState = inits.size();
+  return buildFor(
+      b, c0, numIter, loopInits,
+      [&](LocBuilder &b, Value it, ValueRange carried) {
+        SmallVector<Value> ids(carried.drop_front(numState));
+        Value itIssue = arith::AddIOp::create(b, it, cIndex(b, S - 1));
+        ifIter(
+            b, itIssue,
+            [&](LocBuilder &b) {
+              issue(b, itIssue, ids);
+              return SmallVector<Value>();
+            },
+            nothing);
+        Value token = commit(b);
+        Value itPages = arith::AddIOp::create(b, itIssue, c1);
+        SmallVector<Value> nextIds = llvm::to_vector(ifIter(
+            b, itPages, [&](LocBuilder &b) { return pagesOf(b, itPages); },
+            [&](LocBuilder &) { return ids; }));
+        wait(b, it, token);
+        SmallVector<Value> state = body(b, it, carried.take_front(numState));
+        state.append(nextIds);
+        return state;
+      });
 }
 
 gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,

@@ -113,9 +113,28 @@ private:
   Value outputRow(LocBuilder &b, const Frame &f, Value i);
   /// Merges the warps' states in `smem` ([warps, g, D + 4] f32: acc, m, l)
   /// and writes the g rows of output row `outRow`; lanes `lane` <
-  /// D / 8 of warp 0 do the writing, 8 columns each.
+  /// D / 8 of warp 0 do the writing, 8 columns each. Barriers before (every
+  /// warp has stored its state) and after (the next row's copies must not
+  /// overwrite states still being read).
   void writeRows(LocBuilder &b, const Frame &f, Value smem, Value warp,
                  Value lane, Value outRow);
+
+  /// The staged key loop of both designs (s.stages >= 2): the first
+  /// stages - 1 iterations' copies are issued up front; iteration `it` of
+  /// `numIter` issues the copies of iteration it + stages - 1 (with page ids
+  /// loaded one iteration earlier, so copies never wait on the page table),
+  /// `commit`s them, loads the page ids of iteration it + stages, `wait`s
+  /// for iteration it's copies and runs `body` on the carried state.
+  /// Iterations past the end issue nothing; `noPages` stands for their page
+  /// ids. Returns the final state followed by the carried page ids.
+  ValueRange buildStagedLoop(
+      LocBuilder &b, Value numIter, ArrayRef<Value> inits,
+      ArrayRef<Value> noPages,
+      function_ref<SmallVector<Value>(LocBuilder &, Value)> pagesOf,
+      function_ref<void(LocBuilder &, Value, ArrayRef<Value>)> issue,
+      function_ref<Value(LocBuilder &)> commit,
+      function_ref<void(LocBuilder &, Value, Value)> wait,
+      function_ref<SmallVector<Value>(LocBuilder &, Value, ValueRange)> body);
 
   VectorType f32Vec(LocBuilder &b) {
     return VectorType::get({kVec}, b.getF32Type());

@@ -323,50 +323,17 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
                 /*bypassL1=*/b.getUnitAttr());
         }
       };
-      auto ifIter = [&](LocBuilder &b, Value it,
-                        function_ref<SmallVector<Value>(LocBuilder &)> thenFn,
-                        function_ref<SmallVector<Value>(LocBuilder &)> elseFn) {
-        return buildIf(
-            b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, it, numIter),
-            thenFn, elseFn);
-      };
-      auto nothing = [](LocBuilder &) { return SmallVector<Value>(); };
-      for (int64_t st = 0; st + 1 < S; ++st) {
-        Value it = cIndex(b, st);
-        ifIter(
-            b, it,
-            [&](LocBuilder &b) {
-              issue(b, it, pagesOf(b, it));
-              return SmallVector<Value>();
-            },
-            nothing);
-        nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, ValueRange{});
-      }
-      Value itFirst = cIndex(b, S - 1);
-      SmallVector<Value> zeros(U, c0);
-      inits.append(llvm::to_vector(ifIter(
-          b, itFirst, [&](LocBuilder &b) { return pagesOf(b, itFirst); },
-          [&](LocBuilder &) { return zeros; })));
-      finalState = buildFor(
-          b, c0, numIter, inits,
-          [&](LocBuilder &b, Value it, ValueRange carried) {
-            SmallVector<Value> ids(carried.drop_front(numState));
-            Value itIssue = arith::AddIOp::create(b, it, cIndex(b, S - 1));
-            ifIter(
-                b, itIssue,
-                [&](LocBuilder &b) {
-                  issue(b, itIssue, ids);
-                  return SmallVector<Value>();
-                },
-                nothing);
-            Value token = nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType,
-                                                                  ValueRange{});
-            Value itPages = arith::AddIOp::create(b, itIssue, c1);
-            SmallVector<Value> nextIds = llvm::to_vector(ifIter(
-                b, itPages, [&](LocBuilder &b) { return pagesOf(b, itPages); },
-                [&](LocBuilder &) { return ids; }));
+      finalState = buildStagedLoop(
+          b, numIter, inits, SmallVector<Value>(U, c0), pagesOf, issue,
+          [&](LocBuilder &b) -> Value {
+            return nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType,
+                                                           ValueRange{});
+          },
+          [&](LocBuilder &b, Value, Value token) {
             nvgpu::DeviceAsyncWaitOp::create(b, token,
                                              b.getI32IntegerAttr(S - 1));
+          },
+          [&](LocBuilder &b, Value it, ValueRange carried) {
             Value ring = arith::RemUIOp::create(b, it, cIndex(b, S));
             SmallVector<Value> kRaw, vRaw;
             for (int64_t u = 0; u < U; ++u)
@@ -377,9 +344,8 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
                         ValueRange{warp, ring, cIndex(b, 2 * u + kind), lane,
                                    c0},
                         /*nontemporal=*/false, llvm::MaybeAlign(16)));
-            SmallVector<Value> state(carried.take_front(numState));
+            SmallVector<Value> state(carried);
             processKeys(b, state, jBaseOf(b, it), kRaw, vRaw);
-            state.append(nextIds);
             return state;
           });
     }
@@ -422,10 +388,7 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
       }
       scf::YieldOp::create(b);
     });
-    gpu::BarrierOp::create(b);
     writeRows(b, f, smem, warp, lane, outRow);
-    // The next row's copies must not overwrite states still being read.
-    gpu::BarrierOp::create(b);
   });
   gpu::ReturnOp::create(b);
   return func;

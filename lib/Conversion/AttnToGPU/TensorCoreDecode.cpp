@@ -394,14 +394,6 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
                               cIndex(b, 64 * c)));
   };
   Type nvgpuToken = nvgpu::DeviceAsyncTokenType::get(ctx);
-  auto ifIter = [&](LocBuilder &b, Value it,
-                    function_ref<SmallVector<Value>(LocBuilder &)> thenFn,
-                    function_ref<SmallVector<Value>(LocBuilder &)> elseFn) {
-    return buildIf(
-        b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, it, numIter),
-        thenFn, elseFn);
-  };
-  auto nothing = [](LocBuilder &) { return SmallVector<Value>(); };
   int64_t oTiles = D / 8;
 
   buildFor(b, c0, f.numQ, [&](LocBuilder &b, Value i) {
@@ -425,70 +417,40 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     // a row), o (two columns of each of the D / 8 n-tiles), next page.
     SmallVector<Value> inits = {negInf(b), zeroF};
     inits.append(2 * oTiles, zeroF);
-    size_t numState = inits.size();
     // Bulk copies: tile sequence numbers run on over the query rows (the
     // barriers' phases do).
     Value seqBase = arith::MulIOp::create(b, i, numIter);
     auto seqOf = [&](LocBuilder &b, Value it) -> Value {
       return arith::AddIOp::create(b, seqBase, it);
     };
-    for (int64_t st = 0; st + 1 < S; ++st) {
-      Value it = cIndex(b, st);
-      ifIter(
-          b, it,
-          [&](LocBuilder &b) {
-            if (bulk)
-              issueBulk(b, it, seqOf(b, it), lanePage(b, it));
-            else
-              issue(b, it, lanePage(b, it));
-            return SmallVector<Value>();
-          },
-          nothing);
-      if (!bulk)
-        nvgpu::DeviceAsyncCreateGroupOp::create(b, nvgpuToken, ValueRange{});
-    }
-    Value itFirst = cIndex(b, S - 1);
     Value zeroPage = arith::ConstantOp::create(b, b.getI32IntegerAttr(0));
-    inits.push_back(ifIter(
-        b, itFirst,
-        [&](LocBuilder &b) { return SmallVector<Value>{lanePage(b, itFirst)}; },
-        [&](LocBuilder &) { return SmallVector<Value>{zeroPage}; })[0]);
-
-    ValueRange done = buildFor(
-        b, c0, numIter, inits,
-        [&](LocBuilder &b, Value it, ValueRange carried) {
-          Value pageId = carried[numState];
-          Value itIssue = arith::AddIOp::create(b, it, cIndex(b, S - 1));
-          ifIter(
-              b, itIssue,
-              [&](LocBuilder &b) {
-                if (bulk)
-                  issueBulk(b, itIssue, seqOf(b, itIssue), pageId);
-                else
-                  issue(b, itIssue, pageId);
-                return SmallVector<Value>();
-              },
-              nothing);
-          Value token;
-          if (!bulk)
-            token = nvgpu::DeviceAsyncCreateGroupOp::create(b, nvgpuToken,
-                                                            ValueRange{});
-          Value itPages = arith::AddIOp::create(b, itIssue, c1);
-          Value nextPage = ifIter(
-              b, itPages,
-              [&](LocBuilder &b) {
-                return SmallVector<Value>{lanePage(b, itPages)};
-              },
-              [&](LocBuilder &) { return SmallVector<Value>{pageId}; })[0];
-          Value ring;
-          if (bulk) {
+    ValueRange done = buildStagedLoop(
+        b, numIter, inits, zeroPage,
+        [&](LocBuilder &b, Value it) {
+          return SmallVector<Value>{lanePage(b, it)};
+        },
+        [&](LocBuilder &b, Value it, ArrayRef<Value> pages) {
+          if (bulk)
+            issueBulk(b, it, seqOf(b, it), pages[0]);
+          else
+            issue(b, it, pages[0]);
+        },
+        [&](LocBuilder &b) -> Value {
+          if (bulk)
+            return Value();
+          return nvgpu::DeviceAsyncCreateGroupOp::create(b, nvgpuToken,
+                                                         ValueRange{});
+        },
+        [&](LocBuilder &b, Value it, Value token) {
+          if (bulk)
             waitBulk(b, seqOf(b, it));
-            ring = arith::RemUIOp::create(b, seqOf(b, it), cIndex(b, S));
-          } else {
+          else
             nvgpu::DeviceAsyncWaitOp::create(b, token,
                                              b.getI32IntegerAttr(S - 1));
-            ring = arith::RemUIOp::create(b, it, cIndex(b, S));
-          }
+        },
+        [&](LocBuilder &b, Value it, ValueRange carried) {
+          Value ring =
+              arith::RemUIOp::create(b, bulk ? seqOf(b, it) : it, cIndex(b, S));
           Value t0 = tileStart(b, it);
 
           // S = Q.K^T for keys 8h + 2tig + e (h, e in {0, 1}).
@@ -584,7 +546,6 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
               next.push_back(acc1);
             }
           }
-          next.push_back(nextPage);
           return next;
         });
 
@@ -624,10 +585,7 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
           });
       scf::YieldOp::create(b);
     });
-    gpu::BarrierOp::create(b);
     writeRows(b, f, smem, warp, lane, outRow);
-    // The next row's copies must not overwrite states still being read.
-    gpu::BarrierOp::create(b);
   });
   gpu::ReturnOp::create(b);
   return func;
