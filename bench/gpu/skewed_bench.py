@@ -17,31 +17,22 @@ backend in float32 on the padded KV.
 import argparse
 import json
 import os
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, HERE)
 import flashir  # noqa: E402
+import gpu_check  # noqa: E402
 
 HQ, HKV, D, PAGE = 32, 8, 128, 16
 
 
-def time_ms(fn, reps=30, warmup=5):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
+def time_ms(fn):
+    return gpu_check.time_ms(fn, reps=30, warmup=5)
 
 
 def case(name, lens, wrapper, gen):
