@@ -224,6 +224,7 @@ struct ConvertAttnToGPUPass
         kb.setInsertionPointAfter(func);
       };
       gpu::GPUFuncOp func = generator.build(kb, name);
+      relaxHookMath(func);
       describe(func,
                chunked ? "chunks x num_kv_heads" : "requests x num_kv_heads",
                32 * warps, true);

@@ -17,6 +17,10 @@
 // CHECK: gpu.func @decode_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: f32) workgroup(%{{.*}} : memref<32768xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-SAME: attn.launch = {args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "out", "lse", "cap"], block = 128 : i64, bulk_copy = false, dynamic_shared_memory = 0 : i64, grid = "requests x num_kv_heads", stages = 4 : i64, tensor_cores = false, unroll = 2 : i64, variant = @soft_cap}
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// The hook's division by the cap becomes a multiplication by its reciprocal,
+// computed once on entry.
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT: %[[RCAP:.*]] = arith.divf %[[ONE]], %[[CAP:.*]] : f32
 // CHECK: gpu.block_id x
 // CHECK: gpu.block_id y
 // CHECK: memref.view {{.*}} to memref<4x4x132xf32, #gpu.address_space<workgroup>>
@@ -41,8 +45,11 @@
 // CHECK: gpu.shuffle  xor %{{.*}}, %c4_i32{{[_0-9]*}}, %c32_i32{{.*}} : f32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32{{[_0-9]*}}, %c32_i32{{.*}} : f32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32{{[_0-9]*}}, %c32_i32{{.*}} : f32
-// The inlined soft-cap hook on the lane's own row, natural-domain logits.
-// CHECK: math.tanh
+// The inlined soft-cap hook on the lane's own row, natural-domain logits:
+// cap * tanh(s * (1 / cap)) with the hardware tanh.approx.f32.
+// CHECK: arith.mulf %{{.*}}, %[[RCAP]] : f32
+// CHECK-NEXT: llvm.inline_asm asm_dialect = att "tanh.approx.f32 $0, $1;", "=f,f"
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[CAP]] : f32
 // Base-2 exponentials; rescale factors and probabilities from the rows'
 // owner lanes.
 // CHECK: math.exp2

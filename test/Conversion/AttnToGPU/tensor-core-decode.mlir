@@ -22,7 +22,7 @@
 // AMPERE: scf.for
 // AMPERE: nvgpu.device_async_wait %{{.*}} {numGroups = 2 : i32}
 // AMPERE-COUNT-16: nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
-// AMPERE: math.tanh
+// AMPERE: llvm.inline_asm asm_dialect = att "tanh.approx.f32 $0, $1;"
 // AMPERE: gpu.shuffle  xor
 // AMPERE: math.exp2
 // AMPERE-COUNT-16: nvvm.mma.sync
