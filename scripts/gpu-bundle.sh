@@ -23,10 +23,9 @@ if [ "${1:-}" = "--sweep" ]; then
     # shellcheck disable=SC2086
     "$bundle" "$sweep.mlir" -o "$sweep/$name" -chips=sm_90a $options
   done <<'CONFIGS'
-bulk-w4s2 -warps=4 -stages=2
-bulk-w8s2 -warps=8 -stages=2
-bulk-w8s3 -warps=8 -stages=3
-bulk-w2s4 -warps=2 -stages=4
+outer-w4s3 -heads-innermost=false
+inner-w4s2 -warps=4 -stages=2
+inner-w8s2 -warps=8 -stages=2
 tc-cpasync -bulk-copy=0
 simt-u4s3 -tensor-cores=0 -unroll=4 -stages=3
 CONFIGS

@@ -77,7 +77,9 @@ void flashir::buildAttnToKernelsPipeline(OpPassManager &pm,
                       " stages=" + std::to_string(options.stages) +
                       " min-blocks=" + std::to_string(options.minBlocks) +
                       " tensor-cores=" + std::to_string(options.tensorCores) +
-                      " bulk-copy=" + std::to_string(options.bulkCopy) + "}");
+                      " bulk-copy=" + std::to_string(options.bulkCopy) +
+                      " heads-innermost=" +
+                      (options.headsInnermost ? "true" : "false") + "}");
 }
 
 void flashir::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef chip,
@@ -101,7 +103,8 @@ void flashir::buildAttnToPTXPipeline(OpPassManager &pm,
                                      const AttnToPTXOptions &options) {
   buildAttnToKernelsPipeline(pm, {options.chip, options.warps, options.unroll,
                                   options.stages, options.minBlocks,
-                                  options.tensorCores, options.bulkCopy});
+                                  options.tensorCores, options.bulkCopy,
+                                  options.headsInnermost});
   buildKernelsToPTXPipeline(pm, options.chip, options.features,
                             options.toolkit);
 }

@@ -60,6 +60,9 @@ static cl::opt<int64_t>
     bulkCopy("bulk-copy", cl::init(-1),
              cl::desc("tensor-core kernels: K/V rows by cp.async.bulk (1), "
                       "16-byte cp.async (0), or by chip (-1: bulk on sm_90a)"));
+static cl::opt<bool> headsInnermost(
+    "heads-innermost", cl::init(true),
+    cl::desc("KV head fastest in the CTAs' launch order (same grid)"));
 static cl::opt<std::string> schedule(
     "schedule", cl::init(""),
     cl::desc("pass pipeline run on the program before kernel generation, "
@@ -182,6 +185,7 @@ int main(int argc, char **argv) {
     // Chips without bf16 mma.sync get the CUDA-core kernel.
     options.tensorCores = info && !info->hasBF16 ? 0 : tensorCores.getValue();
     options.bulkCopy = info && !info->hasMbarrierTx ? 0 : bulkCopy.getValue();
+    options.headsInnermost = headsInnermost;
     PassManager pm(&ctx);
     if (!schedule.empty()) {
       std::string error;

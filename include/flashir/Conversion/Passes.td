@@ -56,7 +56,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
       not fit): 16-byte vector loads of K and V rows gathered through the
       page table, a butterfly `gpu.shuffle` reduction per key, fma chains.
     Both keep per-warp online-softmax states merged through workgroup
-    memory at the end and inline the variant's logits and mask hooks.
+    memory at the end and inline the variant's logits and mask hooks. In
+    the inlined hooks, a division by a loop-invariant value becomes a
+    multiplication by its reciprocal (computed once) and f32 `math.tanh` the
+    hardware's `tanh.approx.f32` (relative error about 2^-11).
     Kernel arguments: `q`, `qo_indptr`, `k_pool`, `v_pool`, `indptr`,
     `indices`, `last_page_len`, `out`, `lse`, then the variant parameters
     (scalars as values, tensors as 1-D memrefs). Grid: (requests, KV heads).
@@ -85,7 +88,11 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"bulkCopy", "bulk-copy", "int64_t", /*default=*/"-1",
            "tensor-core kernel: stage K/V rows with cp.async.bulk and "
            "mbarriers (1), 16-byte cp.async (0), or by chip (-1: bulk on "
-           "sm_90a)">
+           "sm_90a)">,
+    Option<"headsInnermost", "heads-innermost", "bool", /*default=*/"true",
+           "read the (x, y) CTA index in launch order as (KV head fastest, "
+           "then request or chunk), so the CTAs that run together read the "
+           "same pages (same grid and arguments)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

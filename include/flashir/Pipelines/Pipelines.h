@@ -93,6 +93,10 @@ struct AttnToPTXOptions : public mlir::PassPipelineOptions<AttnToPTXOptions> {
       llvm::cl::desc("tensor-core kernel: cp.async.bulk rows (1), cp.async "
                      "(0), by chip (-1)"),
       llvm::cl::init(-1)};
+  Option<bool> headsInnermost{
+      *this, "heads-innermost",
+      llvm::cl::desc("KV head fastest in the CTAs' launch order"),
+      llvm::cl::init(true)};
 };
 
 /// How the decode kernels are generated (convert-attn-to-gpu's options).
@@ -106,6 +110,8 @@ struct KernelOptions {
   int64_t tensorCores = -1;
   /// Tensor-core kernel: 1: cp.async.bulk rows, 0: cp.async, -1: by chip.
   int64_t bulkCopy = -1;
+  /// KV head fastest in the CTAs' launch order (same grid and ABI).
+  bool headsInnermost = true;
 };
 
 /// attn → gpu.module of decode kernels (attn-import-variants,

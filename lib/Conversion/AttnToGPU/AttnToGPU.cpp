@@ -191,6 +191,7 @@ struct ConvertAttnToGPUPass
                         chunked,
                         entry.tensorCores,
                         entry.tensorCores && useBulk,
+                        headsInnermost,
                         view.getElementType(),
                         op.getEffectiveScale()};
       DecodeKernel generator(op, variant, shape);

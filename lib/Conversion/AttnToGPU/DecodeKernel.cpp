@@ -179,6 +179,19 @@ DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
   Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
   f.block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   f.kvHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  if (s.headsInnermost) {
+    // CTAs start in linear order, x fastest. Read linear = x + X * y as
+    // (block, head) with the head fastest: the CTAs running together then
+    // serve every KV head of a few requests and read whole token rows of
+    // the same pages instead of one head's slice of many requests' pages.
+    Value linear = arith::AddIOp::create(
+        b, f.block,
+        arith::MulIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
+                              f.kvHead));
+    Value heads = cIndex(b, s.numKvHeads);
+    f.block = arith::DivUIOp::create(b, linear, heads);
+    f.kvHead = arith::RemUIOp::create(b, linear, heads);
+  }
   f.req = s.chunked ? loadIndex(b, entry.getArgument(8), f.block) : f.block;
   Value next = arith::AddIOp::create(b, f.req, c1);
   f.qBegin = loadIndex(b, f.qoIndptr, f.req);

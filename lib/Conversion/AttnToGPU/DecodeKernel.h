@@ -45,6 +45,9 @@ struct DecodeShape {
   /// Tensor-core kernel: K/V rows staged by cp.async.bulk (sm_90) completing
   /// on mbarriers, instead of 16-byte cp.async per lane.
   bool bulkCopy;
+  /// The KV head varies fastest in the CTAs' launch order (see
+  /// loadFrame).
+  bool headsInnermost;
   Type element;
   float scale;
 };

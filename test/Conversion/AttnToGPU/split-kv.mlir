@@ -1,4 +1,5 @@
-// RUN: flashir-opt %s -split-input-file -attn-import-variants -attn-split-kv=chunk-size=0 -convert-attn-to-gpu -verify-diagnostics | FileCheck %s
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -attn-split-kv=chunk-size=0 -convert-attn-to-gpu=heads-innermost=false -verify-diagnostics | FileCheck %s
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -attn-split-kv=chunk-size=0 -convert-attn-to-gpu -verify-diagnostics | FileCheck %s --check-prefix=INNER
 
 !q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
 !kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
@@ -14,6 +15,17 @@
 // The chunk's request and its key range, clamped to the request's keys.
 // CHECK: %[[C:.*]] = gpu.block_id x
 // CHECK: memref.load %{{.*}}[%[[C]]] : memref<?xi32>
+// By default (heads-innermost): the same grid read in launch order with the KV head
+// fastest, chunk = (x + X * y) / Hkv and head = (x + X * y) % Hkv.
+// INNER-LABEL: gpu.func @split_decode_0
+// INNER: %[[X:.*]] = gpu.block_id x
+// INNER: %[[Y:.*]] = gpu.block_id y
+// INNER: %[[GX:.*]] = gpu.grid_dim x
+// INNER: %[[XY:.*]] = arith.muli %[[GX]], %[[Y]] : index
+// INNER: %[[L:.*]] = arith.addi %[[X]], %[[XY]] : index
+// INNER: %[[CH:.*]] = arith.divui %[[L]], %[[HKV:.*]] : index
+// INNER: arith.remui %[[L]], %[[HKV]] : index
+// INNER: memref.load %{{.*}}[%[[CH]]] : memref<?xi32>
 // CHECK: arith.maxsi
 // CHECK: arith.minsi
 // Partial outputs stay f32.
