@@ -111,7 +111,7 @@ class Kernel:
         self.page, self.hkv = pool["shape"][1], pool["shape"][2]
         self.dtype = DTYPES[q["element"]]
         self.chunked = "partial_o" in idx
-        self.params = args[idx["partial_lse" if self.chunked else "lse"] + 1:]
+        self.params = args[idx["lse"] + 1:]
         self.merge = None  # (function, block) of a split-KV kernel
 
 
@@ -225,7 +225,8 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
     part_lse = torch.full((rows, k.hq), float("nan"), device="cuda")
     args += memref_args(chunks[0]) + memref_args(chunks[1][:num_chunks]) + \
         memref_args(chunks[2]) + memref_args(chunks[3]) + \
-        memref_args(part_o) + memref_args(part_lse) + params
+        memref_args(part_o) + memref_args(part_lse) + \
+        memref_args(out) + memref_args(lse) + params
     margs = memref_args(batch["qo"]) + memref_args(chunks[0]) + memref_args(part_o) + \
         memref_args(part_lse) + memref_args(out) + memref_args(lse)
     mfn, mblock = k.merge

@@ -38,8 +38,10 @@ Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
   if (Status s = JsonValue::parse(text, root); !s)
     return invalid(path + ": " + s.message());
   const JsonValue *abi = root.get("abi_version");
-  if (!abi || !abi->isNumber() || abi->number() != 1)
-    return invalid(path + ": unsupported abi_version (this runtime reads 1)");
+  // 2: split-KV decode kernels also take out / lse (single-chunk requests).
+  if (!abi || !abi->isNumber() || abi->number() != 2)
+    return invalid(path + ": unsupported abi_version (this runtime reads 2; "
+                          "rebuild the bundle)");
   const JsonValue *ks = root.get("kernels"), *ts = root.get("targets");
   if (!ks || !ks->isArray() || !ts || !ts->isArray())
     return invalid(path + ": needs 'kernels' and 'targets' arrays");

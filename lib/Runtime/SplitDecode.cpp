@@ -71,8 +71,9 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
   if (!decode || !merge)
     return invalid("the bundle has no kernels " + config.decodeKernel +
                    " and " + config.mergeKernel);
-  if (decode->args.size() < 13 || decode->args[11].name != "partial_o" ||
-      merge->args.size() != 6 || merge->args[2].name != "partial_o")
+  if (decode->args.size() < 15 || decode->args[11].name != "partial_o" ||
+      decode->args[13].name != "out" || merge->args.size() != 6 ||
+      merge->args[2].name != "partial_o")
     return invalid(config.decodeKernel + " / " + config.mergeKernel +
                    " are not a split-KV decode kernel and its merge kernel");
   if (config.options.queryTile != 0)
@@ -92,7 +93,7 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
   runner->headDim = decode->args[0].shape[2];
   runner->pageSize = decode->args[2].shape[1];
   runner->numKvHeads = decode->args[2].shape[2];
-  runner->numParams = decode->args.size() - 13;
+  runner->numParams = decode->args.size() - 15;
   MetadataLayout layout(c);
   runner->metadataBytes = layout.total * 4;
   WorkspaceSize size = workspaceSize(c, runner->numQoHeads, runner->headDim);
@@ -185,6 +186,9 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
       memref(base + partialOOffset, {partialRows, numQoHeads, headDim});
   DecodeLauncher::Arg partialLse =
       memref(base + partialLseOffset, {partialRows, numQoHeads});
+  // A request's only chunk writes its rows of out / lse directly.
+  DecodeLauncher::Arg out = memref(buffers.out, {rows, numQoHeads, headDim}),
+                      lse = memref(buffers.lse, {rows, numQoHeads});
   std::vector<DecodeLauncher::Arg> args = {
       memref(buffers.q, {rows, numQoHeads, headDim}),
       qo,
@@ -198,7 +202,9 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
       meta(layout.starts, m),
       meta(layout.ends, m),
       partialO,
-      partialLse};
+      partialLse,
+      out,
+      lse};
   for (const DecodeBuffers::Param &p : buffers.params) {
     DecodeLauncher::Arg a;
     if (p.pointer) {
@@ -223,8 +229,8 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
       chunkIndptr,
       partialO,
       partialLse,
-      memref(buffers.out, {rows, numQoHeads, headDim}),
-      memref(buffers.lse, {rows, numQoHeads})};
+      out,
+      lse};
   return bundle->launchArgs(config.mergeKernel, mergeArgs, requestGrid,
                             unsigned(numQoHeads), stream);
 }

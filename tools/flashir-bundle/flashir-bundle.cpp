@@ -327,7 +327,7 @@ int main(int argc, char **argv) {
   }
 
   llvm::json::Object manifest;
-  manifest["abi_version"] = 1;
+  manifest["abi_version"] = 2;
   manifest["source"] = llvm::sys::path::filename(input).str();
   manifest["kernels"] = std::move(entries);
   manifest["targets"] = std::move(targets);

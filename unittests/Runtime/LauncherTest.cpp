@@ -54,7 +54,7 @@ protected:
 };
 
 TEST_F(ManifestTest, ReadsKernelsAndTargets) {
-  write(R"({"abi_version": 1, "kernels": [{"name": "k0", "block": 128,
+  write(R"({"abi_version": 2, "kernels": [{"name": "k0", "block": 128,
     "shared_memory_bytes": 8320, "variant": "causal", "args": [
       {"name": "q", "kind": "memref", "element": "bf16", "shape": [-1, 32, 128]},
       {"name": "param0", "kind": "scalar", "element": "f32"}]}],
@@ -87,12 +87,12 @@ TEST_F(ManifestTest, ReportsProblems) {
   std::vector<TargetInfo> targets;
   Status missing = readManifest((dir / "nope").string(), kernels, targets);
   EXPECT_NE(missing.message().find("cannot read"), std::string::npos);
-  write(R"({"abi_version": 2, "kernels": [], "targets": []})");
+  write(R"({"abi_version": 3, "kernels": [], "targets": []})");
   EXPECT_NE(readManifest(dir.string(), kernels, targets)
                 .message()
                 .find("unsupported abi_version"),
             std::string::npos);
-  write(R"({"abi_version": 1, "kernels": [{"block": 128, "args": []}],
+  write(R"({"abi_version": 2, "kernels": [{"block": 128, "args": []}],
             "targets": []})");
   EXPECT_NE(readManifest(dir.string(), kernels, targets)
                 .message()
@@ -102,7 +102,7 @@ TEST_F(ManifestTest, ReportsProblems) {
   EXPECT_NE(readManifest(dir.string(), kernels, targets).message().find("JSON"),
             std::string::npos);
   // A calibrated cost the planner could not use.
-  write(R"({"abi_version": 1, "kernels": [{"name": "k0", "block": 128,
+  write(R"({"abi_version": 2, "kernels": [{"name": "k0", "block": 128,
     "args": []}], "targets": [{"chip": "sm_90a", "ptx": "p", "kernels": {
       "k0": {"cost": {"alpha": 1.0, "beta": 0.0}}}}]})");
   EXPECT_NE(readManifest(dir.string(), kernels, targets)

@@ -110,7 +110,8 @@ gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
   if (s.chunked) {
     // Chunk c covers keys [chunk_starts[c], chunk_ends[c]) of request
     // chunk_request[c]; its partial state of query row i goes to row
-    // c + C * i of partial_o / partial_lse (C = number of chunks).
+    // c + C * i of partial_o / partial_lse (C = number of chunks), unless
+    // it is the request's only chunk: then the final rows go to out / lse.
     for (const char *name :
          {"chunk_indptr", "chunk_request", "chunk_starts", "chunk_ends"}) {
       args.push_back(MemRefType::get({dyn}, i32));
@@ -119,11 +120,10 @@ gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
     args.push_back(MemRefType::get({dyn, s.numQoHeads, D}, f32));
     args.push_back(MemRefType::get({dyn, s.numQoHeads}, f32));
     argNames.append({"partial_o", "partial_lse"});
-  } else {
-    args.push_back(MemRefType::get({dyn, s.numQoHeads, D}, s.element));
-    args.push_back(MemRefType::get({dyn, s.numQoHeads}, f32));
-    argNames.append({"out", "lse"});
   }
+  args.push_back(MemRefType::get({dyn, s.numQoHeads, D}, s.element));
+  args.push_back(MemRefType::get({dyn, s.numQoHeads}, f32));
+  argNames.append({"out", "lse"});
   for (VariantParamAttr param : variant.getParamList()) {
     args.push_back(param.getKind() == ParamKind::Scalar
                        ? param.getType()
@@ -167,6 +167,10 @@ DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
   f.firstParam = func.getFunctionType().getNumInputs() - f.params.size();
   f.out = entry.getArgument(f.firstParam - 2);
   f.lse = entry.getArgument(f.firstParam - 1);
+  if (s.chunked) {
+    f.partialO = entry.getArgument(f.firstParam - 4);
+    f.partialLse = entry.getArgument(f.firstParam - 3);
+  }
   if (dynamicShared)
     f.buf = gpu::DynamicSharedMemoryOp::create(
         b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
@@ -216,6 +220,11 @@ DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
     };
     f.kBegin = clampKeys(loadIndex(b, entry.getArgument(9), f.block), c0);
     f.kEnd = clampKeys(loadIndex(b, entry.getArgument(10), f.block), f.kBegin);
+    Value chunks = arith::SubIOp::create(
+        b, loadIndex(b, entry.getArgument(7), next),
+        loadIndex(b, entry.getArgument(7), f.req));
+    f.direct =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunks, c1);
   }
   return f;
 }
@@ -235,17 +244,8 @@ SmallVector<Value> DecodeKernel::paramValues(LocBuilder &b, const Frame &f,
   return values;
 }
 
-Value DecodeKernel::outputRow(LocBuilder &b, const Frame &f, Value i) {
-  if (!s.chunked)
-    return arith::AddIOp::create(b, f.qBegin, i);
-  return arith::AddIOp::create(
-      b, f.block,
-      arith::MulIOp::create(
-          b, memref::DimOp::create(b, f.entry->getArgument(8), 0), i));
-}
-
 void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
-                             Value warp, Value lane, Value outRow) {
+                             Value warp, Value lane, Value i) {
   int64_t D = s.headDim, g = s.group, W = s.warps;
   gpu::BarrierOp::create(b);
   Value c0 = cIndex(b, 0);
@@ -279,20 +279,47 @@ void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
       Value inv = arith::SelectOp::create(
           b, empty, cF32(b, 0.0f), arith::DivFOp::create(b, cF32(b, 1.0f), lr));
       Value o = arith::MulFOp::create(b, accr, splat(b, inv));
-      if (!s.chunked)
-        o = narrow(b, o);
-      vector::StoreOp::create(b, o, f.out, ValueRange{outRow, head, e0},
-                              /*nontemporal=*/false, llvm::MaybeAlign(16));
       Value rowLse = arith::SelectOp::create(
           b, empty, negInf(b),
           arith::AddFOp::create(b, mr, math::LogOp::create(b, lr)));
-      Value first =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, c0);
-      scf::IfOp::create(b, first, [&](OpBuilder &fob, Location loc) {
-        LocBuilder b(loc, fob);
-        memref::StoreOp::create(b, rowLse, f.lse, ValueRange{outRow, head});
-        scf::YieldOp::create(b);
-      });
+      // Row `row` of `out`/`lse` (`narrowed`: in the element type).
+      auto store = [&](LocBuilder &b, Value outMem, Value lseMem, Value row,
+                       bool narrowed) {
+        vector::StoreOp::create(b, narrowed ? narrow(b, o) : o, outMem,
+                                ValueRange{row, head, e0},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+        Value first =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, c0);
+        scf::IfOp::create(b, first, [&](OpBuilder &fob, Location loc) {
+          LocBuilder b(loc, fob);
+          memref::StoreOp::create(b, rowLse, lseMem, ValueRange{row, head});
+          scf::YieldOp::create(b);
+        });
+      };
+      Value finalRow = arith::AddIOp::create(b, f.qBegin, i);
+      if (!s.chunked) {
+        store(b, f.out, f.lse, finalRow, /*narrowed=*/true);
+        continue;
+      }
+      // A request's only chunk writes its final rows; the merge kernel
+      // skips such requests.
+      scf::IfOp::create(
+          b, f.direct,
+          [&](OpBuilder &tb, Location loc) {
+            LocBuilder b(loc, tb);
+            store(b, f.out, f.lse, finalRow, /*narrowed=*/true);
+            scf::YieldOp::create(b);
+          },
+          [&](OpBuilder &eb, Location loc) {
+            LocBuilder b(loc, eb);
+            Value partialRow = arith::AddIOp::create(
+                b, f.block,
+                arith::MulIOp::create(
+                    b, memref::DimOp::create(b, f.entry->getArgument(8), 0),
+                    i));
+            store(b, f.partialO, f.partialLse, partialRow, /*narrowed=*/false);
+            scf::YieldOp::create(b);
+          });
     }
     scf::YieldOp::create(b);
   });
@@ -400,7 +427,11 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
   Value numChunks = loadIndex(
       b, chunkIndptr,
       arith::SubIOp::create(b, memref::DimOp::create(b, chunkIndptr, 0), c1));
-  buildFor(b, c0, numQ, [&](LocBuilder &b, Value i) {
+  // A request with one chunk got its rows from the decode kernel.
+  Value single = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq, arith::SubIOp::create(b, cEnd, cBegin), c1);
+  Value rowsToMerge = arith::SelectOp::create(b, single, c0, numQ);
+  buildFor(b, c0, rowsToMerge, [&](LocBuilder &b, Value i) {
     Value base = arith::MulIOp::create(b, numChunks, i);
     Value zeroVec = splat(b, cF32(b, 0.0f));
     SmallVector<Value> inits = {negInf(b), cF32(b, 0.0f), zeroVec};

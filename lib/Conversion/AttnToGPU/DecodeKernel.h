@@ -93,6 +93,9 @@ private:
     gpu::GPUFuncOp func;
     Block *entry;
     Value q, qoIndptr, kPool, vPool, indptr, indices, lastPageLen, out, lse;
+    /// Split-KV: the partial states, and whether this chunk is its
+    /// request's only one (it then writes out / lse itself).
+    Value partialO, partialLse, direct;
     /// blockIdx.x: the request, or the chunk for split-KV.
     Value block, req, kvHead;
     Value qBegin, numQ, pageBegin, numKv;
@@ -116,16 +119,15 @@ private:
   Frame loadFrame(LocBuilder &b, gpu::GPUFuncOp func, bool dynamicShared);
   /// Parameter values of query head `head` (request-level ones per request).
   SmallVector<Value> paramValues(LocBuilder &b, const Frame &f, Value head);
-  /// The row of `out`/`lse` query row `i` of the CTA goes to (partial states:
-  /// row c + C * i).
-  Value outputRow(LocBuilder &b, const Frame &f, Value i);
   /// Merges the warps' states in `smem` ([warps, g, D + 4] f32: acc, m, l)
-  /// and writes the g rows of output row `outRow`; lanes `lane` <
+  /// and writes the g rows of the CTA's query row `i` (split-KV: to the
+  /// partial states, row c + C * i, unless the chunk is its request's only
+  /// one: then to out / lse like the unsplit kernel); lanes `lane` <
   /// D / 8 of warp 0 do the writing, 8 columns each. Barriers before (every
   /// warp has stored its state) and after (the next row's copies must not
   /// overwrite states still being read).
   void writeRows(LocBuilder &b, const Frame &f, Value smem, Value warp,
-                 Value lane, Value outRow);
+                 Value lane, Value i);
 
   /// The staged key loop of both designs (s.stages >= 2): the first
   /// stages - 1 iterations' copies are issued up front; iteration `it` of

@@ -152,7 +152,6 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
 
   buildFor(b, c0, numQ, [&](LocBuilder &b, Value i) {
     Value row = arith::AddIOp::create(b, f.qBegin, i);
-    Value outRow = outputRow(b, f, i);
     Value qpos =
         arith::SubIOp::create(b, arith::AddIOp::create(b, i, numKv), numQ);
     // The query fragments of the g rows, pre-scaled by scale * log2(e):
@@ -388,7 +387,7 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
       }
       scf::YieldOp::create(b);
     });
-    writeRows(b, f, smem, warp, lane, outRow);
+    writeRows(b, f, smem, warp, lane, i);
   });
   gpu::ReturnOp::create(b);
   return func;

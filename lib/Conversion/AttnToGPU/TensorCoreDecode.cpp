@@ -398,7 +398,6 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
 
   buildFor(b, c0, f.numQ, [&](LocBuilder &b, Value i) {
     Value row = arith::AddIOp::create(b, f.qBegin, i);
-    Value outRow = outputRow(b, f, i);
     Value qpos =
         arith::SubIOp::create(b, arith::AddIOp::create(b, i, f.numKv), f.numQ);
     // A fragments of Q (row gid): piece c holds Q[32c + 8tig .. +8].
@@ -585,7 +584,7 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
           });
       scf::YieldOp::create(b);
     });
-    writeRows(b, f, smem, warp, lane, outRow);
+    writeRows(b, f, smem, warp, lane, i);
   });
   gpu::ReturnOp::create(b);
   return func;

@@ -6,11 +6,12 @@
 !pool = tensor<?x16x2x128xbf16>
 
 // Split-KV: the chunked attention becomes a decode kernel over
-// (chunk, KV head) writing f32 partial states, and merge_chunks + finalize
-// become a merge kernel over (request, query head).
+// (chunk, KV head) writing f32 partial states (or, for a request's only
+// chunk, the final out / lse rows), and merge_chunks + finalize become a
+// merge kernel over (request, query head) that skips single-chunk requests.
 // CHECK-LABEL: gpu.module @flashir_kernels
-// CHECK: gpu.func @split_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xf32>, %{{.*}}: memref<?x8xf32>)
-// CHECK-SAME: args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "chunk_indptr", "chunk_request", "chunk_starts", "chunk_ends", "partial_o", "partial_lse"]
+// CHECK: gpu.func @split_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>)
+// CHECK-SAME: args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "chunk_indptr", "chunk_request", "chunk_starts", "chunk_ends", "partial_o", "partial_lse", "out", "lse"]
 // CHECK-SAME: grid = "chunks x num_kv_heads"
 // The chunk's request and its key range, clamped to the request's keys.
 // CHECK: %[[C:.*]] = gpu.block_id x
@@ -28,11 +29,22 @@
 // INNER: memref.load %{{.*}}[%[[CH]]] : memref<?xi32>
 // CHECK: arith.maxsi
 // CHECK: arith.minsi
+// One chunk for the request: chunk_indptr[r + 1] - chunk_indptr[r] == 1.
+// CHECK: %[[N:.*]] = arith.subi
+// CHECK: %[[DIRECT:.*]] = arith.cmpi eq, %[[N]], %c1
 // Partial outputs stay f32.
+// The only chunk writes the final bf16 row and its lse, any other chunk
+// its f32 partial state.
+// CHECK: scf.if %[[DIRECT]] {
+// CHECK: vector.store %{{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
+// CHECK: } else {
 // CHECK: vector.store %{{.*}} : memref<?x8x128xf32>, vector<8xf32>
 // CHECK: gpu.func @split_merge_0(%{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>) kernel
 // CHECK-SAME: args = ["qo_indptr", "chunk_indptr", "partial_o", "partial_lse", "out", "lse"], block = 16 : i64, grid = "requests x num_qo_heads"
-// CHECK: scf.for
+// Requests with one chunk have no rows to merge.
+// CHECK: %[[ONE:.*]] = arith.cmpi eq, %{{.*}}, %c1
+// CHECK: %[[ROWS:.*]] = arith.select %[[ONE]], %c0, %{{.*}} : index
+// CHECK: scf.for %{{.*}} = %c0 to %[[ROWS]]
 // CHECK: scf.for
 // CHECK: math.exp
 // CHECK: vector.store %{{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
