@@ -2,16 +2,17 @@
 decode kernel on the GPU at hand and stores it in the bundle's manifest.
 
 A chunk's cost is alpha * query rows + beta * keys (alpha also carries a
-CTA's fixed overhead). One wave of CTAs (SMs x resident CTAs per SM, from
-the driver's occupancy calculator) runs chunks of equal shape, so the
-decode kernel's time is one CTA's time; a least-squares fit of
-t = a + b * rows + beta * keys over rows in {1, 2, 4} and keys in
-128..4096 gives alpha = a + b (per query row, overhead included) and beta,
-in microseconds. The manifest's target entry of the kernel gets
-"cost": {"alpha", "beta"} in keys (beta = 1, the planner defaults' units)
-plus the fit in microseconds and its worst relative error; the C++
-runtime (DecodeLauncher, SplitDecodeRunner, the C API and python/flashir)
-plans with it from then on.
+CTA's fixed overhead). A wave of CTAs (SMs x resident CTAs per SM, from the
+driver's occupancy calculator) runs chunks of equal shape; one wave and two
+waves are timed for each key count, and their difference is one CTA's time
+without the kernel's launch and ramp (which a plan pays once, not per
+chunk). The fit is t = alpha + beta * keys over keys in 128..4096 with one
+query row (decode: the kernels walk a chunk's keys once per query row, a
+cost eq. (11) does not model and this fit does not cover). The manifest's
+target entry of the kernel gets "cost": {"alpha", "beta"} in keys (beta = 1,
+the planner defaults' units) plus the fit in microseconds and its worst
+relative error; the C++ runtime (DecodeLauncher, SplitDecodeRunner, the C
+API and python/flashir) plans with it from then on.
 
     python3 bench/gpu/calibrate.py --bundle build-gpu/bundle-split \\
         --kernel plain_h32_p16_decode_0 [--chip sm_90a] [--out $OUT]
@@ -56,19 +57,20 @@ def main():
     requests = max(1, one_wave_ctas(k) // k.hkv)
     gen = torch.Generator().manual_seed(3)
     samples = []
-    for rows in (1, 2, 4):
-        for keys in (128, 256, 512, 1024, 2048, 4096):
-            batch = gc.make_batch(k, [rows] * requests, [keys] * requests, gen,
-                                  shared_pages=False)
+    for keys in (128, 256, 512, 1024, 2048, 4096):
+        us = {}
+        for waves in (1, 2):
+            n = requests * waves
+            batch = gc.make_batch(k, [1] * n, [keys] * n, gen, shared_pages=False)
             _, _, call = gc.run_kernel(k, batch, chunk_len=keys, merge=False)
-            us = 1e3 * gc.time_ms(call)
-            samples.append((rows, keys, us))
-            print(json.dumps({"rows": rows, "keys": keys, "requests": requests, "us": us}))
-    a = torch.tensor([[1.0, r, n] for r, n, _ in samples], dtype=torch.float64)
-    t = torch.tensor([[us] for _, _, us in samples], dtype=torch.float64)
-    coef = torch.linalg.lstsq(a, t).solution[:, 0].tolist()
-    alpha, beta = coef[0] + coef[1], coef[2]
-    fit = (a @ torch.tensor(coef, dtype=torch.float64)[:, None] - t).abs() / t
+            us[waves] = 1e3 * gc.time_ms(call)
+        samples.append((keys, us[1], us[2]))
+        print(json.dumps({"keys": keys, "requests_per_wave": requests,
+                          "one_wave_us": us[1], "two_waves_us": us[2]}))
+    a = torch.tensor([[1.0, n] for n, _, _ in samples], dtype=torch.float64)
+    t = torch.tensor([[t2 - t1] for _, t1, t2 in samples], dtype=torch.float64)
+    alpha, beta = torch.linalg.lstsq(a, t).solution[:, 0].tolist()
+    fit = (a @ torch.tensor([[alpha], [beta]], dtype=torch.float64) - t).abs() / t
     if not beta > 0:
         sys.exit(f"fit gave beta = {beta} us per key: not a usable cost model")
     # Stored in keys (beta = 1), the planner defaults' units; the fit in us.
