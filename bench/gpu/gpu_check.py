@@ -217,14 +217,16 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
         return out, lse, call_one
     cindptr, creq, cstart, cend = plan_chunks(batch["kv_lens"], chunk_len, empty_chunks)
     i32 = lambda x: torch.tensor(x if x else [0], dtype=torch.int32, device="cuda")
-    chunks = [i32(cindptr), i32(creq), i32(cstart), i32(cend)]
     num_chunks = len(creq)
+    # Dispatch order, longest chunk first like the runtime planner's.
+    order = sorted(range(num_chunks), key=lambda c: (cstart[c] - cend[c], c))
+    chunks = [i32(cindptr), i32(creq), i32(cstart), i32(cend), i32(order)]
     rows = max(1, num_chunks * max(batch["qo_lens"]))
     # Garbage in the workspace: every row the merge reads must be written.
     part_o = torch.full((rows, k.hq, k.d), float("nan"), device="cuda")
     part_lse = torch.full((rows, k.hq), float("nan"), device="cuda")
     args += memref_args(chunks[0]) + memref_args(chunks[1][:num_chunks]) + \
-        memref_args(chunks[2]) + memref_args(chunks[3]) + \
+        memref_args(chunks[2]) + memref_args(chunks[3]) + memref_args(chunks[4]) + \
         memref_args(part_o) + memref_args(part_lse) + \
         memref_args(out) + memref_args(lse) + params
     margs = memref_args(batch["qo"]) + memref_args(chunks[0]) + memref_args(part_o) + \

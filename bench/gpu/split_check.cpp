@@ -150,17 +150,22 @@ int main(int argc, char **argv) {
     smallView.v[i] = fromBF16(vSmall[i]);
   }
 
-  // Capacity and the runner. numCtas: 3 resident decode CTAs per SM on the
-  // H200's 132 SMs, shared by the 8 KV heads of each chunk.
+  // Capacity and the runner. numCtas and maxChunks from the decode kernel's
+  // occupancy on this GPU (resident CTAs / KV heads).
   const int64_t maxRequests = 128, maxIndices = 40000;
   SplitDecodeRunner::Config config;
   config.decodeKernel = kDecode;
   config.mergeKernel = kMerge;
-  config.options.numCtas = 132 * 3 / kHkv;
-  config.capacity = {maxRequests,
-                     maxChunksFor(config.options.numCtas, maxRequests), 1};
+  config.options.numCtas = 0;
+  config.capacity = {maxRequests, 0, 1};
   std::unique_ptr<SplitDecodeRunner> runner;
   TRY(SplitDecodeRunner::create(*driver, *split, config, runner));
+  std::printf("{\"num_ctas_per_kv_head\": %lld, \"max_chunks\": %lld, "
+              "\"alpha\": %.1f, \"beta\": %.1f}\n",
+              (long long)runner->configuration().options.numCtas,
+              (long long)runner->configuration().capacity.maxChunks,
+              runner->configuration().options.cost.alpha,
+              runner->configuration().options.cost.beta);
 
   const size_t rowElems = size_t(kHq * kD);
   void *q = nullptr, *out = nullptr, *lse = nullptr, *out2 = nullptr,

@@ -38,7 +38,9 @@ typedef struct FlashIRDecode FlashIRDecode;
 /* Loads the split-KV kernel pair `decode_kernel` / `merge_kernel` from the
  * bundle directory for `chip` (e.g. "sm_90a"; its cubin, or PTX the driver
  * compiles) and allocates the workspace for the capacity. `num_ctas`: CTAs
- * per KV head the GPU runs at once (the planner's C). */
+ * per KV head the GPU runs at once (the planner's C); <= 0: the decode
+ * kernel's resident CTAs (driver occupancy x SMs) / KV heads. `max_chunks`
+ * <= 0: enough for any plan with that C (maxChunksFor). */
 FLASHIR_C_EXPORT int flashirDecodeCreate(
     const char *bundle_dir, const char *chip, const char *decode_kernel,
     const char *merge_kernel, int64_t max_requests, int64_t max_chunks,

@@ -50,9 +50,8 @@ extern "C" int flashirDecodeCreate(const char *bundleDir, const char *chip,
   config.decodeKernel = decodeKernel;
   config.mergeKernel = mergeKernel;
   config.capacity = {maxRequests, maxChunks, maxRows};
+  // num_ctas / max_chunks <= 0: from the kernel's occupancy on this GPU.
   config.options.numCtas = numCtas;
-  if (numCtas < 1)
-    return invalid("num_ctas must be >= 1");
   if (Status s = SplitDecodeRunner::create(*decode->driver, *decode->bundle,
                                            config, decode->runner);
       !s)

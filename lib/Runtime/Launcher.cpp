@@ -120,6 +120,9 @@ struct CudaDriver::Api {
   int (*cuLaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned,
                         unsigned, unsigned, unsigned, void *, void **, void **);
   int (*cuFuncSetAttribute)(void *, int, int);
+  int (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, void *, int,
+                                                     size_t);
+  int (*cuDeviceGetAttribute)(int *, int, int);
   int (*cuMemAllocHost)(void **, size_t);
   int (*cuMemFreeHost)(void *);
   int (*cuMemcpyHtoDAsync)(unsigned long long, const void *, size_t, void *);
@@ -178,6 +181,11 @@ Status CudaDriver::open(int ordinal, std::unique_ptr<CudaDriver> &out) {
       {"cuLaunchKernel", reinterpret_cast<void **>(&api.cuLaunchKernel)},
       {"cuFuncSetAttribute",
        reinterpret_cast<void **>(&api.cuFuncSetAttribute)},
+      {"cuOccupancyMaxActiveBlocksPerMultiprocessor",
+       reinterpret_cast<void **>(
+           &api.cuOccupancyMaxActiveBlocksPerMultiprocessor)},
+      {"cuDeviceGetAttribute",
+       reinterpret_cast<void **>(&api.cuDeviceGetAttribute)},
       {"cuMemAllocHost_v2", reinterpret_cast<void **>(&api.cuMemAllocHost)},
       {"cuMemFreeHost", reinterpret_cast<void **>(&api.cuMemFreeHost)},
       {"cuMemcpyHtoDAsync_v2",
@@ -209,7 +217,7 @@ Status CudaDriver::open(int ordinal, std::unique_ptr<CudaDriver> &out) {
   }
   if (Status s = driver->check(api.cuInit(0), "cuInit"); !s)
     return s;
-  int device = 0;
+  int &device = driver->device;
   if (Status s =
           driver->check(api.cuDeviceGet(&device, ordinal), "cuDeviceGet");
       !s)
@@ -276,6 +284,24 @@ Status CudaDriver::setMaxDynamicSharedMemory(void *fn, int64_t bytes) {
                    fn, /*CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES=*/8,
                    static_cast<int>(bytes)),
                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+}
+
+Status CudaDriver::residentCtas(void *fn, unsigned block,
+                                unsigned dynamicSharedBytes, int64_t &ctas) {
+  int perSM = 0, sms = 0;
+  if (Status s = check(api->cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                           &perSM, fn, int(block), dynamicSharedBytes),
+                       "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+      !s)
+    return s;
+  if (Status s = check(
+          api->cuDeviceGetAttribute(
+              &sms, /*CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT=*/16, device),
+          "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+      !s)
+    return s;
+  ctas = int64_t(perSM) * sms;
+  return Status::ok();
 }
 
 Status CudaDriver::allocHost(size_t bytes, void **ptr) {
@@ -487,6 +513,16 @@ const KernelInfo *DecodeLauncher::find(const std::string &kernel) const {
     if (k.name == kernel)
       return &k;
   return nullptr;
+}
+
+Status DecodeLauncher::residentCtas(const std::string &kernel,
+                                    int64_t &ctas) const {
+  const KernelInfo *info = find(kernel);
+  if (!info)
+    return invalid("no kernel named " + kernel + " in the bundle");
+  size_t index = info - kernels_.data();
+  return driver->residentCtas(functions[index], unsigned(info->block),
+                              dynamicShared[index], ctas);
 }
 
 Status DecodeLauncher::launchArgs(const std::string &kernel,

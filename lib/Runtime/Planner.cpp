@@ -35,8 +35,11 @@ WorkspaceSize flashir::runtime::workspaceSize(const PlanCapacity &capacity,
   WorkspaceSize size;
   size.partialOutputBytes = rows * numQoHeads * headDim * 4;
   size.partialLseBytes = rows * numQoHeads * 4;
-  // chunk_indptr, then chunk_request / chunk_starts / chunk_ends.
-  size.metadataBytes = (capacity.maxRequests + 1 + 3 * capacity.maxChunks) * 4;
+  // SplitDecodeRunner's padded arrays (StepMetadata): qo_indptr, kv indptr,
+  // chunk_indptr (maxRequests + 2 each), last_page_len (maxRequests + 1),
+  // chunk_request / starts / ends / order (maxChunks each).
+  size.metadataBytes =
+      (4 * capacity.maxRequests + 7 + 4 * capacity.maxChunks) * 4;
   return size;
 }
 
@@ -120,6 +123,8 @@ Status flashir::runtime::plan(const BatchRef &batch,
     size_t stream;
     int64_t k0, k1;
     int32_t cta;
+    /// Position in the dispatch order (set by assignLpt).
+    int32_t rank = -1;
   };
   std::vector<Piece> pieces;
   // Longest piece first to the least-loaded CTA (min-heap, lowest id among
@@ -144,6 +149,8 @@ Status flashir::runtime::plan(const BatchRef &batch,
     std::vector<Load> heap;
     heap.reserve(numCtas);
     size_t i = 0;
+    for (size_t r = 0; r < order.size(); ++r)
+      ps[order[r]].rank = int32_t(r);
     for (; i < order.size() && int64_t(i) < numCtas; ++i) {
       ps[order[i]].cta = int32_t(i);
       heap.push_back({costs[order[i]], int32_t(i)});
@@ -171,7 +178,8 @@ Status flashir::runtime::plan(const BatchRef &batch,
       for (int64_t k = 0; k < n; ++k)
         ps.push_back(
             {t, fixed ? k * bound : keys * k / n,
-             fixed ? std::min(keys, (k + 1) * bound) : keys * (k + 1) / n, -1});
+             fixed ? std::min(keys, (k + 1) * bound) : keys * (k + 1) / n, -1,
+             -1});
     }
     return ps;
   };
@@ -233,7 +241,7 @@ Status flashir::runtime::plan(const BatchRef &batch,
           if (take < left && left - take < kMinPiece)
             take = left; // no tiny tail either
           if (out)
-            out->push_back({t, k, k + take, int32_t(cta)});
+            out->push_back({t, k, k + take, int32_t(cta), -1});
           load += costOf(st, take);
           k += take;
           if (k < st.keys || load >= target) {
@@ -267,28 +275,60 @@ Status flashir::runtime::plan(const BatchRef &batch,
       (fill(mid, nullptr) ? hi : lo) = mid;
     }
     fill(hi, &pieces);
-    // The paper's algorithm (LPT on chunks of at most ceil(W / C) keys)
-    // wins on some small batches, where minChunk keeps the fill coarse:
-    // keep whichever predicts the smaller makespan.
+    // The kernel grid has one CTA (per KV head) per chunk, and the GPU
+    // starts them in dispatch order (chunkOrder) as earlier ones finish:
+    // list scheduling. Dispatching the fill's pieces by planned start time
+    // (CTA id among equals) replays its CTA queues: whenever a CTA's piece
+    // ends, the next piece in line is one planned to start then.
     std::vector<double> fillLoads(numCtas, 0.0);
-    for (const Piece &piece : pieces)
+    std::vector<std::pair<double, int32_t>> byStart(pieces.size());
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      Piece &piece = pieces[i];
+      byStart[i] = {fillLoads[piece.cta], int32_t(i)};
       fillLoads[piece.cta] +=
           costOf(streams[piece.stream], piece.k1 - piece.k0);
-    double fillMakespan = *std::max_element(fillLoads.begin(), fillLoads.end());
-    // LPT cannot beat eq. (12) over its own chunks: skip it when that bound
-    // is already no better than the fill (most batches; saves its sort).
-    double lptTotal = 0.0, lptLargest = 0.0;
-    for (const Stream &st : streams) {
-      int64_t n = ceilDiv(st.keys, plan.chunkSize);
-      lptTotal += double(n) * costOf(st, 0) + beta * double(st.keys);
-      if (n)
-        lptLargest = std::max(lptLargest, costOf(st, ceilDiv(st.keys, n)));
     }
-    if (std::max(lptTotal / double(numCtas), lptLargest) < fillMakespan) {
-      std::vector<Piece> lpt = cutEvenly(plan.chunkSize, false);
-      if (assignLpt(lpt) < fillMakespan)
+    std::sort(byStart.begin(), byStart.end(),
+              [&](const auto &a, const auto &b) {
+                return a.first != b.first
+                           ? a.first < b.first
+                           : pieces[a.second].cta < pieces[b.second].cta;
+              });
+    for (size_t r = 0; r < byStart.size(); ++r)
+      pieces[byStart[r].second].rank = int32_t(r);
+    double best = *std::max_element(fillLoads.begin(), fillLoads.end());
+    // Other candidates, dispatched longest first (LPT): even cuts of at most
+    // ceil(W / kC) keys (k = 1 is the paper's algorithm) and of the longest
+    // stream into n pieces (uniform batches then fill whole waves).
+    int64_t longest = 0;
+    for (const Stream &st : streams)
+      longest = std::max(longest, st.keys);
+    auto consider = [&](int64_t bound) {
+      bound = std::max<int64_t>(bound, 1);
+      // Eq. (12) over these chunks bounds their LPT makespan from below.
+      double lptTotal = 0.0, lptLargest = 0.0;
+      int64_t chunks = 0;
+      for (const Stream &st : streams) {
+        int64_t n = ceilDiv(st.keys, bound);
+        chunks += n;
+        lptTotal += double(n) * costOf(st, 0) + beta * double(st.keys);
+        if (n)
+          lptLargest = std::max(lptLargest, costOf(st, ceilDiv(st.keys, n)));
+      }
+      if (chunks > capacity.maxChunks ||
+          std::max(lptTotal / double(numCtas), lptLargest) >= best)
+        return;
+      std::vector<Piece> lpt = cutEvenly(bound, false);
+      double makespan = assignLpt(lpt);
+      if (makespan < best) {
+        best = makespan;
         pieces = std::move(lpt);
-    }
+      }
+    };
+    for (int64_t k : {1, 2, 3, 4, 8})
+      consider(ceilDiv(work, k * numCtas));
+    for (int64_t n = 1; n <= 4; ++n)
+      consider(ceilDiv(longest, n));
     // Stable order: by stream (request, query tile), then keys. A stream's
     // pieces come out of the fill together and in key order, so a counting
     // sort by stream keeps them right.
@@ -307,6 +347,7 @@ Status flashir::runtime::plan(const BatchRef &batch,
     return overCapacity("chunks", numItems, capacity.maxChunks, "maxChunks");
 
   plan.items.reserve(pieces.size());
+  plan.chunkOrder.resize(pieces.size());
   plan.mergeItems.reserve(pieces.size());
   plan.mergeIndptr.reserve(streams.size() + 1);
   plan.chunkIndptr.reserve(batchSize + 1);
@@ -317,6 +358,7 @@ Status flashir::runtime::plan(const BatchRef &batch,
   for (size_t t = 0; t < streams.size(); ++t) {
     const Stream &st = streams[t];
     for (; p < pieces.size() && pieces[p].stream == t; ++p) {
+      plan.chunkOrder[pieces[p].rank] = int32_t(plan.items.size());
       plan.mergeItems.push_back(int32_t(plan.items.size()));
       plan.items.push_back({st.request, st.qBegin, st.qEnd,
                             int32_t(pieces[p].k0), int32_t(pieces[p].k1),

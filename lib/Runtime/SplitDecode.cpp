@@ -16,7 +16,7 @@ int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 /// Element offsets of the metadata arrays in the (int32) metadata region.
 struct MetadataLayout {
-  int64_t qo, kv, last, chunkIndptr, request, starts, ends, total;
+  int64_t qo, kv, last, chunkIndptr, request, starts, ends, order, total;
   explicit MetadataLayout(const PlanCapacity &c) {
     int64_t r = c.maxRequests, m = c.maxChunks;
     qo = 0;
@@ -26,7 +26,8 @@ struct MetadataLayout {
     request = chunkIndptr + r + 2;
     starts = request + m;
     ends = starts + m;
-    total = ends + m;
+    order = ends + m;
+    total = order + m;
   }
 };
 
@@ -59,6 +60,10 @@ Status flashir::runtime::buildStepMetadata(const BatchRef &batch,
   md.chunkStarts.resize(m, 0);
   md.chunkEnds = plan.chunkEnds;
   md.chunkEnds.resize(m, 0);
+  // Padding chunks (empty) run after the plan's, in id order.
+  md.chunkOrder = plan.chunkOrder;
+  for (int64_t c = chunks; c < m; ++c)
+    md.chunkOrder.push_back(int32_t(c));
   out = std::move(md);
   return Status::ok();
 }
@@ -71,21 +76,32 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
   if (!decode || !merge)
     return invalid("the bundle has no kernels " + config.decodeKernel +
                    " and " + config.mergeKernel);
-  if (decode->args.size() < 15 || decode->args[11].name != "partial_o" ||
-      decode->args[13].name != "out" || merge->args.size() != 6 ||
-      merge->args[2].name != "partial_o")
+  if (decode->args.size() < 16 || decode->args[11].name != "chunk_order" ||
+      decode->args[12].name != "partial_o" || decode->args[14].name != "out" ||
+      merge->args.size() != 6 || merge->args[2].name != "partial_o")
     return invalid(config.decodeKernel + " / " + config.mergeKernel +
                    " are not a split-KV decode kernel and its merge kernel");
   if (config.options.queryTile != 0)
     return invalid("split decode kernels take whole requests (queryTile 0)");
-  const PlanCapacity &c = config.capacity;
+  Config resolved = config;
+  if (resolved.options.numCtas <= 0) {
+    int64_t resident = 0;
+    if (Status s = bundle.residentCtas(config.decodeKernel, resident); !s)
+      return s;
+    resolved.options.numCtas =
+        std::max<int64_t>(1, resident / decode->args[2].shape[2]);
+  }
+  if (resolved.capacity.maxChunks <= 0)
+    resolved.capacity.maxChunks =
+        maxChunksFor(resolved.options.numCtas, resolved.capacity.maxRequests);
+  const PlanCapacity &c = resolved.capacity;
   if (c.maxRequests < 1 || c.maxChunks < 1 || c.maxQueryRowsPerRequest < 1)
     return invalid("capacity needs maxRequests, maxChunks and "
                    "maxQueryRowsPerRequest >= 1");
   std::unique_ptr<SplitDecodeRunner> runner(new SplitDecodeRunner());
   runner->driver = &driver;
   runner->bundle = &bundle;
-  runner->config = config;
+  runner->config = resolved;
   if (config.useCalibratedCost)
     if (const CostModel *cost = bundle.calibratedCost(config.decodeKernel))
       runner->config.options.cost = *cost;
@@ -93,9 +109,13 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
   runner->headDim = decode->args[0].shape[2];
   runner->pageSize = decode->args[2].shape[1];
   runner->numKvHeads = decode->args[2].shape[2];
-  runner->numParams = decode->args.size() - 15;
+  runner->numParams = decode->args.size() - 16;
   MetadataLayout layout(c);
   runner->metadataBytes = layout.total * 4;
+  // The layout is what workspaceSize() counts.
+  WorkspaceSize planned = workspaceSize(c, 1, 1);
+  if (planned.metadataBytes != runner->metadataBytes)
+    return invalid("internal: metadata layout and workspaceSize() disagree");
   WorkspaceSize size = workspaceSize(c, runner->numQoHeads, runner->headDim);
   runner->partialOOffset = alignUp(runner->metadataBytes, 256);
   runner->partialLseOffset =
@@ -145,6 +165,7 @@ Status SplitDecodeRunner::plan(const BatchRef &batch, void *stream) {
   put(layout.request, md.chunkRequest);
   put(layout.starts, md.chunkStarts);
   put(layout.ends, md.chunkEnds);
+  put(layout.order, md.chunkOrder);
   if (Status s =
           driver->copyToDeviceAsync(workspace, staging, metadataBytes, stream);
       !s)
@@ -201,6 +222,7 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
       meta(layout.request, m),
       meta(layout.starts, m),
       meta(layout.ends, m),
+      meta(layout.order, m),
       partialO,
       partialLse,
       out,
@@ -225,12 +247,7 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
       !s)
     return s;
   std::vector<DecodeLauncher::Arg> mergeArgs = {
-      qo,
-      chunkIndptr,
-      partialO,
-      partialLse,
-      out,
-      lse};
+      qo, chunkIndptr, partialO, partialLse, out, lse};
   return bundle->launchArgs(config.mergeKernel, mergeArgs, requestGrid,
                             unsigned(numQoHeads), stream);
 }

@@ -72,8 +72,9 @@ class BatchDecodeWithPagedKVCacheWrapper:
 
     ``kernel``: the function name the kernels were generated from (the
     bundle holds ``<kernel>_decode_<n>`` and ``<kernel>_merge_<n>``). The
-    workspace is sized once for ``max_requests`` requests; ``num_ctas`` is
-    the planner's C (CTAs per KV head the GPU runs at once)."""
+    workspace is sized once for ``max_requests`` requests. ``num_ctas``:
+    CTAs the GPU runs at once (default: the decode kernel's occupancy x SMs,
+    from the driver); the planner's C is that per KV head."""
 
     def __init__(self, bundle_dir, kernel, max_requests=256, num_ctas=None,
                  chip="sm_90a", max_chunks=None):
@@ -88,19 +89,14 @@ class BatchDecodeWithPagedKVCacheWrapper:
                              f"(kernels: {', '.join(names)})")
         entry = [k for k in manifest["kernels"] if k["name"] == decode[0]][0]
         num_kv_heads = entry["args"][2]["shape"][2]
-        if num_ctas is None:
-            # 3 resident decode CTAs per SM.
-            props = torch.cuda.get_device_properties(torch.cuda.current_device())
-            num_ctas = props.multi_processor_count * 3
         # The planner's C counts CTAs per KV head: each chunk runs on every
-        # KV head.
-        per_head = max(1, num_ctas // num_kv_heads)
+        # KV head. None: the runtime asks the driver (occupancy x SMs).
+        per_head = max(1, num_ctas // num_kv_heads) if num_ctas else 0
         handle = ctypes.c_void_p()
         lib = _library()
         _check(lib.flashirDecodeCreate(
             bundle_dir.encode(), chip.encode(), decode[0].encode(), merge[0].encode(),
-            max_requests, max_chunks or (per_head + max_requests), 1, per_head,
-            ctypes.byref(handle)))
+            max_requests, max_chunks or 0, 1, per_head, ctypes.byref(handle)))
         shape = [ctypes.c_int64() for _ in range(4)]
         _check(lib.flashirDecodeShape(handle, *[ctypes.byref(s) for s in shape]))
         self.num_qo_heads, self.num_kv_heads, self.head_dim, self.page_size = \

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <queue>
 #include <random>
 
 using namespace flashir::runtime;
@@ -219,7 +220,8 @@ TEST(Planner, MakespanWithinTenPercentOfTheLowerBound) {
     // Eq. (12) over the plan's chunks.
     EXPECT_LE(plan.makespan, 1.1 * plan.lowerBound)
         << "trial " << trial << ": makespan " << plan.makespan << ", bound "
-        << plan.lowerBound;
+        << plan.lowerBound << " (" << plan.items.size() << " chunks, C " << ctas
+        << ")";
     // Never worse than the paper's LPT on ceil(W / C) chunks.
     double lpt = lptMakespan(qo, kv, ctas, CostModel());
     EXPECT_LE(plan.makespan, lpt + 1e-6) << "trial " << trial;
@@ -235,6 +237,37 @@ TEST(Planner, MakespanWithinTenPercentOfTheLowerBound) {
   std::printf("makespan / plan-independent bound: worst %.3f (LPT on "
               "ceil(W/C) chunks: %.3f)\n",
               worstIdeal, worstLpt);
+}
+
+TEST(Planner, DispatchOrderReplaysThePredictedMakespan) {
+  // The GPU starts the grid's chunks in chunkOrder as CTAs free up: list
+  // scheduling on C slots. Simulated independently here, it must end when
+  // the plan says.
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<int64_t> qo, kv;
+    randomBatch(rng, qo, kv);
+    OwnedBatch batch(qo, kv, 16, trial);
+    int64_t ctas = trial % 2 ? 33 : 132;
+    Plan plan;
+    ASSERT_TRUE(
+        flashir::runtime::plan(batch.ref(), withCtas(ctas), roomy(), plan));
+    std::vector<int32_t> sorted = plan.chunkOrder;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < sorted.size(); ++i)
+      ASSERT_EQ(sorted[i], int32_t(i)) << "chunkOrder is not a permutation";
+    std::priority_queue<double, std::vector<double>, std::greater<double>> free;
+    for (int64_t c = 0; c < ctas; ++c)
+      free.push(0.0);
+    double end = 0.0;
+    for (int32_t id : plan.chunkOrder) {
+      double start = free.top();
+      free.pop();
+      free.push(start + plan.items[id].cost);
+      end = std::max(end, start + plan.items[id].cost);
+    }
+    EXPECT_NEAR(end, plan.makespan, 1e-6 * plan.makespan) << "trial " << trial;
+  }
 }
 
 TEST(Planner, Deterministic) {
@@ -303,7 +336,7 @@ TEST(Planner, WorkspaceOfTheCapacityHoldsEveryPlan) {
   WorkspaceSize size = workspaceSize({64, 100, 16}, 32, 128);
   EXPECT_EQ(size.partialOutputBytes, 100 * 16 * 32 * 128 * 4);
   EXPECT_EQ(size.partialLseBytes, 100 * 16 * 32 * 4);
-  EXPECT_EQ(size.metadataBytes, (65 + 300) * 4);
+  EXPECT_EQ(size.metadataBytes, (4 * 64 + 7 + 4 * 100) * 4);
 }
 
 namespace {
@@ -389,6 +422,10 @@ TEST(SplitDecode, StepMetadataIsPaddedToTheCapacity) {
     if (c >= chunks)
       EXPECT_EQ(md.chunkStarts[c], md.chunkEnds[c]);
   }
+  // The plan's dispatch order, then the padding chunks in id order.
+  ASSERT_EQ(md.chunkOrder.size(), 16u);
+  for (int32_t p = 0; p < 16; ++p)
+    EXPECT_EQ(md.chunkOrder[p], p < chunks ? plan.chunkOrder[p] : p);
   // Plans with query tiles have no kernel arrays.
   PlannerOptions tiled = withCtas(4);
   tiled.queryTile = 8;

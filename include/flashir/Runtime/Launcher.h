@@ -72,6 +72,10 @@ public:
                 unsigned dynamicSharedBytes = 0);
   /// Lets `fn` use `bytes` of dynamic shared memory (needed above 48 KiB).
   Status setMaxDynamicSharedMemory(void *fn, int64_t bytes);
+  /// CTAs of `fn` (`block` threads, `dynamicSharedBytes`) the device runs at
+  /// once: resident CTAs per SM (the driver's occupancy calculator) x SMs.
+  Status residentCtas(void *fn, unsigned block, unsigned dynamicSharedBytes,
+                      int64_t &ctas);
 
   // Streams, pinned memory, async copies, CUDA graphs and events (plan/run).
   Status allocHost(size_t bytes, void **ptr);
@@ -97,6 +101,7 @@ private:
   struct Api;
   std::unique_ptr<Api> api;
   void *library = nullptr;
+  int device = 0;
 };
 
 /// Device buffers of one decode launch.
@@ -147,6 +152,9 @@ public:
   Status launchArgs(const std::string &kernel, const std::vector<Arg> &args,
                     unsigned gridX, unsigned gridY, void *stream = nullptr);
   const KernelInfo *find(const std::string &kernel) const;
+  /// CTAs of `kernel` the device runs at once (its block and dynamic shared
+  /// memory on the loaded chip).
+  Status residentCtas(const std::string &kernel, int64_t &ctas) const;
   /// The calibrated cost model of `kernel` on the loaded chip, or null.
   const CostModel *calibratedCost(const std::string &kernel) const;
 

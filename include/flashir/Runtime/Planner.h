@@ -75,7 +75,12 @@ struct Plan {
   /// [chunkIndptr[b], chunkIndptr[b+1]), in key order; that order is the
   /// merge order.
   std::vector<int32_t> chunkIndptr, chunkRequest, chunkStarts, chunkEnds;
-  /// Item ids per CTA in execution order (longest first): CTA c runs
+  /// Dispatch order: position p of the kernel grid runs chunk chunkOrder[p]
+  /// (longest first). The GPU starts a grid's CTAs in order as earlier ones
+  /// finish, so this order is the list schedule the makespan predicts.
+  std::vector<int32_t> chunkOrder;
+  /// Item ids per CTA slot in execution order (longest first), as the list
+  /// schedule of chunkOrder places them: slot c runs
   /// ctaItems[ctaIndptr[c] .. ctaIndptr[c+1]).
   std::vector<int32_t> ctaIndptr, ctaItems;
   /// Per output row group (request, query tile): its items in key order
@@ -116,13 +121,16 @@ int64_t maxChunksFor(int64_t numCtas, int64_t numTiles);
 /// 1..page_size, Hq % Hkv = 0, ...) and plans it. Errors name the offending
 /// input or the capacity limit; nothing is written to `plan` on error.
 ///
-/// Balanced mode: W (eq. 10) gives the chunk bound L = max(1, ceil(W / C));
-/// the query tiles' key ranges, longest first, fill the C CTAs one after the
-/// other up to a common load T (cost model eq. 11), cut where a CTA is
-/// full; T is the smallest load for which this fits (binary search), so all
-/// CTAs but the last end within one chunk overhead of T. (LPT on chunks of
-/// at most L keys — longest chunk to the least-loaded CTA — left up to 1.9x
-/// the eq. (12) bound on skewed batches: too few chunks per CTA to pack.)
+/// Balanced mode: W (eq. 10) gives the chunk bound L = max(1, ceil(W / C)).
+/// The kernels run one CTA per chunk (and KV head), started in dispatch
+/// order as earlier ones finish: list scheduling, which the plan predicts
+/// with the longest chunks first (LPT). Candidate chunkings, each judged by
+/// that makespan (cost model eq. 11), the best kept: a water-fill (the query
+/// tiles' key ranges, longest first, fill C CTAs up to a common load T, cut
+/// where one is full; T the smallest that fits, by binary search), even cuts
+/// of at most ceil(W / kC) keys for k = 1, 2, 4 (k = 1 is the paper's
+/// algorithm), and the longest tile cut into n = 1..4 pieces (uniform
+/// batches then fill whole waves). Candidates beyond maxChunks are skipped.
 Status plan(const BatchRef &batch, const PlannerOptions &options,
             const PlanCapacity &capacity, Plan &plan);
 

@@ -28,6 +28,7 @@ struct StepMetadata {
   std::vector<int32_t> lastPageLen; ///< maxRequests + 1
   std::vector<int32_t> chunkIndptr; ///< maxRequests + 2
   std::vector<int32_t> chunkRequest, chunkStarts, chunkEnds; ///< maxChunks
+  std::vector<int32_t> chunkOrder; ///< maxChunks: the plan's, then padding
 };
 
 /// Fills `out` from a batch and its plan (queryTile = 0).
@@ -38,8 +39,12 @@ class SplitDecodeRunner {
 public:
   struct Config {
     std::string decodeKernel, mergeKernel;
+    /// capacity.maxChunks <= 0: maxChunksFor(numCtas, maxRequests).
     PlanCapacity capacity;
-    PlannerOptions options; ///< queryTile must be 0
+    /// queryTile must be 0; numCtas <= 0: the decode kernel's resident CTAs
+    /// on this device (occupancy x SMs) per KV head, the C of eq. (10) for a
+    /// grid whose chunks each take one CTA per KV head.
+    PlannerOptions options;
     /// Plan with the bundle's calibrated cost model of the decode kernel
     /// (manifest `cost`, see bench/gpu/calibrate.py) where it has one,
     /// instead of options.cost.
@@ -72,6 +77,8 @@ public:
   Status run(const Buffers &buffers, void *stream, bool capacityGrids = true);
 
   const Plan &lastPlan() const { return plan_; }
+  /// The configuration in use (numCtas, maxChunks and the cost resolved).
+  const Config &configuration() const { return config; }
   int64_t workspaceBytes() const { return workspaceBytes_; }
 
 private:

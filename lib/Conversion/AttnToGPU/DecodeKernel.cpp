@@ -112,8 +112,10 @@ gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
     // chunk_request[c]; its partial state of query row i goes to row
     // c + C * i of partial_o / partial_lse (C = number of chunks), unless
     // it is the request's only chunk: then the final rows go to out / lse.
-    for (const char *name :
-         {"chunk_indptr", "chunk_request", "chunk_starts", "chunk_ends"}) {
+    // The CTAs at grid position p serve chunk chunk_order[p] (the planner's
+    // dispatch order).
+    for (const char *name : {"chunk_indptr", "chunk_request", "chunk_starts",
+                             "chunk_ends", "chunk_order"}) {
       args.push_back(MemRefType::get({dyn}, i32));
       argNames.push_back(name);
     }
@@ -196,6 +198,8 @@ DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
     f.block = arith::DivUIOp::create(b, linear, heads);
     f.kvHead = arith::RemUIOp::create(b, linear, heads);
   }
+  if (s.chunked)
+    f.block = loadIndex(b, entry.getArgument(11), f.block);
   f.req = s.chunked ? loadIndex(b, entry.getArgument(8), f.block) : f.block;
   Value next = arith::AddIOp::create(b, f.req, c1);
   f.qBegin = loadIndex(b, f.qoIndptr, f.req);
@@ -220,11 +224,10 @@ DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
     };
     f.kBegin = clampKeys(loadIndex(b, entry.getArgument(9), f.block), c0);
     f.kEnd = clampKeys(loadIndex(b, entry.getArgument(10), f.block), f.kBegin);
-    Value chunks = arith::SubIOp::create(
-        b, loadIndex(b, entry.getArgument(7), next),
-        loadIndex(b, entry.getArgument(7), f.req));
-    f.direct =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunks, c1);
+    Value chunks =
+        arith::SubIOp::create(b, loadIndex(b, entry.getArgument(7), next),
+                              loadIndex(b, entry.getArgument(7), f.req));
+    f.direct = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunks, c1);
   }
   return f;
 }

@@ -96,7 +96,8 @@ private:
     /// Split-KV: the partial states, and whether this chunk is its
     /// request's only one (it then writes out / lse itself).
     Value partialO, partialLse, direct;
-    /// blockIdx.x: the request, or the chunk for split-KV.
+    /// The request, or for split-KV the chunk (chunk_order at the CTA's
+    /// grid position).
     Value block, req, kvHead;
     Value qBegin, numQ, pageBegin, numKv;
     /// Keys this CTA attends: [kBegin, kEnd) of the request.

@@ -10,11 +10,14 @@
 // chunk, the final out / lse rows), and merge_chunks + finalize become a
 // merge kernel over (request, query head) that skips single-chunk requests.
 // CHECK-LABEL: gpu.module @flashir_kernels
-// CHECK: gpu.func @split_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>)
-// CHECK-SAME: args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "chunk_indptr", "chunk_request", "chunk_starts", "chunk_ends", "partial_o", "partial_lse", "out", "lse"]
+// CHECK: gpu.func @split_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>)
+// CHECK-SAME: args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "chunk_indptr", "chunk_request", "chunk_starts", "chunk_ends", "chunk_order", "partial_o", "partial_lse", "out", "lse"]
 // CHECK-SAME: grid = "chunks x num_kv_heads"
-// The chunk's request and its key range, clamped to the request's keys.
-// CHECK: %[[C:.*]] = gpu.block_id x
+// The chunk at this grid position (chunk_order), its request and its key
+// range, clamped to the request's keys.
+// CHECK: %[[P:.*]] = gpu.block_id x
+// CHECK: %[[CO:.*]] = memref.load %{{.*}}[%[[P]]] : memref<?xi32>
+// CHECK: %[[C:.*]] = arith.index_cast %[[CO]] : i32 to index
 // CHECK: memref.load %{{.*}}[%[[C]]] : memref<?xi32>
 // By default (heads-innermost): the same grid read in launch order with the KV head
 // fastest, chunk = (x + X * y) / Hkv and head = (x + X * y) % Hkv.
@@ -24,9 +27,9 @@
 // INNER: %[[GX:.*]] = gpu.grid_dim x
 // INNER: %[[XY:.*]] = arith.muli %[[GX]], %[[Y]] : index
 // INNER: %[[L:.*]] = arith.addi %[[X]], %[[XY]] : index
-// INNER: %[[CH:.*]] = arith.divui %[[L]], %[[HKV:.*]] : index
+// INNER: %[[POS:.*]] = arith.divui %[[L]], %[[HKV:.*]] : index
 // INNER: arith.remui %[[L]], %[[HKV]] : index
-// INNER: memref.load %{{.*}}[%[[CH]]] : memref<?xi32>
+// INNER: memref.load %{{.*}}[%[[POS]]] : memref<?xi32>
 // CHECK: arith.maxsi
 // CHECK: arith.minsi
 // One chunk for the request: chunk_indptr[r + 1] - chunk_indptr[r] == 1.
