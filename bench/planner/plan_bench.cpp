@@ -50,7 +50,9 @@ struct Batch {
 void BM_Plan(benchmark::State &state) {
   Batch batch(state.range(0));
   PlannerOptions options;
-  options.numCtas = 132 * 3; // H200: 132 SMs x 3 resident decode CTAs
+  // C per KV head as SplitDecodeRunner derives it on the H200: 132 SMs x 2
+  // resident tensor-core decode CTAs (occupancy) / 8 KV heads.
+  options.numCtas = 132 * 2 / 8;
   options.fixedChunkSize = state.range(1);
   PlanCapacity capacity{4096, 1 << 16, 1};
   Plan plan;

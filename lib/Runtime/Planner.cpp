@@ -3,6 +3,7 @@
 #include "flashir/Runtime/Planner.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <queue>
 #include <string>
@@ -130,18 +131,32 @@ Status flashir::runtime::plan(const BatchRef &batch,
   // Longest piece first to the least-loaded CTA (min-heap, lowest id among
   // equals); returns the predicted makespan.
   auto assignLpt = [&](std::vector<Piece> &ps) {
-    // (-cost, index) pairs sort to cost descending, index ascending; plain
-    // pairs sort much faster than indices through a comparator.
-    std::vector<std::pair<double, int32_t>> byCost(ps.size());
-    for (size_t i = 0; i < ps.size(); ++i)
-      byCost[i] = {-costOf(streams[ps[i].stream], ps[i].k1 - ps[i].k0),
-                   int32_t(i)};
-    std::sort(byCost.begin(), byCost.end());
+    // Cost descending, index ascending. Costs are positive doubles, whose
+    // bit patterns order like their values: one integer key per piece, the
+    // complemented cost bits above the index (costs equal to 2^-28 relative
+    // tie), sorts about twice as fast as (cost, index) pairs.
     std::vector<int32_t> order(ps.size());
     std::vector<double> costs(ps.size());
-    for (size_t i = 0; i < ps.size(); ++i) {
-      order[i] = byCost[i].second;
-      costs[byCost[i].second] = -byCost[i].first;
+    for (size_t i = 0; i < ps.size(); ++i)
+      costs[i] = costOf(streams[ps[i].stream], ps[i].k1 - ps[i].k0);
+    constexpr int kIndexBits = 24;
+    if (ps.size() < (size_t(1) << kIndexBits)) {
+      std::vector<uint64_t> keys(ps.size());
+      for (size_t i = 0; i < ps.size(); ++i) {
+        uint64_t bits;
+        std::memcpy(&bits, &costs[i], sizeof bits);
+        keys[i] = (~bits & ~((uint64_t(1) << kIndexBits) - 1)) | i;
+      }
+      std::sort(keys.begin(), keys.end());
+      for (size_t i = 0; i < ps.size(); ++i)
+        order[i] = int32_t(keys[i] & ((uint64_t(1) << kIndexBits) - 1));
+    } else {
+      std::vector<std::pair<double, int32_t>> byCost(ps.size());
+      for (size_t i = 0; i < ps.size(); ++i)
+        byCost[i] = {-costs[i], int32_t(i)};
+      std::sort(byCost.begin(), byCost.end());
+      for (size_t i = 0; i < ps.size(); ++i)
+        order[i] = byCost[i].second;
     }
     // Min-heap of (load, CTA); all CTAs start empty, so the first C pieces
     // go to CTAs 0, 1, ... in order.
@@ -280,22 +295,24 @@ Status flashir::runtime::plan(const BatchRef &batch,
     // list scheduling. Dispatching the fill's pieces by planned start time
     // (CTA id among equals) replays its CTA queues: whenever a CTA's piece
     // ends, the next piece in line is one planned to start then.
+    // The fill emits CTA after CTA, so each CTA's first piece (start 0)
+    // comes in CTA order and only the later pieces need sorting, by (start,
+    // index) = (start, CTA).
     std::vector<double> fillLoads(numCtas, 0.0);
-    std::vector<std::pair<double, int32_t>> byStart(pieces.size());
+    std::vector<std::pair<double, int32_t>> later;
+    int32_t rank = 0;
     for (size_t i = 0; i < pieces.size(); ++i) {
       Piece &piece = pieces[i];
-      byStart[i] = {fillLoads[piece.cta], int32_t(i)};
+      if (fillLoads[piece.cta] == 0.0)
+        piece.rank = rank++;
+      else
+        later.push_back({fillLoads[piece.cta], int32_t(i)});
       fillLoads[piece.cta] +=
           costOf(streams[piece.stream], piece.k1 - piece.k0);
     }
-    std::sort(byStart.begin(), byStart.end(),
-              [&](const auto &a, const auto &b) {
-                return a.first != b.first
-                           ? a.first < b.first
-                           : pieces[a.second].cta < pieces[b.second].cta;
-              });
-    for (size_t r = 0; r < byStart.size(); ++r)
-      pieces[byStart[r].second].rank = int32_t(r);
+    std::sort(later.begin(), later.end());
+    for (const auto &entry : later)
+      pieces[entry.second].rank = rank++;
     double best = *std::max_element(fillLoads.begin(), fillLoads.end());
     // Other candidates, dispatched longest first (LPT): even cuts of at most
     // ceil(W / kC) keys (k = 1 is the paper's algorithm) and of the longest
@@ -303,6 +320,9 @@ Status flashir::runtime::plan(const BatchRef &batch,
     int64_t longest = 0;
     for (const Stream &st : streams)
       longest = std::max(longest, st.keys);
+    // Each stream's piece count falls as the bound grows, so two bounds with
+    // the same total piece count cut every stream alike: judged once.
+    std::vector<int64_t> judged;
     auto consider = [&](int64_t bound) {
       bound = std::max<int64_t>(bound, 1);
       // Eq. (12) over these chunks bounds their LPT makespan from below.
@@ -316,8 +336,10 @@ Status flashir::runtime::plan(const BatchRef &batch,
           lptLargest = std::max(lptLargest, costOf(st, ceilDiv(st.keys, n)));
       }
       if (chunks > capacity.maxChunks ||
-          std::max(lptTotal / double(numCtas), lptLargest) >= best)
+          std::max(lptTotal / double(numCtas), lptLargest) >= best ||
+          std::find(judged.begin(), judged.end(), chunks) != judged.end())
         return;
+      judged.push_back(chunks);
       std::vector<Piece> lpt = cutEvenly(bound, false);
       double makespan = assignLpt(lpt);
       if (makespan < best) {
@@ -389,8 +411,8 @@ Status flashir::runtime::plan(const BatchRef &batch,
   }
   plan.partialRows = numItems * maxItemRows;
 
-  // Per-CTA queues, longest first; the predicted makespan and eq. (12).
-  // CSR by CTA (counting sort), each queue longest first.
+  // Per-slot queues in execution order (dispatch order: CSR by slot filled
+  // along chunkOrder); the predicted makespan and eq. (12).
   plan.ctaIndptr.assign(numCtas + 1, 0);
   std::vector<double> loads(numCtas, 0.0);
   double total = 0.0, largest = 0.0;
@@ -404,17 +426,8 @@ Status flashir::runtime::plan(const BatchRef &batch,
     plan.ctaIndptr[c + 1] += plan.ctaIndptr[c];
   plan.ctaItems.resize(plan.items.size());
   std::vector<int32_t> next(plan.ctaIndptr.begin(), plan.ctaIndptr.end() - 1);
-  for (size_t id = 0; id < plan.items.size(); ++id)
-    plan.ctaItems[next[plan.items[id].cta]++] = int32_t(id);
-  for (int64_t c = 0; c < numCtas; ++c)
-    if (plan.ctaIndptr[c + 1] - plan.ctaIndptr[c] > 1)
-      std::sort(plan.ctaItems.begin() + plan.ctaIndptr[c],
-                plan.ctaItems.begin() + plan.ctaIndptr[c + 1],
-                [&](int32_t a, int32_t b) {
-                  return plan.items[a].cost != plan.items[b].cost
-                             ? plan.items[a].cost > plan.items[b].cost
-                             : a < b;
-                });
+  for (int32_t id : plan.chunkOrder)
+    plan.ctaItems[next[plan.items[id].cta]++] = id;
   plan.makespan = *std::max_element(loads.begin(), loads.end());
   plan.lowerBound = std::max(total / double(numCtas), largest);
   if (options.fixedChunkSize)
