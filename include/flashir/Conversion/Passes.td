@@ -56,10 +56,11 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
       not fit): 16-byte vector loads of K and V rows gathered through the
       page table, a butterfly `gpu.shuffle` reduction per key, fma chains.
     Both keep per-warp online-softmax states merged through workgroup
-    memory at the end and inline the variant's logits and mask hooks. In
-    the inlined hooks, a division by a loop-invariant value becomes a
-    multiplication by its reciprocal (computed once) and f32 `math.tanh` the
-    hardware's `tanh.approx.f32` (relative error about 2^-11).
+    memory at the end and inline the variant's logits and mask hooks. In a
+    kernel (the inlined hooks included), an f32 division inside a loop by a
+    value defined outside it becomes a multiplication by its reciprocal
+    (computed once) and f32 `math.tanh` the hardware's `tanh.approx.f32`
+    (relative error about 2^-11).
     Kernel arguments: `q`, `qo_indptr`, `k_pool`, `v_pool`, `indptr`,
     `indices`, `last_page_len`, `out`, `lse`, then the variant parameters
     (scalars as values, tensors as 1-D memrefs). Grid: (requests, KV heads).

@@ -59,9 +59,10 @@ int64_t sharedMemoryBytes(bool tensorCores, bool bulkCopy, int64_t warps,
                           int64_t stages, int64_t elementBytes);
 int64_t sharedMemoryBytes(const DecodeShape &s);
 
-/// Makes the variant hooks inlined into `func` cheaper per score: division
-/// by a loop-invariant value becomes a multiplication by its reciprocal and
-/// f32 tanh the hardware's tanh.approx.f32 (HookMath.cpp).
+/// Makes the variant hooks inlined into `func` cheaper per score: an f32
+/// division in a loop by a value defined outside it becomes a multiplication
+/// by its reciprocal and f32 tanh the hardware's tanh.approx.f32
+/// (HookMath.cpp).
 void relaxHookMath(gpu::GPUFuncOp func);
 
 /// Why `op` cannot become a decode kernel, or an empty string.
