@@ -50,6 +50,10 @@ if [ -f "$results/lit.xml" ]; then count "$results/lit.xml"; else failed=$((fail
 echo "== generated docs match the ODS"
 check docs-up-to-date "$FLASHIR_ROOT/scripts/update-docs.sh" --check
 
+echo "== Python sources compile (their tests need the GPU machine)"
+check python-compile python3 -m py_compile "$FLASHIR_ROOT"/python/flashir/*.py \
+  "$FLASHIR_ROOT"/python/tests/*.py "$FLASHIR_ROOT"/bench/gpu/*.py
+
 echo "== runtime-only build (no LLVM/MLIR)"
 rt="$FLASHIR_BUILD_DIR-runtime"
 check runtime-only-build bash -c "

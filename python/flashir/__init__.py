@@ -8,16 +8,19 @@ path if it is not in ``build/lib/CAPI`` or ``build-runtime/lib/CAPI``.
 
     wrapper = flashir.BatchDecodeWithPagedKVCacheWrapper(
         "build-gpu/bundle-split", "plain_h32_p16", max_requests=128)
-    wrapper.plan(qo_indptr, kv_indptr, kv_indices, kv_last_page_len)
-    out, lse = wrapper.run(q, (k_pool, v_pool))
+    wrapper.plan(qo_indptr, kv_indptr, kv_indices, kv_last_page_len, num_pages)
+    out, lse = wrapper.run(q, (k_pool, v_pool), kv_indices_on_gpu)
+
+``BatchPrefillWithPagedKVCacheWrapper`` takes several query rows per request
+(``max_qo_len``) with the same calls.
 """
 
 import ctypes
 import math
 import os
 
-__all__ = ["BatchDecodeWithPagedKVCacheWrapper", "FlashIRError", "merge_state",
-           "merge_states"]
+__all__ = ["BatchDecodeWithPagedKVCacheWrapper", "BatchPrefillWithPagedKVCacheWrapper",
+           "FlashIRError", "merge_state", "merge_states"]
 
 
 class FlashIRError(RuntimeError):
@@ -76,6 +79,9 @@ class BatchDecodeWithPagedKVCacheWrapper:
     CTAs the GPU runs at once (default: the decode kernel's occupancy x SMs,
     from the driver); the planner's C is that per KV head."""
 
+    # Query rows per request the workspace holds (1: decode).
+    _max_qo_len = 1
+
     def __init__(self, bundle_dir, kernel, max_requests=256, num_ctas=None,
                  chip="sm_90a", max_chunks=None):
         import json
@@ -96,7 +102,8 @@ class BatchDecodeWithPagedKVCacheWrapper:
         lib = _library()
         _check(lib.flashirDecodeCreate(
             bundle_dir.encode(), chip.encode(), decode[0].encode(), merge[0].encode(),
-            max_requests, max_chunks or 0, 1, per_head, ctypes.byref(handle)))
+            max_requests, max_chunks or 0, self._max_qo_len, per_head,
+            ctypes.byref(handle)))
         shape = [ctypes.c_int64() for _ in range(4)]
         _check(lib.flashirDecodeShape(handle, *[ctypes.byref(s) for s in shape]))
         self.num_qo_heads, self.num_kv_heads, self.head_dim, self.page_size = \
@@ -172,7 +179,7 @@ class BatchDecodeWithPagedKVCacheWrapper:
             raise ValueError("kv_indices must be an int32 CUDA tensor")
         # Capacity-sized outputs (the kernels address rows up to the
         # capacity's; unused ones are not written).
-        cap = self.max_requests
+        cap = self.max_requests * self._max_qo_len
         out = torch.empty((max(cap, rows), self.num_qo_heads, self.head_dim),
                           dtype=self.dtype, device=q.device)
         lse = torch.empty((max(cap, rows), self.num_qo_heads), dtype=torch.float32,
@@ -187,6 +194,25 @@ class BatchDecodeWithPagedKVCacheWrapper:
             ctypes.c_void_p(out.data_ptr()), ctypes.c_void_p(lse.data_ptr()),
             ctypes.c_void_p(stream), 0))
         return out[:rows], lse[:rows]
+
+
+class BatchPrefillWithPagedKVCacheWrapper(BatchDecodeWithPagedKVCacheWrapper):
+    """plan()/run() for ragged queries of up to ``max_qo_len`` rows per
+    request over the paged KV cache (prefill, chunked prefill, speculative
+    verification), with the same split-KV kernel pair: ``qo_indptr`` may
+    give a request several rows; q is [total rows, Hq, D]. The mask is the
+    kernel's variant (a ``causal`` kernel aligns the last query row with the
+    last key). The kernels underneath are the decode kernels, which walk a
+    request's keys once per query row: correct for any length, fast only for
+    a few rows; tensor-core prefill kernels are issue 7's work."""
+
+    def __init__(self, bundle_dir, kernel, max_requests=64, max_qo_len=16, num_ctas=None,
+                 chip="sm_90a", max_chunks=None):
+        if not isinstance(max_qo_len, int) or max_qo_len < 1:
+            raise ValueError(f"max_qo_len must be a positive int, got {max_qo_len!r}")
+        self._max_qo_len = max_qo_len
+        super().__init__(bundle_dir, kernel, max_requests=max_requests, num_ctas=num_ctas,
+                         chip=chip, max_chunks=max_chunks)
 
 
 def merge_state(v_a, s_a, v_b, s_b):

@@ -159,6 +159,42 @@ def test_errors_raise_with_clear_messages():
 
 
 @requires_gpu
+def test_prefill_wrapper_takes_several_rows_per_request():
+    # Ragged queries (0..5 rows) over the paged cache, the plain kernel: every
+    # row attends to all of its request's keys.
+    qo_lens, kv_lens = [3, 1, 5, 0, 2, 4], [700, 16, 3000, 40, 1, 0]
+    b = make_batch(kv_lens, seed=5)
+    gen = torch.Generator().manual_seed(6)
+    rows = sum(qo_lens)
+    q = torch.randn(rows, 32, 128, generator=gen).to("cuda", torch.bfloat16)
+    qo = torch.tensor([0] + list(torch.tensor(qo_lens).cumsum(0)), dtype=torch.int32)
+    wrapper = flashir.BatchPrefillWithPagedKVCacheWrapper(BUNDLE, KERNEL, max_requests=8,
+                                                          max_qo_len=5)
+    wrapper.plan(qo, b["indptr"], b["indices"], b["last"], b["pool_pages"])
+    out, lse = wrapper.run(q, (b["k"], b["v"]), b["indices"].cuda())
+    torch.cuda.synchronize()
+    assert tuple(out.shape) == (rows, 32, 128) and tuple(lse.shape) == (rows, 32)
+    # Reference: each row as a one-row request over its request's keys.
+    req = [r for r, m in enumerate(qo_lens) for _ in range(m)]
+    ref_o, ref_l = [], []
+    for i, r in enumerate(req):
+        one = dict(b)
+        one["lens"] = [kv_lens[r]]
+        one["q"] = q[i:i + 1]
+        one["indptr"] = b["indptr"][r:r + 2] - b["indptr"][r]
+        one["indices"] = b["indices"][int(b["indptr"][r]):int(b["indptr"][r + 1])]
+        o, lo = reference(one)
+        ref_o.append(o[0])
+        ref_l.append(lo[0])
+    check_close(out, lse, torch.stack(ref_o), torch.stack(ref_l))
+    too_long = torch.tensor([0, 6], dtype=torch.int32)
+    with raises(flashir.FlashIRError, match="maxQueryRowsPerRequest"):
+        wrapper.plan(too_long, b["indptr"][:2], b["indices"], b["last"][:1], b["pool_pages"])
+    with raises(ValueError, match="max_qo_len"):
+        flashir.BatchPrefillWithPagedKVCacheWrapper(BUNDLE, KERNEL, max_qo_len=0)
+
+
+@requires_gpu
 def test_merge_state_matches_attention_over_all_keys():
     gen = torch.Generator().manual_seed(7)
     q = torch.randn(4, 8, 64, generator=gen, dtype=torch.float64)
