@@ -7,6 +7,9 @@
 #   scripts/gpu-bundle.sh        (writes build-gpu/bundle, build-gpu/bundle-split)
 # then, on the GPU machine, from the repository root:
 #   bench/gpu/gpu_check.sh build-gpu/bundle $OUT [build-gpu/bundle-split]
+# FLASHIR_SWEEP="build-gpu/sweep/*" also times the sweep bundles;
+# FLASHIR_NCU=1 adds an Nsight Compute profile of the decode kernel and
+# cuDNN's (ncu-detail.txt).
 set -uo pipefail
 bundle=${1:-build-gpu/bundle}
 out=${2:-${OUT:-.}}
@@ -43,6 +46,16 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 python3 bench/gpu/gpu_check.py --bundle "$bundle" --out "$out" ${split:+--split-bundle "$split"} ${FLASHIR_SWEEP:+--sweep $FLASHIR_SWEEP} 2>&1 | tee "$out/gpu_check.log"
 status=${PIPESTATUS[0]}
+if [ -n "${FLASHIR_NCU:-}" ] && command -v ncu >/dev/null; then
+  # Where the decode kernel's bandwidth goes next to cuDNN's (one launch
+  # each): L2 tables by operation and source unit, warp stalls by PTX line.
+  ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    --section MemoryWorkloadAnalysis_Tables --section WarpStateStats \
+    --section SourceCounters -k 'regex:plain_h32_p16|cudnn' -c 2 \
+    python3 bench/gpu/profile_decode.py --bundle "$bundle" --kernels plain_h32_p16_decode_0 \
+    --reps 1 > "$out/ncu-detail.txt" 2>&1
+  grep -E "Duration|DRAM Throughput|L2 Hit Rate" "$out/ncu-detail.txt"
+fi
 if command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 3 \
