@@ -167,7 +167,8 @@ def test_prefill_wrapper_takes_several_rows_per_request():
     gen = torch.Generator().manual_seed(6)
     rows = sum(qo_lens)
     q = torch.randn(rows, 32, 128, generator=gen).to("cuda", torch.bfloat16)
-    qo = torch.tensor([0] + list(torch.tensor(qo_lens).cumsum(0)), dtype=torch.int32)
+    qo = torch.tensor([sum(qo_lens[:i]) for i in range(len(qo_lens) + 1)],
+                      dtype=torch.int32)
     wrapper = flashir.BatchPrefillWithPagedKVCacheWrapper(BUNDLE, KERNEL, max_requests=8,
                                                           max_qo_len=5)
     wrapper.plan(qo, b["indptr"], b["indices"], b["last"], b["pool_pages"])
