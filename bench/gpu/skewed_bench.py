@@ -6,6 +6,8 @@
   boolean mask,
 - FlexAttention (torch.compile) on the same padded KV with a length mask
   (its block mask skips the padding),
+- SDPA-cuDNN on contiguous KV of equal bytes (the batch's requests, each
+  given the mean length; issue 6's bandwidth reference),
 
 for 1 x 32768 + 63 x 512 and B16 L32768 (bf16, Hq 32 / Hkv 8, d 128).
 Bandwidth counts the real KV bytes. Outputs are compared with SDPA's math
@@ -86,6 +88,22 @@ def case(name, lens, wrapper, gen):
         row["sdpa_cudnn_rel_err"] = ((o[:, :, 0].float() - ref).norm() / ref.norm()).item()
     except Exception as e:  # the backend refuses the mask or shape
         row["sdpa_cudnn_error"] = str(e)[:300]
+    # Contiguous KV of equal bytes, no mask: b requests of the mean length.
+    mean = sum(lens) // b
+    try:
+        ke = torch.randn(b, HKV, mean, D, device=dev, dtype=torch.bfloat16)
+        ve = torch.randn_like(ke)
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            fn = lambda: F.scaled_dot_product_attention(q4, ke, ve, enable_gqa=True)
+            fn()
+            ms = time_ms(fn)
+        equal_bytes = b * mean * HKV * D * 2 * 2
+        row["sdpa_cudnn_equal_bytes_ms"] = ms
+        row["sdpa_cudnn_equal_bytes_TBps"] = equal_bytes / ms / 1e9
+        row["flashir_over_cudnn_equal_bytes"] = row["flashir_TBps"] / (equal_bytes / ms / 1e9)
+        del ke, ve
+    except Exception as e:
+        row["sdpa_cudnn_equal_bytes_error"] = str(e)[:300]
     try:
         from torch.nn.attention.flex_attention import create_block_mask, flex_attention
         lens_dev = lens_t
