@@ -7,8 +7,8 @@ driver's occupancy calculator) runs chunks of equal shape; one wave and two
 waves are timed for each key count, and their difference is one CTA's time
 without the kernel's launch and ramp (which a plan pays once, not per
 chunk). The fit is t = alpha + beta * keys over keys in 128..4096 with one
-query row (decode: the kernels walk a chunk's keys once per query row, a
-cost eq. (11) does not model and this fit does not cover). The manifest's
+query row (the kernels walk a chunk's keys once per query row; the runtime
+plans them with CostModel::keysPerQueryRow, beta * rows * keys). The manifest's
 target entry of the kernel gets "cost": {"alpha", "beta"} in keys (beta = 1,
 the planner defaults' units) plus the fit in microseconds and its worst
 relative error; the C++ runtime (DecodeLauncher, SplitDecodeRunner, the C

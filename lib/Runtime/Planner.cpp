@@ -104,14 +104,19 @@ Status flashir::runtime::plan(const BatchRef &batch,
     int64_t rows = batch.qoIndptr[b + 1] - batch.qoIndptr[b];
     int64_t tile = options.queryTile ? options.queryTile : rows;
     for (int64_t q0 = 0; q0 < rows; q0 += tile) {
-      streams.push_back({int32_t(b), int32_t(q0),
-                         int32_t(std::min(rows, q0 + tile)), kvLens[b]});
-      work += kvLens[b];
+      int64_t q1 = std::min(rows, q0 + tile);
+      streams.push_back({int32_t(b), int32_t(q0), int32_t(q1), kvLens[b]});
+      work += kvLens[b] * (options.cost.keysPerQueryRow ? q1 - q0 : 1);
     }
   }
   const double alpha = options.cost.alpha, beta = options.cost.beta;
+  // Cost per key of a stream's pieces.
+  auto slopeOf = [&](const Stream &st) {
+    return options.cost.keysPerQueryRow ? beta * double(st.qEnd - st.qBegin)
+                                        : beta;
+  };
   auto costOf = [&](const Stream &st, int64_t keys) {
-    return alpha * double(st.qEnd - st.qBegin) + beta * double(keys);
+    return alpha * double(st.qEnd - st.qBegin) + slopeOf(st) * double(keys);
   };
 
   Plan plan;
@@ -231,7 +236,7 @@ Status flashir::runtime::plan(const BatchRef &batch,
           // keys are left).
           if (!out && load == 0.0) {
             double room0 = target - costOf(st, 0);
-            int64_t cap = room0 >= 0.0 ? int64_t(room0 / beta) : 0;
+            int64_t cap = room0 >= 0.0 ? int64_t(room0 / slopeOf(st)) : 0;
             if (cap >= kMinPiece && left >= cap + kMinPiece) {
               int64_t n = (left - kMinPiece) / cap;
               if (cta + n >= numCtas)
@@ -243,7 +248,8 @@ Status flashir::runtime::plan(const BatchRef &batch,
           }
           double room = target - load - costOf(st, 0);
           int64_t fits =
-              room >= 0.0 ? std::min<int64_t>(left, int64_t(room / beta)) : 0;
+              room >= 0.0 ? std::min<int64_t>(left, int64_t(room / slopeOf(st)))
+                          : 0;
           if (fits < left && (fits < kMinPiece || left - fits < kMinPiece) &&
               load > 0.0) {
             // Too small a cut: this stream starts on the next CTA.
@@ -331,7 +337,7 @@ Status flashir::runtime::plan(const BatchRef &batch,
       for (const Stream &st : streams) {
         int64_t n = ceilDiv(st.keys, bound);
         chunks += n;
-        lptTotal += double(n) * costOf(st, 0) + beta * double(st.keys);
+        lptTotal += double(n) * costOf(st, 0) + slopeOf(st) * double(st.keys);
         if (n)
           lptLargest = std::max(lptLargest, costOf(st, ceilDiv(st.keys, n)));
       }

@@ -105,6 +105,8 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
   if (config.useCalibratedCost)
     if (const CostModel *cost = bundle.calibratedCost(config.decodeKernel))
       runner->config.options.cost = *cost;
+  // The decode kernels walk a chunk's keys once per query row.
+  runner->config.options.cost.keysPerQueryRow = true;
   runner->numQoHeads = decode->args[0].shape[1];
   runner->headDim = decode->args[0].shape[2];
   runner->pageSize = decode->args[2].shape[1];

@@ -273,6 +273,36 @@ TEST(Planner, DispatchOrderReplaysThePredictedMakespan) {
   }
 }
 
+TEST(Planner, KeysPerQueryRowScalesTheKeyCost) {
+  // Kernels that walk the keys once per query row: a 4-row request's keys
+  // cost 4x, in the items' costs, in W and in the balance.
+  OwnedBatch batch({4, 1, 1}, {1000, 1000, 1000}, 16);
+  PlannerOptions options = withCtas(4);
+  options.cost = {32.0, 1.0, /*keysPerQueryRow=*/true};
+  Plan plan;
+  ASSERT_TRUE(flashir::runtime::plan(batch.ref(), options, roomy(), plan));
+  EXPECT_EQ(plan.work, 4 * 1000 + 1000 + 1000);
+  double fourRowKeys = 0;
+  for (const WorkItem &item : plan.items) {
+    double rows = item.qEnd - item.qBegin, keys = item.kEnd - item.kBegin;
+    EXPECT_DOUBLE_EQ(item.cost, 32.0 * rows + rows * keys);
+    if (rows == 4)
+      fourRowKeys = std::max(fourRowKeys, keys);
+  }
+  // The 4-row request is cut finer than its 1000 keys.
+  EXPECT_LT(fourRowKeys, 1000);
+  EXPECT_LE(plan.makespan, 1.1 * plan.lowerBound);
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<int64_t> qo, kv;
+    randomBatch(rng, qo, kv, /*maxQo=*/8);
+    OwnedBatch random(qo, kv, 16, trial);
+    Plan p;
+    ASSERT_TRUE(flashir::runtime::plan(random.ref(), options, roomy(), p));
+    EXPECT_LE(p.makespan, 1.1 * p.lowerBound) << "trial " << trial;
+  }
+}
+
 TEST(Planner, Deterministic) {
   std::mt19937 rng(3);
   std::vector<int64_t> qo, kv;

@@ -23,6 +23,10 @@ namespace flashir::runtime {
 struct CostModel {
   double alpha = 32.0;
   double beta = 1.0;
+  /// The kernel walks an item's keys once per query row (the decode
+  /// kernels): beta * rows * keys instead of beta * keys, and the work W of
+  /// eq. (10) counts rows * keys. The same for one-row items.
+  bool keysPerQueryRow = false;
 };
 
 struct PlannerOptions {
