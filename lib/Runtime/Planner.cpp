@@ -96,7 +96,10 @@ Status flashir::runtime::plan(const BatchRef &batch,
   struct Stream {
     int32_t request, qBegin, qEnd;
     int64_t keys;
+    /// alpha * rows (fixed cost of a piece) and cost per key.
+    double fixed, slope;
   };
+  const double alpha = options.cost.alpha, beta = options.cost.beta;
   std::vector<Stream> streams;
   streams.reserve(batchSize);
   int64_t work = 0;
@@ -105,18 +108,15 @@ Status flashir::runtime::plan(const BatchRef &batch,
     int64_t tile = options.queryTile ? options.queryTile : rows;
     for (int64_t q0 = 0; q0 < rows; q0 += tile) {
       int64_t q1 = std::min(rows, q0 + tile);
-      streams.push_back({int32_t(b), int32_t(q0), int32_t(q1), kvLens[b]});
-      work += kvLens[b] * (options.cost.keysPerQueryRow ? q1 - q0 : 1);
+      int64_t perKey = options.cost.keysPerQueryRow ? q1 - q0 : 1;
+      streams.push_back({int32_t(b), int32_t(q0), int32_t(q1), kvLens[b],
+                         alpha * double(q1 - q0), beta * double(perKey)});
+      work += kvLens[b] * perKey;
     }
   }
-  const double alpha = options.cost.alpha, beta = options.cost.beta;
-  // Cost per key of a stream's pieces.
-  auto slopeOf = [&](const Stream &st) {
-    return options.cost.keysPerQueryRow ? beta * double(st.qEnd - st.qBegin)
-                                        : beta;
-  };
-  auto costOf = [&](const Stream &st, int64_t keys) {
-    return alpha * double(st.qEnd - st.qBegin) + slopeOf(st) * double(keys);
+  auto slopeOf = [](const Stream &st) { return st.slope; };
+  auto costOf = [](const Stream &st, int64_t keys) {
+    return st.fixed + st.slope * double(keys);
   };
 
   Plan plan;
@@ -291,7 +291,7 @@ Status flashir::runtime::plan(const BatchRef &batch,
     plan.idealBound = std::max(total / double(numCtas), smallest);
     while (!fill(hi, nullptr))
       hi *= 2.0;
-    for (int iter = 0; iter < 40 && hi - lo > 2e-3 * lo; ++iter) {
+    for (int iter = 0; iter < 40 && hi - lo > 5e-3 * lo; ++iter) {
       double mid = 0.5 * (lo + hi);
       (fill(mid, nullptr) ? hi : lo) = mid;
     }
@@ -332,7 +332,9 @@ Status flashir::runtime::plan(const BatchRef &batch,
     auto consider = [&](int64_t bound) {
       bound = std::max<int64_t>(bound, 1);
       // Eq. (12) over these chunks bounds their LPT makespan from below.
-      double lptTotal = 0.0, lptLargest = 0.0;
+      // Both terms only grow over the streams: stop once either reaches
+      // the best makespan so far.
+      double lptTotal = 0.0, lptLargest = 0.0, totalLimit = best * numCtas;
       int64_t chunks = 0;
       for (const Stream &st : streams) {
         int64_t n = ceilDiv(st.keys, bound);
@@ -340,9 +342,10 @@ Status flashir::runtime::plan(const BatchRef &batch,
         lptTotal += double(n) * costOf(st, 0) + slopeOf(st) * double(st.keys);
         if (n)
           lptLargest = std::max(lptLargest, costOf(st, ceilDiv(st.keys, n)));
+        if (lptTotal >= totalLimit || lptLargest >= best)
+          return;
       }
       if (chunks > capacity.maxChunks ||
-          std::max(lptTotal / double(numCtas), lptLargest) >= best ||
           std::find(judged.begin(), judged.end(), chunks) != judged.end())
         return;
       judged.push_back(chunks);
