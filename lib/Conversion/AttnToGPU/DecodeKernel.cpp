@@ -247,6 +247,16 @@ SmallVector<Value> DecodeKernel::paramValues(LocBuilder &b, const Frame &f,
   return values;
 }
 
+Value DecodeKernel::statesView(LocBuilder &b, const Frame &f) {
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  return memref::ViewOp::create(
+      b,
+      MemRefType::get({s.warps, s.group, s.headDim + 4}, b.getF32Type(),
+                      MemRefLayoutAttrInterface(), workgroup),
+      f.buf, cIndex(b, 0), ValueRange{});
+}
+
 void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
                              Value warp, Value lane, Value i) {
   int64_t D = s.headDim, g = s.group, W = s.warps;

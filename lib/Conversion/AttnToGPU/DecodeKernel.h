@@ -121,6 +121,10 @@ private:
   Frame loadFrame(LocBuilder &b, gpu::GPUFuncOp func, bool dynamicShared);
   /// Parameter values of query head `head` (request-level ones per request).
   SmallVector<Value> paramValues(LocBuilder &b, const Frame &f, Value head);
+  /// The warps' final states in the workgroup buffer, [warps, g, D + 4] f32
+  /// (acc, then m and l; rows padded to D + 4 floats so each starts 16-byte
+  /// aligned), the layout writeRows merges.
+  Value statesView(LocBuilder &b, const Frame &f);
   /// Merges the warps' states in `smem` ([warps, g, D + 4] f32: acc, m, l)
   /// and writes the g rows of the CTA's query row `i` (split-KV: to the
   /// partial states, row c + C * i, unless the chunk is its request's only

@@ -24,7 +24,7 @@ namespace flashir::conversion::decode {
 gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
                                        StringRef name) {
   MLIRContext *ctx = op.getContext();
-  Type f32 = Float32Type::get(ctx), i32 = IntegerType::get(ctx, 32);
+  Type i32 = IntegerType::get(ctx, 32);
   int64_t D = s.headDim, g = s.group, W = s.warps, U = s.unroll, S = s.stages;
   // One 16-byte aligned workgroup buffer, viewed twice: the cp.async staging
   // ring while the warps walk the keys, then the warps' states for the final
@@ -40,13 +40,7 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
   Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  // Per warp and row: acc[D], m, l; rows padded to D + 4 floats so every
-  // row starts 16-byte aligned for the vector accesses.
-  Value smem = memref::ViewOp::create(
-      b,
-      MemRefType::get({W, g, D + 4}, f32, MemRefLayoutAttrInterface(),
-                      workgroup),
-      buf, c0, ValueRange{});
+  Value smem = statesView(b, f);
   // Per warp, stage, key (K and V) and lane: the lane's 16 bytes.
   Value stage;
   if (S > 0)

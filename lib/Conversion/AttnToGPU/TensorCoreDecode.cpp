@@ -58,11 +58,7 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   // The buffer holds the staging ring while the warps walk the keys, then
   // the warps' states for the final merge (barriers separate the uses).
-  Value smem = memref::ViewOp::create(
-      b,
-      MemRefType::get({W, g, D + 4}, f32, MemRefLayoutAttrInterface(),
-                      workgroup),
-      f.buf, c0, ValueRange{});
+  Value smem = statesView(b, f);
   bool bulk = s.bulkCopy;
   int64_t elementBytes = s.element.getIntOrFloatBitWidth() / 8;
   // cp.async: [warp][stage][piece][lane][16 bytes]. Bulk copies: whole rows,
