@@ -114,7 +114,6 @@ Status flashir::runtime::plan(const BatchRef &batch,
       work += kvLens[b] * perKey;
     }
   }
-  auto slopeOf = [](const Stream &st) { return st.slope; };
   auto costOf = [](const Stream &st, int64_t keys) {
     return st.fixed + st.slope * double(keys);
   };
@@ -236,7 +235,7 @@ Status flashir::runtime::plan(const BatchRef &batch,
           // keys are left).
           if (!out && load == 0.0) {
             double room0 = target - costOf(st, 0);
-            int64_t cap = room0 >= 0.0 ? int64_t(room0 / slopeOf(st)) : 0;
+            int64_t cap = room0 >= 0.0 ? int64_t(room0 / st.slope) : 0;
             if (cap >= kMinPiece && left >= cap + kMinPiece) {
               int64_t n = (left - kMinPiece) / cap;
               if (cta + n >= numCtas)
@@ -247,9 +246,9 @@ Status flashir::runtime::plan(const BatchRef &batch,
             }
           }
           double room = target - load - costOf(st, 0);
-          int64_t fits =
-              room >= 0.0 ? std::min<int64_t>(left, int64_t(room / slopeOf(st)))
-                          : 0;
+          int64_t fits = room >= 0.0
+                             ? std::min<int64_t>(left, int64_t(room / st.slope))
+                             : 0;
           if (fits < left && (fits < kMinPiece || left - fits < kMinPiece) &&
               load > 0.0) {
             // Too small a cut: this stream starts on the next CTA.
@@ -294,8 +293,9 @@ Status flashir::runtime::plan(const BatchRef &batch,
     // the other candidates have nothing to gain (typical of large batches).
     constexpr double kTolerance = 5e-3;
     std::vector<Piece> paper = cutEvenly(plan.chunkSize, false);
-    bool settled = int64_t(paper.size()) <= capacity.maxChunks &&
-                   assignLpt(paper) <= (1.0 + kTolerance) * lo;
+    bool paperFits = int64_t(paper.size()) <= capacity.maxChunks;
+    double paperMakespan = paperFits ? assignLpt(paper) : 0.0;
+    bool settled = paperFits && paperMakespan <= (1.0 + kTolerance) * lo;
     if (settled) {
       pieces = std::move(paper);
     } else {
@@ -337,8 +337,16 @@ Status flashir::runtime::plan(const BatchRef &batch,
       for (const Stream &st : streams)
         longest = std::max(longest, st.keys);
       // Each stream's piece count falls as the bound grows, so two bounds with
-      // the same total piece count cut every stream alike: judged once.
+      // the same total piece count cut every stream alike: judged once. The
+      // paper's chunks (the k = 1 cut below) are judged already.
       std::vector<int64_t> judged;
+      if (paperFits) {
+        judged.push_back(int64_t(paper.size()));
+        if (paperMakespan < best) {
+          best = paperMakespan;
+          pieces = std::move(paper);
+        }
+      }
       auto consider = [&](int64_t bound) {
         bound = std::max<int64_t>(bound, 1);
         // Eq. (12) over these chunks bounds their LPT makespan from below.
@@ -349,7 +357,7 @@ Status flashir::runtime::plan(const BatchRef &batch,
         for (const Stream &st : streams) {
           int64_t n = ceilDiv(st.keys, bound);
           chunks += n;
-          lptTotal += double(n) * costOf(st, 0) + slopeOf(st) * double(st.keys);
+          lptTotal += double(n) * costOf(st, 0) + st.slope * double(st.keys);
           if (n)
             lptLargest = std::max(lptLargest, costOf(st, ceilDiv(st.keys, n)));
           if (lptTotal >= totalLimit || lptLargest >= best)
