@@ -459,6 +459,12 @@ TEST(SplitDecode, StepMetadataIsPaddedToTheCapacity) {
   ASSERT_EQ(md.chunkOrder.size(), 16u);
   for (int32_t p = 0; p < 16; ++p)
     EXPECT_EQ(md.chunkOrder[p], p < chunks ? plan.chunkOrder[p] : p);
+  // workspaceSize() counts exactly the arrays SplitDecodeRunner copies.
+  size_t words = md.qoIndptr.size() + md.kvIndptr.size() +
+                 md.lastPageLen.size() + md.chunkIndptr.size() +
+                 md.chunkRequest.size() + md.chunkStarts.size() +
+                 md.chunkEnds.size() + md.chunkOrder.size();
+  EXPECT_EQ(int64_t(words * 4), workspaceSize(capacity, 1, 1).metadataBytes);
   // Plans with query tiles have no kernel arrays.
   PlannerOptions tiled = withCtas(4);
   tiled.queryTile = 8;
