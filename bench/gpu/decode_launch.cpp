@@ -56,7 +56,8 @@ int main(int argc, char **argv) {
   std::normal_distribution<float> normal;
   int failures = 0, checked = 0;
   for (const runtime::KernelInfo &k : launcher->kernels()) {
-    if (k.args.size() != 9 || (k.variant != "plain" && k.variant != "causal") ||
+    if (k.args.size() != 10 ||
+        (k.variant != "plain" && k.variant != "causal") ||
         k.args[0].element != "bf16")
       continue;
     int64_t hq = k.args[0].shape[1], d = k.args[0].shape[2];

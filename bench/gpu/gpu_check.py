@@ -111,7 +111,8 @@ class Kernel:
         self.page, self.hkv = pool["shape"][1], pool["shape"][2]
         self.dtype = DTYPES[q["element"]]
         self.chunked = "partial_o" in idx
-        self.params = args[idx["lse"] + 1:]
+        self.params = args[idx["kv_maps"] + 1:]
+        self.box = None  # tensor-map box (kernels with tensor copies)
         self.merge = None  # (function, block) of a split-KV kernel
 
 
@@ -126,6 +127,7 @@ def load_kernels(manifest, module, chip):
             fn = module.function(e["name"])
             allow_shared(fn, shared)
             kernels[e["name"]] = Kernel(e, fn, shared)
+            kernels[e["name"]].box = facts.get(e["name"], {}).get("tensor_map_box")
     for name, k in kernels.items():
         if k.chunked:
             k.merge = merges[name]
@@ -193,6 +195,36 @@ def make_batch(k: Kernel, qo_lens, kv_lens, gen, shared_pages=True, shuffle=True
     return batch
 
 
+# CU_TENSOR_MAP_L2_PROMOTION_* of the tensor maps (0 none, 1 64B, 2 128B,
+# 3 256B). The C++ runtime's choice is 2: on the H200, 256-byte promotion of
+# the 128-byte box rows cost ~9% of the decode bandwidth (bench/gpu/probes/
+# l2_promotion.py).
+L2_PROMOTION = 2
+
+
+def kv_maps(k: Kernel, kp: torch.Tensor, vp: torch.Tensor):
+    """The kernel's kv_maps argument: CUtensorMaps (128-byte swizzle) over
+    the K and V pools [pages, page, Hkv, D] as (D, Hkv, pages * page), with
+    the manifest's box; zeros where the kernel has no tensor copies."""
+    maps = torch.zeros(2, 16, dtype=torch.int64)
+    if k.box:
+        raw = ctypes.create_string_buffer(128 + 64)
+        at = (ctypes.addressof(raw) + 63) // 64 * 64  # CUtensorMap alignment
+        u64, u32 = ctypes.c_uint64, ctypes.c_uint32
+        dims = (u64 * 3)(k.d, k.hkv, kp.shape[0] * k.page)
+        strides = (u64 * 2)(k.d * 2, k.hkv * k.d * 2)
+        box = (u32 * 3)(*k.box)
+        ones = (u32 * 3)(1, 1, 1)
+        for which, pool in enumerate((kp, vp)):
+            _check(_cuda.cuTensorMapEncodeTiled(
+                ctypes.c_void_p(at), 9 if k.dtype == torch.bfloat16 else 6, 3,
+                ctypes.c_void_p(pool.data_ptr()), dims, strides, box, ones,
+                0, 3, L2_PROMOTION, 0),  # no interleave, 128-byte swizzle, no OOB fill
+                "cuTensorMapEncodeTiled")
+            maps[which] = torch.frombuffer(bytearray(ctypes.string_at(at, 128)), dtype=torch.int64)
+    return maps.cuda()
+
+
 def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
     """Returns out, lse and a callable launching the kernel(s); merge=False:
     a split-KV kernel without its merge kernel (calibration)."""
@@ -203,7 +235,8 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
     for t in (batch["q"], batch["qo"], batch["kp"], batch["vp"], batch["indptr"],
               batch["indices"], batch["last"]):
         args += memref_args(t)
-    params = []
+    maps = kv_maps(k, batch["kp"], batch["vp"])
+    params = memref_args(maps)  # kv_maps comes right before the parameters
     for kind, value in batch["params"]:
         params += [ctypes.c_float(value)] if kind == "scalar" else memref_args(value)
     batch_size = len(batch["qo_lens"])
@@ -213,7 +246,7 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
 
         call_one = prepare_launch(k.fn, grid, k.block, args, k.shared)
         # The launch holds raw pointers: the callable keeps its buffers alive.
-        call_one.buffers = (out, lse)
+        call_one.buffers = (out, lse, maps)
         return out, lse, call_one
     cindptr, creq, cstart, cend = plan_chunks(batch["kv_lens"], chunk_len, empty_chunks)
     i32 = lambda x: torch.tensor(x if x else [0], dtype=torch.int32, device="cuda")
@@ -240,7 +273,7 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
             attention()
         if merge:
             merging()
-    call.keep = (chunks, part_o, part_lse, out, lse)
+    call.keep = (chunks, part_o, part_lse, out, lse, maps)
     return out, lse, call
 
 
@@ -527,6 +560,17 @@ def main():
                     cms = time_ms(copy)
                     # Bytes read + written per second.
                     row["copy_rw_TBps"] = 2 * (kp.numel() + vp.numel()) * kp.element_size() / cms / 1e9
+                    del dst_k, dst_v
+                    # SDPA-cuDNN on contiguous KV of the same shape.
+                    from torch.nn.attention import SDPBackend, sdpa_kernel
+                    q4 = torch.randn(b, k.hq, 1, k.d, device="cuda", dtype=k.dtype)
+                    kc = torch.randn(b, k.hkv, l, k.d, device="cuda", dtype=k.dtype)
+                    vc = torch.randn_like(kc)
+                    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                        sms = time_ms(lambda: F.scaled_dot_product_attention(
+                            q4, kc, vc, enable_gqa=True))
+                    row["sdpa_cudnn_TBps"] = nbytes / sms / 1e9
+                    del q4, kc, vc
                     report["bench"].append(row)
                     print(json.dumps(row))
     for path in args.sweep:

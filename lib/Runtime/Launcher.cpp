@@ -38,9 +38,9 @@ Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
   if (Status s = JsonValue::parse(text, root); !s)
     return invalid(path + ": " + s.message());
   const JsonValue *abi = root.get("abi_version");
-  // 2: split-KV decode kernels also take out / lse (single-chunk requests).
-  if (!abi || !abi->isNumber() || abi->number() != 2)
-    return invalid(path + ": unsupported abi_version (this runtime reads 2; "
+  // 3: decode kernels take kv_maps (tensor maps of the pools) after lse.
+  if (!abi || !abi->isNumber() || abi->number() != 3)
+    return invalid(path + ": unsupported abi_version (this runtime reads 3; "
                           "rebuild the bundle)");
   const JsonValue *ks = root.get("kernels"), *ts = root.get("targets");
   if (!ks || !ks->isArray() || !ts || !ts->isArray())
@@ -84,6 +84,18 @@ Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
             d && d->isNumber())
           target.dynamicSharedMemoryBytes[k.name] =
               static_cast<int64_t>(d->number());
+        if (const JsonValue *box = f->get("tensor_map_box")) {
+          std::vector<int64_t> extents;
+          if (box->isArray())
+            for (const JsonValue &e : box->array())
+              if (e.isNumber() && e.number() >= 1 && e.number() <= 256)
+                extents.push_back(static_cast<int64_t>(e.number()));
+          if (extents.size() != 3 || !box->isArray() ||
+              box->array().size() != 3)
+            return invalid(path + ": the tensor_map_box of " + k.name + " on " +
+                           target.chip + " needs three extents in 1..256");
+          target.tensorMapBoxes[k.name] = std::move(extents);
+        }
         if (const JsonValue *cost = f->get("cost")) {
           const JsonValue *alpha = cost->get("alpha");
           const JsonValue *beta = cost->get("beta");
@@ -138,6 +150,10 @@ struct CudaDriver::Api {
   int (*cuEventRecord)(void *, void *);
   int (*cuEventSynchronize)(void *);
   int (*cuEventElapsedTime)(float *, void *, void *);
+  /// Optional (drivers of CUDA 12+): only kernels with tensor copies use it.
+  int (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *, const uint64_t *,
+                                const uint64_t *, const uint32_t *,
+                                const uint32_t *, int, int, int, int);
 };
 
 Status CudaDriver::check(int rc, const char *what) {
@@ -215,6 +231,8 @@ Status CudaDriver::open(int ordinal, std::unique_ptr<CudaDriver> &out) {
     if (!*e.slot)
       return invalid(std::string("libcuda.so.1 lacks ") + e.name);
   }
+  *reinterpret_cast<void **>(&api.cuTensorMapEncodeTiled) =
+      dlsym(lib, "cuTensorMapEncodeTiled");
   if (Status s = driver->check(api.cuInit(0), "cuInit"); !s)
     return s;
   int &device = driver->device;
@@ -284,6 +302,25 @@ Status CudaDriver::setMaxDynamicSharedMemory(void *fn, int64_t bytes) {
                    fn, /*CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES=*/8,
                    static_cast<int>(bytes)),
                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+}
+
+Status CudaDriver::encodeTensorMap(void *map, bool bf16, unsigned rank,
+                                   void *address, const uint64_t *dims,
+                                   const uint64_t *strides,
+                                   const uint32_t *box) {
+  if (!api->cuTensorMapEncodeTiled)
+    return invalid("this CUDA driver has no cuTensorMapEncodeTiled (tensor "
+                   "copies need a CUDA 12 driver)");
+  std::vector<uint32_t> elementStrides(rank, 1);
+  return check(api->cuTensorMapEncodeTiled(
+                   map,
+                   /*CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 / FLOAT16=*/bf16 ? 9 : 6,
+                   rank, address, dims, strides, box, elementStrides.data(),
+                   /*CU_TENSOR_MAP_INTERLEAVE_NONE=*/0,
+                   /*CU_TENSOR_MAP_SWIZZLE_128B=*/3,
+                   /*CU_TENSOR_MAP_L2_PROMOTION_L2_128B=*/2,
+                   /*CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE=*/0),
+               "cuTensorMapEncodeTiled");
 }
 
 Status CudaDriver::residentCtas(void *fn, unsigned block,
@@ -403,6 +440,7 @@ Status DecodeLauncher::open(CudaDriver &driver, const std::string &dir,
     launcher->dynamicShared.push_back(static_cast<unsigned>(dynamic));
   }
   launcher->costs = target->costs;
+  launcher->tensorMapBoxes = target->tensorMapBoxes;
   out = std::move(launcher);
   return Status::ok();
 }
@@ -449,6 +487,46 @@ struct ParamPack {
 };
 } // namespace
 
+DecodeLauncher::~DecodeLauncher() {
+  if (mapsBuffer)
+    driver->free(mapsBuffer);
+}
+
+Status DecodeLauncher::encodeKvMaps(const std::string &kernel, void *kPool,
+                                    void *vPool, int64_t numPages,
+                                    void *out) const {
+  const KernelInfo *info = find(kernel);
+  if (!info)
+    return invalid("no kernel named " + kernel + " in the bundle");
+  std::memset(out, 0, kKvMapsBytes);
+  auto box = tensorMapBoxes.find(kernel);
+  if (box == tensorMapBoxes.end())
+    return Status::ok();
+  const KernelArg *pool = nullptr;
+  for (const KernelArg &a : info->args)
+    if (a.name == "k_pool")
+      pool = &a;
+  if (!pool || pool->shape.size() != 4 || numPages < 1)
+    return invalid(kernel + ": tensor maps need a k_pool [pages, page size, "
+                            "KV heads, head dim] and at least one page");
+  int64_t page = pool->shape[1], heads = pool->shape[2], dim = pool->shape[3];
+  uint64_t dims[] = {uint64_t(dim), uint64_t(heads), uint64_t(numPages * page)};
+  uint64_t strides[] = {uint64_t(dim) * 2, uint64_t(heads * dim) * 2};
+  uint32_t extents[] = {uint32_t(box->second[0]), uint32_t(box->second[1]),
+                        uint32_t(box->second[2])};
+  // CUtensorMap objects are 64-byte aligned.
+  alignas(64) unsigned char maps[kKvMapsBytes];
+  for (int which = 0; which < 2; ++which)
+    if (Status s = driver->encodeTensorMap(
+            maps + 128 * which, pool->element == "bf16", 3,
+            which ? vPool : kPool, dims, strides, extents);
+        !s)
+      return Status::error(s.code(), kernel + ": the " + (which ? "V" : "K") +
+                                         " pool's tensor map: " + s.message());
+  std::memcpy(out, maps, kKvMapsBytes);
+  return Status::ok();
+}
+
 Status DecodeLauncher::launch(const std::string &kernel,
                               const DecodeBuffers &buffers, void *stream) {
   size_t index = 0;
@@ -457,8 +535,10 @@ Status DecodeLauncher::launch(const std::string &kernel,
   if (index == kernels_.size())
     return invalid("no kernel named " + kernel + " in the bundle");
   const KernelInfo &info = kernels_[index];
-  if (info.args.size() != 9 + buffers.params.size())
-    return invalid(kernel + " takes " + std::to_string(info.args.size() - 9) +
+  constexpr size_t kFixed = 10; // q ... lse, kv_maps
+  if (info.args.size() != kFixed + buffers.params.size())
+    return invalid(kernel + " takes " +
+                   std::to_string(info.args.size() - kFixed) +
                    " variant parameters, " +
                    std::to_string(buffers.params.size()) + " given");
   if (buffers.batch < 0 || buffers.totalQ < 0 || buffers.numPages < 1)
@@ -466,17 +546,38 @@ Status DecodeLauncher::launch(const std::string &kernel,
                    "least one page");
   if (buffers.batch == 0)
     return Status::ok();
+  std::vector<unsigned char> maps(kKvMapsBytes);
+  if (Status s = encodeKvMaps(kernel, buffers.kPool, buffers.vPool,
+                              buffers.numPages, maps.data());
+      !s)
+    return s;
+  if (!mapsBuffer)
+    if (Status s = driver->alloc(kKvMapsBytes, &mapsBuffer); !s)
+      return s;
+  if (maps != mapsUploaded) {
+    // Launches still running may read the previous maps.
+    if (!mapsUploaded.empty())
+      if (Status s = driver->synchronize(); !s)
+        return s;
+    if (Status s = driver->copyToDevice(mapsBuffer, maps.data(), maps.size());
+        !s)
+      return s;
+    mapsUploaded = maps;
+  }
   void *data[] = {buffers.q,           buffers.qoIndptr, buffers.kPool,
                   buffers.vPool,       buffers.indptr,   buffers.indices,
-                  buffers.lastPageLen, buffers.out,      buffers.lse};
-  int64_t dynamic[] = {buffers.totalQ,   buffers.batch + 1, buffers.numPages,
-                       buffers.numPages, buffers.batch + 1, buffers.numIndices,
-                       buffers.batch,    buffers.totalQ,    buffers.totalQ};
+                  buffers.lastPageLen, buffers.out,      buffers.lse,
+                  mapsBuffer};
+  int64_t dynamic[] = {buffers.totalQ,    buffers.batch + 1,
+                       buffers.numPages,  buffers.numPages,
+                       buffers.batch + 1, buffers.numIndices,
+                       buffers.batch,     buffers.totalQ,
+                       buffers.totalQ,    2};
   ParamPack pack;
   int64_t kvHeads = 0;
   for (size_t i = 0; i < info.args.size(); ++i) {
     const KernelArg &arg = info.args[i];
-    if (i < 9) {
+    if (i < kFixed) {
       std::vector<int64_t> sizes = arg.shape;
       if (!arg.memref || sizes.empty())
         return invalid(kernel + ": argument " + arg.name + " must be a memref");
@@ -486,7 +587,7 @@ Status DecodeLauncher::launch(const std::string &kernel,
       pack.pushMemref(data[i], sizes);
       continue;
     }
-    const DecodeBuffers::Param &p = buffers.params[i - 9];
+    const DecodeBuffers::Param &p = buffers.params[i - kFixed];
     if (arg.memref)
       pack.pushMemref(p.pointer, {p.size});
     else if (arg.element == "f32")

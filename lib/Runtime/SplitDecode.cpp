@@ -76,9 +76,10 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
   if (!decode || !merge)
     return invalid("the bundle has no kernels " + config.decodeKernel +
                    " and " + config.mergeKernel);
-  if (decode->args.size() < 16 || decode->args[11].name != "chunk_order" ||
+  if (decode->args.size() < 17 || decode->args[11].name != "chunk_order" ||
       decode->args[12].name != "partial_o" || decode->args[14].name != "out" ||
-      merge->args.size() != 6 || merge->args[2].name != "partial_o")
+      decode->args[16].name != "kv_maps" || merge->args.size() != 6 ||
+      merge->args[2].name != "partial_o")
     return invalid(config.decodeKernel + " / " + config.mergeKernel +
                    " are not a split-KV decode kernel and its merge kernel");
   if (config.options.queryTile != 0)
@@ -111,17 +112,22 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
   runner->headDim = decode->args[0].shape[2];
   runner->pageSize = decode->args[2].shape[1];
   runner->numKvHeads = decode->args[2].shape[2];
-  runner->numParams = decode->args.size() - 16;
+  runner->numParams = decode->args.size() - 17;
   MetadataLayout layout(c);
   runner->metadataBytes = layout.total * 4;
   WorkspaceSize size = workspaceSize(c, runner->numQoHeads, runner->headDim);
   runner->partialOOffset = alignUp(runner->metadataBytes, 256);
   runner->partialLseOffset =
       alignUp(runner->partialOOffset + size.partialOutputBytes, 256);
-  runner->workspaceBytes_ = runner->partialLseOffset + size.partialLseBytes;
+  runner->mapsOffset =
+      alignUp(runner->partialLseOffset + size.partialLseBytes, 256);
+  runner->workspaceBytes_ = runner->mapsOffset + size.kvMapsBytes;
   if (Status s = driver.alloc(runner->workspaceBytes_, &runner->workspace); !s)
     return s;
-  if (Status s = driver.allocHost(runner->metadataBytes, &runner->staging); !s)
+  runner->stagingMapsOffset = alignUp(runner->metadataBytes, 256);
+  if (Status s = driver.allocHost(runner->stagingMapsOffset + size.kvMapsBytes,
+                                  &runner->staging);
+      !s)
     return s;
   out = std::move(runner);
   return Status::ok();
@@ -184,6 +190,26 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
     return invalid("run() needs a page pool and an indices array");
   MetadataLayout layout(c);
   auto *base = static_cast<char *>(workspace);
+  std::vector<unsigned char> maps(kKvMapsBytes);
+  if (Status s =
+          bundle->encodeKvMaps(config.decodeKernel, buffers.kPool,
+                               buffers.vPool, buffers.numPages, maps.data());
+      !s)
+    return s;
+  if (maps != mapsUploaded) {
+    // Launches still in flight may read the previous maps (or their copy
+    // the staging bytes).
+    if (!mapsUploaded.empty())
+      if (Status s = driver->synchronizeStream(stream); !s)
+        return s;
+    char *staged = static_cast<char *>(staging) + stagingMapsOffset;
+    std::memcpy(staged, maps.data(), maps.size());
+    if (Status s = driver->copyToDeviceAsync(base + mapsOffset, staged,
+                                             maps.size(), stream);
+        !s)
+      return s;
+    mapsUploaded = maps;
+  }
   auto meta = [&](int64_t offset, int64_t size) {
     DecodeLauncher::Arg a;
     a.pointer = base + offset * 4;
@@ -224,7 +250,8 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
       partialO,
       partialLse,
       out,
-      lse};
+      lse,
+      memref(base + mapsOffset, {2, 16})};
   for (const DecodeBuffers::Param &p : buffers.params) {
     DecodeLauncher::Arg a;
     if (p.pointer) {

@@ -271,6 +271,12 @@ int main(int argc, char **argv) {
           facts["bulk_copy"] = bulk.getValue();
         if (auto dyn = launch.getAs<IntegerAttr>("dynamic_shared_memory"))
           facts["dynamic_shared_memory_bytes"] = dyn.getInt();
+        if (auto box = launch.getAs<ArrayAttr>("tensor_map_box")) {
+          llvm::json::Array extents;
+          for (Attribute extent : box)
+            extents.push_back(cast<IntegerAttr>(extent).getInt());
+          facts["tensor_map_box"] = std::move(extents);
+        }
       }
       perKernel[func.getName()] = std::move(facts);
     });
@@ -327,7 +333,7 @@ int main(int argc, char **argv) {
   }
 
   llvm::json::Object manifest;
-  manifest["abi_version"] = 2;
+  manifest["abi_version"] = 3;
   manifest["source"] = llvm::sys::path::filename(input).str();
   manifest["kernels"] = std::move(entries);
   manifest["targets"] = std::move(targets);

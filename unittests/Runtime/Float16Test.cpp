@@ -24,9 +24,9 @@ TEST(Float16, RoundTripsEveryValue) {
 
 // Halfway cases round to the even neighbour; overflow goes to infinity.
 TEST(Float16, RoundsToNearestEven) {
-  EXPECT_EQ(fromBF16(toBF16(1.0f + 0x1p-8f)), 1.0f);        // tie -> even
+  EXPECT_EQ(fromBF16(toBF16(1.0f + 0x1p-8f)), 1.0f); // tie -> even
   EXPECT_EQ(fromBF16(toBF16(1.0f + 3 * 0x1p-8f)), 1.0f + 0x1p-6f);
-  EXPECT_EQ(fromF16(toF16(1.0f + 0x1p-11f)), 1.0f);         // tie -> even
+  EXPECT_EQ(fromF16(toF16(1.0f + 0x1p-11f)), 1.0f); // tie -> even
   EXPECT_EQ(fromF16(toF16(1.0f + 3 * 0x1p-11f)), 1.0f + 0x1p-9f);
   EXPECT_EQ(fromF16(toF16(65520.0f)), INFINITY);
   EXPECT_EQ(fromF16(toF16(65504.0f)), 65504.0f);

@@ -54,13 +54,14 @@ protected:
 };
 
 TEST_F(ManifestTest, ReadsKernelsAndTargets) {
-  write(R"({"abi_version": 2, "kernels": [{"name": "k0", "block": 128,
+  write(R"({"abi_version": 3, "kernels": [{"name": "k0", "block": 128,
     "shared_memory_bytes": 8320, "variant": "causal", "args": [
       {"name": "q", "kind": "memref", "element": "bf16", "shape": [-1, 32, 128]},
       {"name": "param0", "kind": "scalar", "element": "f32"}]}],
     "targets": [{"chip": "sm_80", "ptx": "kernels.sm_80.ptx", "kernels": {
       "k0": {"dynamic_shared_memory_bytes": 98304,
-             "cost": {"alpha": 2.5, "beta": 0.01}}}}]})");
+             "cost": {"alpha": 2.5, "beta": 0.01},
+             "tensor_map_box": [64, 1, 16]}}}]})");
   std::vector<KernelInfo> kernels;
   std::vector<TargetInfo> targets;
   ASSERT_TRUE(readManifest(dir.string(), kernels, targets).isOk());
@@ -80,6 +81,8 @@ TEST_F(ManifestTest, ReadsKernelsAndTargets) {
   ASSERT_EQ(targets[0].costs.count("k0"), 1u);
   EXPECT_EQ(targets[0].costs.at("k0").alpha, 2.5);
   EXPECT_EQ(targets[0].costs.at("k0").beta, 0.01);
+  EXPECT_EQ(targets[0].tensorMapBoxes.at("k0"),
+            (std::vector<int64_t>{64, 1, 16}));
 }
 
 TEST_F(ManifestTest, ReportsProblems) {
@@ -87,12 +90,12 @@ TEST_F(ManifestTest, ReportsProblems) {
   std::vector<TargetInfo> targets;
   Status missing = readManifest((dir / "nope").string(), kernels, targets);
   EXPECT_NE(missing.message().find("cannot read"), std::string::npos);
-  write(R"({"abi_version": 3, "kernels": [], "targets": []})");
+  write(R"({"abi_version": 2, "kernels": [], "targets": []})");
   EXPECT_NE(readManifest(dir.string(), kernels, targets)
                 .message()
                 .find("unsupported abi_version"),
             std::string::npos);
-  write(R"({"abi_version": 2, "kernels": [{"block": 128, "args": []}],
+  write(R"({"abi_version": 3, "kernels": [{"block": 128, "args": []}],
             "targets": []})");
   EXPECT_NE(readManifest(dir.string(), kernels, targets)
                 .message()
@@ -102,13 +105,22 @@ TEST_F(ManifestTest, ReportsProblems) {
   EXPECT_NE(readManifest(dir.string(), kernels, targets).message().find("JSON"),
             std::string::npos);
   // A calibrated cost the planner could not use.
-  write(R"({"abi_version": 2, "kernels": [{"name": "k0", "block": 128,
+  write(R"({"abi_version": 3, "kernels": [{"name": "k0", "block": 128,
     "args": []}], "targets": [{"chip": "sm_90a", "ptx": "p", "kernels": {
       "k0": {"cost": {"alpha": 1.0, "beta": 0.0}}}}]})");
   EXPECT_NE(readManifest(dir.string(), kernels, targets)
                 .message()
                 .find("the cost of k0 on sm_90a needs numbers alpha >= 0 and "
                       "beta > 0"),
+            std::string::npos);
+  // A tensor map box the driver could not encode.
+  write(R"({"abi_version": 3, "kernels": [{"name": "k0", "block": 128,
+    "args": []}], "targets": [{"chip": "sm_90a", "ptx": "p", "kernels": {
+      "k0": {"tensor_map_box": [64, 0, 16]}}}]})");
+  EXPECT_NE(readManifest(dir.string(), kernels, targets)
+                .message()
+                .find("the tensor_map_box of k0 on sm_90a needs three extents "
+                      "in 1..256"),
             std::string::npos);
 }
 

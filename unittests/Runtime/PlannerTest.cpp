@@ -370,6 +370,9 @@ TEST(Planner, WorkspaceOfTheCapacityHoldsEveryPlan) {
   EXPECT_EQ(size.partialOutputBytes, 100 * 16 * 32 * 128 * 4);
   EXPECT_EQ(size.partialLseBytes, 100 * 16 * 32 * 4);
   EXPECT_EQ(size.metadataBytes, (4 * 64 + 7 + 4 * 100) * 4);
+  EXPECT_EQ(size.kvMapsBytes, 2 * 128); // two CUtensorMaps
+  EXPECT_EQ(size.total(), size.partialOutputBytes + size.partialLseBytes +
+                              size.metadataBytes + size.kvMapsBytes);
 }
 
 namespace {

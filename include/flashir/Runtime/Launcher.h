@@ -45,9 +45,16 @@ struct TargetInfo {
   /// Planner cost model per kernel name, calibrated on a GPU of this chip
   /// (bench/gpu/calibrate.py writes it into the manifest; absent: none).
   std::map<std::string, CostModel> costs;
+  /// Kernels that stage K/V tiles with tensor copies: the box of their
+  /// tensor maps over the pools, in elements of (head dim, KV head, token
+  /// row); absent: the kernel ignores `kv_maps`.
+  std::map<std::string, std::vector<int64_t>> tensorMapBoxes;
 };
 
-/// Reads `<dir>/manifest.json` (ABI version 1).
+/// Bytes of a kernel's `kv_maps` argument: the K and V CUtensorMaps.
+constexpr size_t kKvMapsBytes = 256;
+
+/// Reads `<dir>/manifest.json` (ABI version 3).
 Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
                     std::vector<TargetInfo> &targets);
 
@@ -72,6 +79,13 @@ public:
                 unsigned dynamicSharedBytes = 0);
   /// Lets `fn` use `bytes` of dynamic shared memory (needed above 48 KiB).
   Status setMaxDynamicSharedMemory(void *fn, int64_t bytes);
+  /// Encodes a tiled CUtensorMap (128 bytes at `map`) with the 128-byte
+  /// swizzle over a row-major tensor of 16-bit elements (`bf16`, else f16)
+  /// at `address`: `dims` and `box` innermost first, `strides` in bytes of
+  /// dims 1..rank-1.
+  Status encodeTensorMap(void *map, bool bf16, unsigned rank, void *address,
+                         const uint64_t *dims, const uint64_t *strides,
+                         const uint32_t *box);
   /// CTAs of `fn` (`block` threads, `dynamicSharedBytes`) the device runs at
   /// once: resident CTAs per SM (the driver's occupancy calculator) x SMs.
   Status residentCtas(void *fn, unsigned block, unsigned dynamicSharedBytes,
@@ -131,11 +145,21 @@ public:
                      std::unique_ptr<DecodeLauncher> &out,
                      bool preferPtx = false);
 
+  ~DecodeLauncher();
   const std::vector<KernelInfo> &kernels() const { return kernels_; }
+
+  /// Writes `kernel`'s `kv_maps` (kKvMapsBytes at `out`, host memory): the
+  /// tensor maps of pools [numPages, page size, KV heads, head dim] at
+  /// kPool / vPool where the kernel stages tiles with tensor copies, else
+  /// zeros (the kernel does not read them).
+  Status encodeKvMaps(const std::string &kernel, void *kPool, void *vPool,
+                      int64_t numPages, void *out) const;
 
   /// Launches `kernel` on `buffers`: grid (batch, KV heads), the manifest's
   /// block; memref arguments as MLIR descriptors. Checks the argument count
-  /// against the manifest.
+  /// against the manifest. The kv_maps go to a buffer of the launcher; when
+  /// the pools differ from the previous launch's, the device is synchronized
+  /// before they are rewritten (not allowed inside a stream capture).
   Status launch(const std::string &kernel, const DecodeBuffers &buffers,
                 void *stream = nullptr);
 
@@ -166,6 +190,10 @@ private:
   /// Dynamic shared memory of each kernel on the loaded chip.
   std::vector<unsigned> dynamicShared;
   std::map<std::string, CostModel> costs;
+  std::map<std::string, std::vector<int64_t>> tensorMapBoxes;
+  /// launch()'s kv_maps on the device and what they hold.
+  void *mapsBuffer = nullptr;
+  std::vector<unsigned char> mapsUploaded;
 };
 
 } // namespace flashir::runtime

@@ -108,8 +108,10 @@ struct WorkspaceSize {
   int64_t partialOutputBytes = 0;
   int64_t partialLseBytes = 0;
   int64_t metadataBytes = 0;
+  /// The decode kernel's K and V tensor maps (kv_maps).
+  int64_t kvMapsBytes = 256;
   int64_t total() const {
-    return partialOutputBytes + partialLseBytes + metadataBytes;
+    return partialOutputBytes + partialLseBytes + metadataBytes + kvMapsBytes;
   }
 };
 WorkspaceSize workspaceSize(const PlanCapacity &capacity, int64_t numQoHeads,

@@ -74,6 +74,10 @@ public:
   /// Launches the decode and merge kernels on `stream`. `capacityGrids`:
   /// grids sized for the capacity (required inside a CUDA graph; unused
   /// CTAs find empty chunks and requests), else for the planned batch.
+  /// The pools' tensor maps are uploaded (async, from the staging buffer)
+  /// when they differ from the last run's, after synchronizing `stream` —
+  /// which a stream capture does not allow: capture with the pools of the
+  /// eager runs before it.
   Status run(const Buffers &buffers, void *stream, bool capacityGrids = true);
 
   const Plan &lastPlan() const { return plan_; }
@@ -91,6 +95,10 @@ private:
   void *workspace = nullptr, *staging = nullptr;
   int64_t workspaceBytes_ = 0, metadataBytes = 0;
   int64_t partialOOffset = 0, partialLseOffset = 0;
+  /// kv_maps in the workspace and in the staging buffer, and what was last
+  /// uploaded.
+  int64_t mapsOffset = 0, stagingMapsOffset = 0;
+  std::vector<unsigned char> mapsUploaded;
   Plan plan_;
   int64_t batch = 0;
 };

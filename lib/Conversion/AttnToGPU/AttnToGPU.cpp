@@ -122,7 +122,9 @@ struct ConvertAttnToGPUPass
             static_cast<int64_t>(op.getNumQoHeads() / op.getNumKvHeads());
         auto bytesFor = [&](bool tc, int64_t st) {
           return sharedMemoryBytes(
-              tc, tc && useBulk, warps, g, view.getHeadDim(), unroll, st,
+              tc, tc && useBulk,
+              tc && useBulk && view.getPageSize() % kTileKeys == 0, warps, g,
+              view.getHeadDim(), unroll, st,
               view.getElementType().getIntOrFloatBitWidth() / 8);
         };
         // The CUDA-core kernel uses static shared memory (48 KiB at most),
@@ -191,6 +193,8 @@ struct ConvertAttnToGPUPass
                         chunked,
                         entry.tensorCores,
                         entry.tensorCores && useBulk,
+                        entry.tensorCores && useBulk &&
+                            view.getPageSize() % kTileKeys == 0,
                         headsInnermost,
                         view.getElementType(),
                         op.getEffectiveScale()};
@@ -215,6 +219,12 @@ struct ConvertAttnToGPUPass
                                            kb.getBoolAttr(entry.tensorCores)));
           launch.push_back(kb.getNamedAttr(
               "bulk_copy", kb.getBoolAttr(entry.tensorCores && useBulk)));
+          // The box of the host's tensor maps over the K and V pools, in
+          // elements of (head dim, KV head, token row).
+          if (shape.tensorCopy)
+            launch.push_back(kb.getNamedAttr(
+                "tensor_map_box",
+                kb.getI64ArrayAttr({kBoxElements, 1, kTileKeys})));
           // Dynamic shared memory the launch must pass (tensor cores).
           launch.push_back(kb.getNamedAttr(
               "dynamic_shared_memory",

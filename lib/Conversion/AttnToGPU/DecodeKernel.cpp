@@ -12,24 +12,29 @@ using namespace mlir;
 
 namespace flashir::conversion::decode {
 
-int64_t sharedMemoryBytes(bool tensorCores, bool bulkCopy, int64_t warps,
-                          int64_t group, int64_t headDim, int64_t unroll,
-                          int64_t stages, int64_t elementBytes) {
+int64_t sharedMemoryBytes(bool tensorCores, bool bulkCopy, bool tensorCopy,
+                          int64_t warps, int64_t group, int64_t headDim,
+                          int64_t unroll, int64_t stages,
+                          int64_t elementBytes) {
   int64_t states = warps * group * (headDim + 4) * 4;
   // Per warp and stage: the CUDA-core kernel stages 2 * unroll keys per
   // 16-byte lane piece; the tensor-core one a tile of K and V rows (padded
-  // by 16 bytes with bulk copies, which add one 8-byte mbarrier per warp and
-  // stage at the end).
+  // by 16 bytes with row bulk copies; swizzled, unpadded, with tensor copies,
+  // whose 1024-byte-aligned ring starts up to 1008 bytes into the buffer).
+  // Bulk copies add one 8-byte mbarrier per warp and stage at the end.
   if (!tensorCores)
     return std::max(states,
                     warps * stages * 2 * unroll * 32 * kVec * elementBytes);
-  int64_t row = (bulkCopy ? headDim + 8 : headDim) * elementBytes;
+  int64_t row =
+      (bulkCopy && !tensorCopy ? headDim + 8 : headDim) * elementBytes;
   int64_t staging = warps * stages * 2 * kTileKeys * row;
+  if (tensorCopy)
+    staging += kSwizzleAlign - 16;
   return std::max(states, staging) + (bulkCopy ? warps * stages * 8 : 0);
 }
 int64_t sharedMemoryBytes(const DecodeShape &s) {
-  return sharedMemoryBytes(s.tensorCores, s.bulkCopy, s.warps, s.group,
-                           s.headDim, s.unroll, s.stages,
+  return sharedMemoryBytes(s.tensorCores, s.bulkCopy, s.tensorCopy, s.warps,
+                           s.group, s.headDim, s.unroll, s.stages,
                            s.element.getIntOrFloatBitWidth() / 8);
 }
 
@@ -125,7 +130,10 @@ gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
   }
   args.push_back(MemRefType::get({dyn, s.numQoHeads, D}, s.element));
   args.push_back(MemRefType::get({dyn, s.numQoHeads}, f32));
-  argNames.append({"out", "lse"});
+  // Two 128-byte CUtensorMap objects (K then V pool) the host encodes; read
+  // only by kernels that stage tiles with tensor copies (DecodeShape).
+  args.push_back(MemRefType::get({2, 16}, mb.getI64Type()));
+  argNames.append({"out", "lse", "kv_maps"});
   for (VariantParamAttr param : variant.getParamList()) {
     args.push_back(param.getKind() == ParamKind::Scalar
                        ? param.getType()
@@ -167,11 +175,12 @@ DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
   f.params = variant.getParamList();
   // Workgroup attributions follow the arguments in the entry block.
   f.firstParam = func.getFunctionType().getNumInputs() - f.params.size();
-  f.out = entry.getArgument(f.firstParam - 2);
-  f.lse = entry.getArgument(f.firstParam - 1);
+  f.out = entry.getArgument(f.firstParam - 3);
+  f.lse = entry.getArgument(f.firstParam - 2);
+  f.kvMaps = entry.getArgument(f.firstParam - 1);
   if (s.chunked) {
-    f.partialO = entry.getArgument(f.firstParam - 4);
-    f.partialLse = entry.getArgument(f.firstParam - 3);
+    f.partialO = entry.getArgument(f.firstParam - 5);
+    f.partialLse = entry.getArgument(f.firstParam - 4);
   }
   if (dynamicShared)
     f.buf = gpu::DynamicSharedMemoryOp::create(

@@ -31,6 +31,9 @@ constexpr int64_t kDefaultTensorCoreStages = 3;
 /// Keys per warp and iteration of the tensor-core kernel (the k of the
 /// m16n8k16 P.V product).
 constexpr int64_t kTileKeys = 16;
+/// Tensor copies: the box's inner extent (128 bytes of 16-bit elements, the
+/// span of the 128-byte swizzle) and the alignment the swizzle needs.
+constexpr int64_t kBoxElements = 64, kSwizzleAlign = 1024;
 
 struct DecodeShape {
   int64_t headDim, pageSize, numQoHeads, numKvHeads, group, warps, unroll;
@@ -45,6 +48,11 @@ struct DecodeShape {
   /// Tensor-core kernel: K/V rows staged by cp.async.bulk (sm_90) completing
   /// on mbarriers, instead of 16-byte cp.async per lane.
   bool bulkCopy;
+  /// Bulk copies as tensor copies (cp.async.bulk.tensor) of whole 16-key
+  /// tiles through the host's tensor maps (kv_maps) with the 128-byte
+  /// swizzle, instead of one copy per K or V row; needs tiles that never
+  /// cross a page (page size a multiple of 16).
+  bool tensorCopy;
   /// The KV head varies fastest in the CTAs' launch order (see
   /// loadFrame).
   bool headsInnermost;
@@ -54,9 +62,9 @@ struct DecodeShape {
 
 /// Bytes of the kernel's workgroup buffer: the larger of the cp.async
 /// staging ring and the per-warp states of the final merge.
-int64_t sharedMemoryBytes(bool tensorCores, bool bulkCopy, int64_t warps,
-                          int64_t group, int64_t headDim, int64_t unroll,
-                          int64_t stages, int64_t elementBytes);
+int64_t sharedMemoryBytes(bool tensorCores, bool bulkCopy, bool tensorCopy,
+                          int64_t warps, int64_t group, int64_t headDim,
+                          int64_t unroll, int64_t stages, int64_t elementBytes);
 int64_t sharedMemoryBytes(const DecodeShape &s);
 
 /// Makes the variant hooks inlined into `func` cheaper per score: an f32
@@ -94,6 +102,8 @@ private:
     gpu::GPUFuncOp func;
     Block *entry;
     Value q, qoIndptr, kPool, vPool, indptr, indices, lastPageLen, out, lse;
+    /// The K and V tensor maps ([2, 16] i64).
+    Value kvMaps;
     /// Split-KV: the partial states, and whether this chunk is its
     /// request's only one (it then writes out / lse itself).
     Value partialO, partialLse, direct;

@@ -59,25 +59,44 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   // The buffer holds the staging ring while the warps walk the keys, then
   // the warps' states for the final merge (barriers separate the uses).
   Value smem = statesView(b, f);
-  bool bulk = s.bulkCopy;
+  bool bulk = s.bulkCopy, tensor = s.tensorCopy;
   int64_t elementBytes = s.element.getIntOrFloatBitWidth() / 8;
-  // cp.async: [warp][stage][piece][lane][16 bytes]. Bulk copies: whole rows,
-  // [warp][stage][K or V][key][D + 8] (the padding spreads the 64-byte K
-  // fragment reads of 8 rows over all banks).
-  int64_t rowStride = D + 8;
-  Value stage =
-      bulk ? memref::ViewOp::create(
-                 b,
-                 MemRefType::get({W, S, 2, kTileKeys, rowStride}, s.element,
-                                 MemRefLayoutAttrInterface(), workgroup),
-                 f.buf, c0, ValueRange{})
-                 .getResult()
-           : memref::ViewOp::create(
-                 b,
-                 MemRefType::get({W, S, 2 * pieces, 32, kVec}, s.element,
-                                 MemRefLayoutAttrInterface(), workgroup),
-                 f.buf, c0, ValueRange{})
-                 .getResult();
+  // cp.async: [warp][stage][piece][lane][16 bytes]. Row bulk copies: whole
+  // rows, [warp][stage][K or V][key][D + 8] (the padding spreads the 64-byte
+  // K fragment reads of 8 rows over all banks, but leaves copies that are
+  // not 128-byte aligned: the H200's L2 then served ~12% more sectors than
+  // the rows hold, with ~20% hits). Tensor copies: [warp][stage][K or V]
+  // [D / 64][key][64], 128-byte rows whose 16-byte chunks the copy engine
+  // swizzles (chunk ^ key % 8), 1024-byte aligned: aligned copies and
+  // conflict-free fragment reads.
+  int64_t rowStride = D + 8, halves = D / kBoxElements;
+  Value stage, ringShift;
+  if (tensor) {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, f.buf);
+    ringShift = arith::RemUIOp::create(
+        b,
+        arith::SubIOp::create(
+            b, cIndex(b, kSwizzleAlign),
+            arith::RemUIOp::create(b, base, cIndex(b, kSwizzleAlign))),
+        cIndex(b, kSwizzleAlign));
+    stage = memref::ViewOp::create(
+        b,
+        MemRefType::get({W, S, 2, halves, kTileKeys, kBoxElements}, s.element,
+                        MemRefLayoutAttrInterface(), workgroup),
+        f.buf, ringShift, ValueRange{});
+  } else if (bulk) {
+    stage = memref::ViewOp::create(
+        b,
+        MemRefType::get({W, S, 2, kTileKeys, rowStride}, s.element,
+                        MemRefLayoutAttrInterface(), workgroup),
+        f.buf, c0, ValueRange{});
+  } else {
+    stage = memref::ViewOp::create(
+        b,
+        MemRefType::get({W, S, 2 * pieces, 32, kVec}, s.element,
+                        MemRefLayoutAttrInterface(), workgroup),
+        f.buf, c0, ValueRange{});
+  }
 
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value warp = arith::DivUIOp::create(b, tid, cIndex(b, 32));
@@ -93,11 +112,17 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
                             arith::MinUIOp::create(b, gid, cIndex(b, g - 1)));
   SmallVector<Value> ownParams = paramValues(b, f, ownHead);
 
-  // Warp w takes the tiles w, w + W, ... of the CTA's keys.
+  // Warp w takes the tiles w, w + W, ... of the CTA's keys. Tensor copies
+  // load whole tiles of one page: tiles start at multiples of 16 (keys
+  // before kBegin are masked out).
   Value kBegin = f.kBegin, kEnd = f.kEnd;
+  Value kStart =
+      tensor ? arith::AndIOp::create(b, kBegin, cIndex(b, ~(kTileKeys - 1)))
+                   .getResult()
+             : kBegin;
   Value numTiles = arith::DivUIOp::create(
       b,
-      arith::AddIOp::create(b, arith::SubIOp::create(b, kEnd, kBegin),
+      arith::AddIOp::create(b, arith::SubIOp::create(b, kEnd, kStart),
                             cIndex(b, kTileKeys - 1)),
       cIndex(b, kTileKeys));
   Value numIter = arith::SelectOp::create(
@@ -110,7 +135,7 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
       c0);
   auto tileStart = [&](LocBuilder &b, Value it) {
     return arith::AddIOp::create(
-        b, kBegin,
+        b, kStart,
         arith::MulIOp::create(
             b,
             arith::AddIOp::create(b, warp,
@@ -266,6 +291,79 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
             b, b.getI32IntegerAttr(static_cast<int32_t>(D * elementBytes))),
         Value(), Value());
   };
+  // Tensor copies: the generic addresses of the K and V maps (written by
+  // the host before the launch, so no tensor-map proxy fence is needed).
+  Value kMap, vMap;
+  if (tensor) {
+    Value maps =
+        i64Of(b, memref::ExtractAlignedPointerAsIndexOp::create(b, f.kvMaps));
+    kMap = pointerTo(b, maps, 0);
+    vMap = pointerTo(
+        b,
+        arith::AddIOp::create(
+            b, maps, arith::ConstantOp::create(b, b.getI64IntegerAttr(128))),
+        0);
+  }
+  // Issues the tensor copies of tile `it` (all in page `pageId`): lane 0
+  // copies D / 64 boxes of 16 rows x 64 elements each of K and V.
+  auto issueTensor = [&](LocBuilder &b, Value it, Value seq, Value pageId) {
+    Value slot = arith::RemUIOp::create(b, seq, cIndex(b, S));
+    NVVM::SyncWarpOp::create(b, fullMask);
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    Value barrier = barrierOf(b, slot);
+    Value t0 = tileStart(b, it);
+    scf::IfOp::create(b, laneIsZero, [&](OpBuilder &iob, Location loc) {
+      LocBuilder b(loc, iob);
+      NVVM::MBarrierArriveExpectTxOp::create(
+          b, Type(), barrier,
+          arith::ConstantOp::create(b, b.getI32IntegerAttr(static_cast<int32_t>(
+                                           2 * kTileKeys * D * elementBytes))),
+          NVVM::MemScopeKindAttr::get(ctx, NVVM::MemScopeKind::CTA),
+          b.getBoolAttr(false), Value());
+      auto i32Of = [&](Value index) -> Value {
+        return arith::IndexCastOp::create(b, i32, index);
+      };
+      Value tokenRow = i32Of(arith::AddIOp::create(
+          b,
+          arith::MulIOp::create(
+              b, arith::IndexCastOp::create(b, b.getIndexType(), pageId),
+              cIndex(b, s.pageSize)),
+          arith::RemUIOp::create(b, t0, cIndex(b, s.pageSize))));
+      Value head = i32Of(f.kvHead);
+      for (int64_t kind = 0; kind < 2; ++kind)
+        for (int64_t h = 0; h < halves; ++h) {
+          // Byte offset of [warp][slot][kind][h][0][0] in the ring.
+          Value boxIndex = arith::AddIOp::create(
+              b,
+              arith::MulIOp::create(
+                  b,
+                  arith::AddIOp::create(
+                      b, arith::MulIOp::create(b, warp, cIndex(b, S)), slot),
+                  cIndex(b, 2 * halves)),
+              cIndex(b, kind * halves + h));
+          Value box = arith::AddIOp::create(
+              b, arith::AddIOp::create(b, sharedBase, i64Of(b, ringShift)),
+              i64Of(b,
+                    arith::MulIOp::create(
+                        b, boxIndex,
+                        cIndex(b, kTileKeys * kBoxElements * elementBytes))));
+          Value dst = LLVM::AddrSpaceCastOp::create(
+              b, LLVM::LLVMPointerType::get(ctx, kSharedCluster),
+              pointerTo(b, box, kShared));
+          NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+              b, dst, kind == 0 ? kMap : vMap,
+              ValueRange{arith::ConstantOp::create(
+                             b, b.getI32IntegerAttr(
+                                    static_cast<int32_t>(h * kBoxElements))),
+                         head, tokenRow},
+              barrier, ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
+              false, NVVM::CTAGroupKindAttr(), Value());
+        }
+      scf::YieldOp::create(b);
+    });
+  };
   // Waits for tile sequence number `seq`: its slot's barrier completes its
   // (seq / S)-th phase.
   auto waitBulk = [&](LocBuilder &b, Value seq) {
@@ -368,8 +466,24 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
         ValueRange{warp, ring, cIndex(b, kind), key, col},
         /*nontemporal=*/false, llvm::MaybeAlign(16));
   };
+  // Tensor copies: 16-byte chunk `chunk` of row `key` of box `half`, where
+  // the swizzle put it (chunk ^ key % 8).
+  auto loadSwizzled = [&](LocBuilder &b, Value ring, int64_t kind, int64_t half,
+                          Value key, Value chunk) {
+    Value physical = arith::XOrIOp::create(
+        b, chunk, arith::RemUIOp::create(b, key, cIndex(b, 8)));
+    return vector::LoadOp::create(
+        b, VectorType::get({kVec}, s.element), stage,
+        ValueRange{warp, ring, cIndex(b, kind), cIndex(b, half), key,
+                   arith::MulIOp::create(b, physical, cIndex(b, kVec))},
+        /*nontemporal=*/false, llvm::MaybeAlign(16));
+  };
   // The lane's K piece of n-tile h, columns 32c + 8tig.
   auto loadK = [&](LocBuilder &b, Value ring, int64_t h, int64_t c) -> Value {
+    if (tensor)
+      return loadSwizzled(
+          b, ring, 0, c / 2, arith::AddIOp::create(b, gid, cIndex(b, 8 * h)),
+          arith::AddIOp::create(b, tig, cIndex(b, 4 * (c % 2))));
     if (!bulk)
       return loadPiece(b, ring, h * kPieces + c);
     return loadRow(
@@ -379,15 +493,60 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   };
   // The lane's V piece of key 2tig + {0, 1, 8, 9}[qk], columns 64c + 8gid.
   auto loadV = [&](LocBuilder &b, Value ring, int64_t qk, int64_t c) -> Value {
+    const int64_t offsets[] = {0, 1, 8, 9};
+    if (tensor)
+      return loadSwizzled(
+          b, ring, 1, c,
+          arith::AddIOp::create(b, arith::MulIOp::create(b, tig, cIndex(b, 2)),
+                                cIndex(b, offsets[qk])),
+          gid);
     if (!bulk)
       return loadPiece(b, ring, pieces + qk * vPieces + c);
-    const int64_t offsets[] = {0, 1, 8, 9};
     return loadRow(
         b, ring, 1,
         arith::AddIOp::create(b, arith::MulIOp::create(b, tig, cIndex(b, 2)),
                               cIndex(b, offsets[qk])),
         arith::AddIOp::create(b, arith::MulIOp::create(b, gid, cIndex(b, kVec)),
                               cIndex(b, 64 * c)));
+  };
+  // Tensor copies load whole tiles: V rows of keys outside [kBegin, kEnd)
+  // may hold anything (a last page's unwritten rows: NaN * 0 would poison
+  // O), so a tile that has such keys zeroes them after it arrives. Lane l
+  // clears 16-byte chunks l / 16 + 2k of row l % 16 (the swizzle only
+  // permutes a row's chunks).
+  auto zeroOutsideRows = [&](LocBuilder &b, Value ring, Value t0) {
+    Value partial = arith::OrIOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, t0, kBegin),
+        arith::CmpIOp::create(
+            b, arith::CmpIPredicate::sgt,
+            arith::AddIOp::create(b, t0, cIndex(b, kTileKeys)), kEnd));
+    scf::IfOp::create(b, partial, [&](OpBuilder &iob, Location loc) {
+      LocBuilder b(loc, iob);
+      Value key = arith::RemUIOp::create(b, lane, cIndex(b, kTileKeys));
+      Value j = arith::AddIOp::create(b, t0, key);
+      Value outside = arith::OrIOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, kBegin),
+          arith::CmpIOp::create(b, arith::CmpIPredicate::sge, j, kEnd));
+      scf::IfOp::create(b, outside, [&](OpBuilder &zob, Location loc) {
+        LocBuilder b(loc, zob);
+        Value zero = arith::ConstantOp::create(
+            b, DenseElementsAttr::get(VectorType::get({kVec}, s.element),
+                                      b.getZeroAttr(s.element)));
+        Value first = arith::DivUIOp::create(b, lane, cIndex(b, kTileKeys));
+        for (int64_t h = 0; h < halves; ++h)
+          for (int64_t k = 0; k < kBoxElements / kVec / 2; ++k) {
+            Value chunk = arith::AddIOp::create(b, first, cIndex(b, 2 * k));
+            vector::StoreOp::create(
+                b, zero, stage,
+                ValueRange{warp, ring, cIndex(b, 1), cIndex(b, h), key,
+                           arith::MulIOp::create(b, chunk, cIndex(b, kVec))},
+                /*nontemporal=*/false, llvm::MaybeAlign(16));
+          }
+        scf::YieldOp::create(b);
+      });
+      NVVM::SyncWarpOp::create(b, fullMask);
+      scf::YieldOp::create(b);
+    });
   };
   Type nvgpuToken = nvgpu::DeviceAsyncTokenType::get(ctx);
   int64_t oTiles = D / 8;
@@ -425,7 +584,9 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
           return SmallVector<Value>{lanePage(b, it)};
         },
         [&](LocBuilder &b, Value it, ArrayRef<Value> pages) {
-          if (bulk)
+          if (tensor)
+            issueTensor(b, it, seqOf(b, it), pages[0]);
+          else if (bulk)
             issueBulk(b, it, seqOf(b, it), pages[0]);
           else
             issue(b, it, pages[0]);
@@ -447,6 +608,8 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
           Value ring =
               arith::RemUIOp::create(b, bulk ? seqOf(b, it) : it, cIndex(b, S));
           Value t0 = tileStart(b, it);
+          if (tensor)
+            zeroOutsideRows(b, ring, t0);
 
           // S = Q.K^T for keys 8h + 2tig + e (h, e in {0, 1}).
           Value score[2][2];
@@ -486,6 +649,11 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
               }
               Value keep =
                   arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, kEnd);
+              if (tensor)
+                keep = arith::AndIOp::create(
+                    b, keep,
+                    arith::CmpIOp::create(b, arith::CmpIPredicate::sge, j,
+                                          kBegin));
               if (!variant.getMask().empty()) {
                 SmallVector<Value> hookArgs = {qpos, j, ownHead};
                 hookArgs.append(ownParams);

@@ -7,15 +7,16 @@
 
 // One kernel per attention, in a gpu.module of a gpu.container_module; the
 // attn program stays (it is the CPU reference). Arguments: q, qo_indptr,
-// K and V pools, the page table, out, lse, then the parameters; one
+// K and V pools, the page table, out, lse, the K/V tensor maps (read only
+// by kernels with tensor copies), then the parameters; one
 // 16-byte aligned workgroup buffer (cp.async ring, then the warps' states);
 // 128 threads.
 // CHECK: module attributes {gpu.container_module}
 // CHECK: func.func @decode
 // CHECK: attn.attention @soft_cap
 // CHECK: gpu.module @flashir_kernels
-// CHECK: gpu.func @decode_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: f32) workgroup(%{{.*}} : memref<32768xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
-// CHECK-SAME: attn.launch = {args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "out", "lse", "cap"], block = 128 : i64, bulk_copy = false, dynamic_shared_memory = 0 : i64, grid = "requests x num_kv_heads", stages = 4 : i64, tensor_cores = false, unroll = 2 : i64, variant = @soft_cap}
+// CHECK: gpu.func @decode_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<2x16xi64>, %{{.*}}: f32) workgroup(%{{.*}} : memref<32768xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// CHECK-SAME: attn.launch = {args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "out", "lse", "kv_maps", "cap"], block = 128 : i64, bulk_copy = false, dynamic_shared_memory = 0 : i64, grid = "requests x num_kv_heads", stages = 4 : i64, tensor_cores = false, unroll = 2 : i64, variant = @soft_cap}
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // The hook's division by the cap becomes a multiplication by its reciprocal,
 // computed once on entry.

@@ -29,18 +29,33 @@
 // AMPERE-NOT: nvvm.mma.sync
 // AMPERE: gpu.barrier
 
-// sm_90a: whole K/V rows by cp.async.bulk into padded rows (D + 8), one
+// sm_90a, pages of 16 keys: each 16-key tile is one tensor copy per K/V
+// and 64 columns (cp.async.bulk.tensor through the host's tensor maps,
+// kv_maps) into 128-byte rows the copy engine swizzles, in a ring aligned to
+// 1024 bytes inside the buffer (its offset computed at run time); one
 // mbarrier per warp and stage after the ring.
 // HOPPER-LABEL: gpu.func @decode_decode_0
-// HOPPER-SAME: bulk_copy = true, dynamic_shared_memory = 104544 : i64
-// HOPPER: memref.view {{.*}} to memref<4x3x2x16x136xbf16, #gpu.address_space<workgroup>>
+// HOPPER-SAME: memref<2x16xi64>
+// HOPPER-SAME: bulk_copy = true, dynamic_shared_memory = 99408 : i64
+// HOPPER-SAME: tensor_map_box = [64, 1, 16]
+// HOPPER: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index
+// HOPPER: arith.remui %[[BASE]], %c1024
+// HOPPER: memref.view {{.*}} to memref<4x3x2x2x16x64xbf16, #gpu.address_space<workgroup>>
 // HOPPER: nvvm.mbarrier.init
 // HOPPER: nvvm.fence.proxy
 // HOPPER: nvvm.bar.warp.sync
 // HOPPER: nvvm.mbarrier.arrive.expect_tx
-// HOPPER: nvvm.cp.async.bulk.shared.cluster.global
+// HOPPER-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[
 // HOPPER: scf.for
 // HOPPER: nvvm.mbarrier.try_wait.parity
+// Tiles with keys outside the CTA's range zero those V rows (a last page's
+// unwritten rows must not meet P = 0 as NaN).
+// HOPPER: scf.if
+// HOPPER: vector.store %{{.*}} : memref<4x3x2x2x16x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// HOPPER: nvvm.bar.warp.sync
+// Fragment reads at the swizzled chunk (chunk ^ key % 8).
+// HOPPER: arith.xori
+// HOPPER: vector.load %{{.*}} : memref<4x3x2x2x16x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 // HOPPER-NOT: nvgpu.device_async_copy
 // HOPPER-COUNT-32: nvvm.mma.sync
 func.func @decode(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>, %cap: f32)
@@ -66,7 +81,7 @@ func.func @decode(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128x
 // AMPERE-SAME: dynamic_shared_memory = 131072 : i64
 // AMPERE-SAME: stages = 2 : i64, tensor_cores = true
 // HOPPER-LABEL: gpu.func @large_decode_0
-// HOPPER-SAME: dynamic_shared_memory = 202848 : i64
+// HOPPER-SAME: dynamic_shared_memory = 197712 : i64
 // HOPPER-SAME: stages = 3 : i64, tensor_cores = true
 // FALLBACK-LABEL: gpu.func @large_decode_0
 // FALLBACK-SAME: workgroup(
