@@ -50,8 +50,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
       keys; the query heads are the rows of m16n8k16 `mma.sync` products for
       Q.K^T and P.V (FlashAttention-2 register layout, online softmax in
       f32); K/V reach shared memory (dynamic, size in `attn.launch`) through
-      16-byte `cp.async` pieces each lane reads back itself, or on sm_90a as
-      whole rows by `cp.async.bulk` completing on mbarriers;
+      16-byte `cp.async` pieces each lane reads back itself, or on sm_90a
+      through the copy engine completing on mbarriers: whole 16-key tiles by
+      TMA tensor copies (128-byte swizzle, host-encoded tensor maps) where
+      pages hold a multiple of 16 keys, else whole rows by `cp.async.bulk`;
     - CUDA cores (sm_75, `tensor-cores=0`, or where the tensor-core ring does
       not fit): 16-byte vector loads of K and V rows gathered through the
       page table, a butterfly `gpu.shuffle` reduction per key, fma chains.
@@ -62,8 +64,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     (computed once) and f32 `math.tanh` the hardware's `tanh.approx.f32`
     (relative error about 2^-11).
     Kernel arguments: `q`, `qo_indptr`, `k_pool`, `v_pool`, `indptr`,
-    `indices`, `last_page_len`, `out`, `lse`, then the variant parameters
-    (scalars as values, tensors as 1-D memrefs). Grid: (requests, KV heads).
+    `indices`, `last_page_len`, `out`, `lse`, `kv_maps` (the K and V pools'
+    `CUtensorMap`s, [2, 16] i64, read only by kernels with tensor copies),
+    then the variant parameters (scalars as values, tensors as 1-D
+    memrefs). Grid: (requests, KV heads).
 
     Supported now: one paged NHD view, f16/bf16, head_dim 64/128/256, at
     most 8 query heads per KV head, softmax variants with logits/mask hooks
