@@ -217,25 +217,32 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
         NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
     NVVM::SyncWarpOp::create(b, fullMask);
   }
-  // Issues the bulk copies of tile `it` (sequence number `seq`) into ring
-  // slot seq % S.
-  auto issueBulk = [&](LocBuilder &b, Value it, Value seq, Value pageId) {
-    Value slot = arith::RemUIOp::create(b, seq, cIndex(b, S));
-    // Every lane is done reading the slot's previous tile (generic proxy)
-    // before the copy engine (async proxy) overwrites it.
+  // Ring slot seq % S for the copies of tile sequence number `seq`: every
+  // lane is done reading the slot's previous tile (generic proxy) before the
+  // copy engine (async proxy) overwrites it. Returns the slot.
+  auto claimSlot = [&](LocBuilder &b, Value seq) -> Value {
     NVVM::SyncWarpOp::create(b, fullMask);
     NVVM::FenceProxyOp::create(
         b, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
         NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    return arith::RemUIOp::create(b, seq, cIndex(b, S));
+  };
+  // Lane 0's arrival on `barrier` with the bytes of one K and V tile.
+  auto expectTile = [&](LocBuilder &b, Value barrier) {
+    NVVM::MBarrierArriveExpectTxOp::create(
+        b, Type(), barrier,
+        arith::ConstantOp::create(b, b.getI32IntegerAttr(static_cast<int32_t>(
+                                         2 * kTileKeys * D * elementBytes))),
+        NVVM::MemScopeKindAttr::get(ctx, NVVM::MemScopeKind::CTA),
+        b.getBoolAttr(false), Value());
+  };
+  // Issues the bulk copies of tile `it` (sequence number `seq`).
+  auto issueBulk = [&](LocBuilder &b, Value it, Value seq, Value pageId) {
+    Value slot = claimSlot(b, seq);
     Value barrier = barrierOf(b, slot);
     scf::IfOp::create(b, laneIsZero, [&](OpBuilder &iob, Location loc) {
       LocBuilder b(loc, iob);
-      NVVM::MBarrierArriveExpectTxOp::create(
-          b, Type(), barrier,
-          arith::ConstantOp::create(b, b.getI32IntegerAttr(static_cast<int32_t>(
-                                           2 * kTileKeys * D * elementBytes))),
-          NVVM::MemScopeKindAttr::get(ctx, NVVM::MemScopeKind::CTA),
-          b.getBoolAttr(false), Value());
+      expectTile(b, barrier);
       scf::YieldOp::create(b);
     });
     Value key = arith::RemUIOp::create(b, lane, cIndex(b, kTileKeys));
@@ -307,21 +314,12 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   // Issues the tensor copies of tile `it` (all in page `pageId`): lane 0
   // copies D / 64 boxes of 16 rows x 64 elements each of K and V.
   auto issueTensor = [&](LocBuilder &b, Value it, Value seq, Value pageId) {
-    Value slot = arith::RemUIOp::create(b, seq, cIndex(b, S));
-    NVVM::SyncWarpOp::create(b, fullMask);
-    NVVM::FenceProxyOp::create(
-        b, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
-        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    Value slot = claimSlot(b, seq);
     Value barrier = barrierOf(b, slot);
     Value t0 = tileStart(b, it);
     scf::IfOp::create(b, laneIsZero, [&](OpBuilder &iob, Location loc) {
       LocBuilder b(loc, iob);
-      NVVM::MBarrierArriveExpectTxOp::create(
-          b, Type(), barrier,
-          arith::ConstantOp::create(b, b.getI32IntegerAttr(static_cast<int32_t>(
-                                           2 * kTileKeys * D * elementBytes))),
-          NVVM::MemScopeKindAttr::get(ctx, NVVM::MemScopeKind::CTA),
-          b.getBoolAttr(false), Value());
+      expectTile(b, barrier);
       auto i32Of = [&](Value index) -> Value {
         return arith::IndexCastOp::create(b, i32, index);
       };
