@@ -4,6 +4,8 @@
 # bench/gpu/gpu_check.sh on the GPU machine:
 #   build-gpu/bundle        one CTA per (request, KV head)
 #   build-gpu/bundle-split  split-KV: runtime chunks + merge kernel
+#   build-gpu/bundle-prefill  tensor-core prefill kernels (sm_80+) of
+#                           bench/gpu/prefill_kernels.mlir
 # With --sweep, also sm_90a bundles of the two benchmark kernels in other
 # configurations (build-gpu/sweep/<name>; FLASHIR_SWEEP="build-gpu/sweep/*"
 # makes gpu_check.sh time them).
@@ -14,6 +16,9 @@ kernels="$FLASHIR_ROOT/bench/gpu/decode_kernels.mlir"
 "$bundle" "$kernels" -o "$FLASHIR_ROOT/build-gpu/bundle"
 "$bundle" "$kernels" -o "$FLASHIR_ROOT/build-gpu/bundle-split" \
   --schedule='attn-import-variants,attn-split-kv{chunk-size=0}'
+rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill"
+"$bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" \
+  -o "$FLASHIR_ROOT/build-gpu/bundle-prefill" --chips=sm_80,sm_86,sm_89,sm_90a
 if [ "${1:-}" = "--sweep" ]; then
   sweep="$FLASHIR_ROOT/build-gpu/sweep"
   rm -rf "$sweep" && mkdir -p "$sweep"

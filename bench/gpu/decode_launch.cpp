@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
   std::normal_distribution<float> normal;
   int failures = 0, checked = 0;
   for (const runtime::KernelInfo &k : launcher->kernels()) {
-    if (k.args.size() != 10 ||
+    if (k.grid != "requests x num_kv_heads" || k.args.size() != 10 ||
         (k.variant != "plain" && k.variant != "causal") ||
         k.args[0].element != "bf16")
       continue;

@@ -111,6 +111,8 @@ class Kernel:
         self.page, self.hkv = pool["shape"][1], pool["shape"][2]
         self.dtype = DTYPES[q["element"]]
         self.chunked = "partial_o" in idx
+        # Prefill kernels: grid (requests, q tiles of q_rows rows, Hq).
+        self.q_rows = entry.get("q_rows")
         self.params = args[idx["kv_maps"] + 1:]
         self.box = None  # tensor-map box (kernels with tensor copies)
         self.merge = None  # (function, block) of a split-KV kernel
@@ -243,6 +245,8 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
     if not k.chunked:
         args += memref_args(out) + memref_args(lse) + params
         grid = (batch_size, k.hkv, 1)
+        if k.q_rows:
+            grid = (batch_size, max(1, -(-max(batch["qo_lens"]) // k.q_rows)), k.hq)
 
         call_one = prepare_launch(k.fn, grid, k.block, args, k.shared)
         # The launch holds raw pointers: the callable keeps its buffers alive.
@@ -498,7 +502,19 @@ def main():
             chunkings = [(37, True)] if split and args.small else \
                 [(16, False), (37, True), (1, False), (5000, True)] if split else [(None, False)]
             for name, k in kernels.items() if not args.bench_only else ():
-                for qo, kv, seed in cases:
+                # Prefill kernels: ragged query lengths across q tiles, fewer
+                # keys than queries (rows with no key under causal masks), a
+                # fresh prefill and one after a prefix, one-row requests.
+                kcases = cases
+                if k.q_rows:
+                    r = k.q_rows
+                    kcases = [([37], [37], 6)] if args.small else [
+                        ([64, 1, 130, 17], [64, 40, 300, 17], 6),
+                        ([200, 3], [1000, 3], 7),
+                        ([r + 1, r + 1, r + 1, 0], [r + 1, 2 * r, 700, 5], 8),
+                        ([1] * 16, [int(x) for x in torch.randint(
+                            1, 300, (16,), generator=torch.Generator().manual_seed(9))], 9)]
+                for qo, kv, seed in kcases:
                     for chunk_len, empty in chunkings:
                         if chunk_len == 1 and sum(kv) > 200:
                             continue

@@ -6,7 +6,7 @@
 # FlexAttention. The bundle is compiled beforehand on the build machine:
 #   scripts/gpu-bundle.sh        (writes build-gpu/bundle, build-gpu/bundle-split)
 # then, on the GPU machine, from the repository root:
-#   bench/gpu/gpu_check.sh build-gpu/bundle $OUT [build-gpu/bundle-split]
+#   bench/gpu/gpu_check.sh build-gpu/bundle $OUT [build-gpu/bundle-split [build-gpu/bundle-prefill]]
 # FLASHIR_SWEEP="build-gpu/sweep/*" also times the sweep bundles;
 # FLASHIR_NCU=1 adds an Nsight Compute profile of the decode kernel and
 # cuDNN's (ncu-detail.txt).
@@ -14,6 +14,7 @@ set -uo pipefail
 bundle=${1:-build-gpu/bundle}
 out=${2:-${OUT:-.}}
 split=${3:-}
+prefill=${4:-}
 export PYTHONUNBUFFERED=1
 # The C++ runtime (built here without LLVM) launching the bundle directly.
 cmake -S . -B build-runtime -G Ninja -DFLASHIR_ENABLE_COMPILER=OFF \
@@ -46,6 +47,16 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 python3 bench/gpu/gpu_check.py --bundle "$bundle" --out "$out" ${split:+--split-bundle "$split"} ${FLASHIR_SWEEP:+--sweep $FLASHIR_SWEEP} 2>&1 | tee "$out/gpu_check.log"
 status=${PIPESTATUS[0]}
+if [ -n "$prefill" ]; then
+  # Prefill kernels: checks (sm_90a cubin, sm_80 PTX via the driver) and
+  # the benchmark next to SDPA (FA2, cuDNN) and FlexAttention.
+  python3 bench/gpu/gpu_check.py --bundle "$prefill" --no-bench --out /tmp \
+    > "$out/prefill_checks.log" 2>&1 || status=1
+  tail -1 "$out/prefill_checks.log"
+  python3 bench/gpu/prefill_bench.py --bundle "$prefill" --out "$out" \
+    > "$out/prefill_bench.log" 2>&1
+  tail -4 "$out/prefill_bench.log"
+fi
 if [ -n "${FLASHIR_NCU:-}" ] && command -v ncu >/dev/null; then
   # Where the decode kernel's bandwidth goes next to cuDNN's (one launch
   # each): L2 tables by operation and source unit, warp stalls by PTX line.

@@ -49,6 +49,7 @@ Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
   for (const JsonValue &k : ks->array()) {
     KernelInfo info;
     info.name = stringOf(k.get("name"));
+    info.grid = stringOf(k.get("grid"));
     if (const JsonValue *b = k.get("block"); b && b->isNumber())
       info.block = static_cast<int64_t>(b->number());
     if (const JsonValue *m = k.get("shared_memory_bytes"); m && m->isNumber())
@@ -535,6 +536,11 @@ Status DecodeLauncher::launch(const std::string &kernel,
   if (index == kernels_.size())
     return invalid("no kernel named " + kernel + " in the bundle");
   const KernelInfo &info = kernels_[index];
+  if (info.grid != "requests x num_kv_heads")
+    return invalid(kernel +
+                   " is not a decode kernel over requests x KV "
+                   "heads (its grid: " +
+                   info.grid + ")");
   constexpr size_t kFixed = 10; // q ... lse, kv_maps
   if (info.args.size() != kFixed + buffers.params.size())
     return invalid(kernel + " takes " +

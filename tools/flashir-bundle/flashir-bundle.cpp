@@ -128,6 +128,12 @@ llvm::json::Object describe(gpu::GPUFuncOp func) {
   if (launch) {
     if (auto w = launch.getAs<IntegerAttr>("unroll"))
       kernel["unroll"] = w.getInt();
+    // Prefill kernels: query rows per CTA (the q tile of the grid) and keys
+    // per K/V tile.
+    if (auto rows = launch.getAs<IntegerAttr>("q_rows"))
+      kernel["q_rows"] = rows.getInt();
+    if (auto kv = launch.getAs<IntegerAttr>("kv_tile"))
+      kernel["kv_tile"] = kv.getInt();
     if (auto variant = launch.getAs<FlatSymbolRefAttr>("variant"))
       kernel["variant"] = variant.getValue().str();
   }

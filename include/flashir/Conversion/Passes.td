@@ -63,6 +63,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     value defined outside it becomes a multiplication by its reciprocal
     (computed once) and f32 `math.tanh` the hardware's `tanh.approx.f32`
     (relative error about 2^-11).
+    Attentions whose `tiles` take 16 or more query rows (sm_80+, not
+    split-KV) get the tensor-core prefill kernel instead: one CTA of
+    `tiles.q / 16` warps per (request, q tile, query head), K/V tiles of
+    `tiles.kv` keys staged CTA-wide by `cp.async` into padded rows, K and V
+    fragments by `ldmatrix` / `ldmatrix.trans`, grid (requests, q tiles,
+    query heads); `attn.launch` records `q_rows` and `kv_tile`.
     Kernel arguments: `q`, `qo_indptr`, `k_pool`, `v_pool`, `indptr`,
     `indices`, `last_page_len`, `out`, `lse`, `kv_maps` (the K and V pools'
     `CUtensorMap`s, [2, 16] i64, read only by kernels with tensor copies),

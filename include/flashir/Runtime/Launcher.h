@@ -32,6 +32,8 @@ struct KernelArg {
 
 struct KernelInfo {
   std::string name;
+  /// The grid the kernel expects, e.g. "requests x num_kv_heads".
+  std::string grid;
   int64_t block = 0;
   int64_t sharedMemoryBytes = 0;
   std::string variant;
@@ -155,8 +157,9 @@ public:
   Status encodeKvMaps(const std::string &kernel, void *kPool, void *vPool,
                       int64_t numPages, void *out) const;
 
-  /// Launches `kernel` on `buffers`: grid (batch, KV heads), the manifest's
-  /// block; memref arguments as MLIR descriptors. Checks the argument count
+  /// Launches decode `kernel` (grid "requests x num_kv_heads") on
+  /// `buffers`: grid (batch, KV heads), the manifest's block; memref
+  /// arguments as MLIR descriptors. Checks the grid and the argument count
   /// against the manifest. The kv_maps go to a buffer of the launcher; when
   /// the pools differ from the previous launch's, the device is synchronized
   /// before they are rewritten (not allowed inside a stream capture).

@@ -108,6 +108,8 @@ struct ConvertAttnToGPUPass
       std::string name;
       int64_t stages;
       bool tensorCores;
+      /// Prefill: query rows per CTA (0: decode) and keys per K/V tile.
+      int64_t prefillRows = 0, kvTile = 0;
     };
     SmallVector<Kernel> kernels;
     bool failedAny = false;
@@ -116,7 +118,28 @@ struct ConvertAttnToGPUPass
       std::string reason = unsupportedReason(op, variant);
       int64_t opStages = numStages;
       bool opTensorCores = useTensorCores;
-      if (reason.empty()) {
+      // Attentions whose tiles (attn-select-tiles) take 16 or more query
+      // rows get the tensor-core prefill kernel: tiles.q rows per CTA (16
+      // per warp), K/V tiles of tiles.kv keys, its own shared-memory budget.
+      // Split-KV ones stay decode kernels (the prefill kernel has no chunk
+      // states yet).
+      int64_t prefillRows = 0, kvTile = 0;
+      TileConfigAttr tiles = op.getTilesAttr();
+      if (reason.empty() && useTensorCores && !op.getChunkIndptr() && tiles &&
+          tiles.getQ() >= 16) {
+        auto view = cast<PagedKVType>(op.getViews().front().getType());
+        prefillRows = tiles.getQ();
+        kvTile = tiles.getKv();
+        opStages = std::max<int64_t>(2, tiles.getStages());
+        int64_t bytes = prefillSharedMemoryBytes(
+            kvTile, view.getHeadDim(), opStages,
+            view.getElementType().getIntOrFloatBitWidth() / 8);
+        if (bytes > info->maxSharedMemoryPerBlock)
+          reason = "at most " + std::to_string(info->maxSharedMemoryPerBlock) +
+                   " bytes of shared memory per CTA on " + chip +
+                   "; the prefill tiles need " + std::to_string(bytes) +
+                   " (select smaller kv tiles or fewer stages)";
+      } else if (reason.empty()) {
         auto view = cast<PagedKVType>(op.getViews().front().getType());
         int64_t g =
             static_cast<int64_t>(op.getNumQoHeads() / op.getNumKvHeads());
@@ -152,15 +175,18 @@ struct ConvertAttnToGPUPass
                    " bytes here (use fewer warps, stages or unroll)";
       }
       if (!reason.empty()) {
-        op.emitOpError("the decode kernel generator needs ") << reason;
+        op.emitOpError("the ") << (prefillRows ? "prefill" : "decode")
+                               << " kernel generator needs " << reason;
         failedAny = true;
         return;
       }
       auto func = op->getParentOfType<func::FuncOp>();
       std::string name =
-          (func ? func.getSymName().str() : std::string("attn")) + "_decode_" +
+          (func ? func.getSymName().str() : std::string("attn")) +
+          (prefillRows ? "_prefill_" : "_decode_") +
           std::to_string(kernels.size());
-      kernels.push_back({op, name, opStages, opTensorCores});
+      kernels.push_back(
+          {op, name, opStages, opTensorCores, prefillRows, kvTile});
     });
     if (failedAny)
       return signalPassFailure();
@@ -197,7 +223,13 @@ struct ConvertAttnToGPUPass
                             view.getPageSize() % kTileKeys == 0,
                         headsInnermost,
                         view.getElementType(),
-                        op.getEffectiveScale()};
+                        op.getEffectiveScale(),
+                        entry.prefillRows,
+                        entry.kvTile};
+      if (entry.prefillRows) {
+        shape.warps = entry.prefillRows / 16;
+        shape.bulkCopy = shape.tensorCopy = false;
+      }
       DecodeKernel generator(op, variant, shape);
       // What the host needs to launch each kernel.
       auto describe = [&](gpu::GPUFuncOp func, StringRef grid, int64_t block,
@@ -217,8 +249,8 @@ struct ConvertAttnToGPUPass
               kb.getNamedAttr("unroll", kb.getI64IntegerAttr(unroll)));
           launch.push_back(kb.getNamedAttr("tensor_cores",
                                            kb.getBoolAttr(entry.tensorCores)));
-          launch.push_back(kb.getNamedAttr(
-              "bulk_copy", kb.getBoolAttr(entry.tensorCores && useBulk)));
+          launch.push_back(
+              kb.getNamedAttr("bulk_copy", kb.getBoolAttr(shape.bulkCopy)));
           // The box of the host's tensor maps over the K and V pools, in
           // elements of (head dim, KV head, token row).
           if (shape.tensorCopy)
@@ -226,10 +258,20 @@ struct ConvertAttnToGPUPass
                 "tensor_map_box",
                 kb.getI64ArrayAttr({kBoxElements, 1, kTileKeys})));
           // Dynamic shared memory the launch must pass (tensor cores).
-          launch.push_back(kb.getNamedAttr(
-              "dynamic_shared_memory",
-              kb.getI64IntegerAttr(entry.tensorCores ? sharedMemoryBytes(shape)
-                                                     : 0)));
+          int64_t dynamicBytes =
+              entry.prefillRows ? prefillSharedMemoryBytes(
+                                      entry.kvTile, shape.headDim, shape.stages,
+                                      shape.element.getIntOrFloatBitWidth() / 8)
+              : entry.tensorCores ? sharedMemoryBytes(shape)
+                                  : 0;
+          launch.push_back(kb.getNamedAttr("dynamic_shared_memory",
+                                           kb.getI64IntegerAttr(dynamicBytes)));
+          if (entry.prefillRows) {
+            launch.push_back(kb.getNamedAttr(
+                "q_rows", kb.getI64IntegerAttr(entry.prefillRows)));
+            launch.push_back(
+                kb.getNamedAttr("kv_tile", kb.getI64IntegerAttr(entry.kvTile)));
+          }
         }
         func->setAttr("attn.launch", kb.getDictionaryAttr(launch));
         kb.setInsertionPointAfter(func);
@@ -237,8 +279,10 @@ struct ConvertAttnToGPUPass
       gpu::GPUFuncOp func = generator.build(kb, name);
       relaxHookMath(func);
       describe(func,
-               chunked ? "chunks x num_kv_heads" : "requests x num_kv_heads",
-               32 * warps, true);
+               entry.prefillRows ? "requests x q_tiles x num_qo_heads"
+               : chunked         ? "chunks x num_kv_heads"
+                                 : "requests x num_kv_heads",
+               32 * shape.warps, true);
       if (chunked) {
         std::string mergeName = name;
         mergeName.replace(mergeName.rfind("_decode_"), 8, "_merge_");

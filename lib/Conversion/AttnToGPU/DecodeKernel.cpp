@@ -159,8 +159,9 @@ gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
   return func;
 }
 
-DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
-                                            bool dynamicShared) {
+DecodeKernel::Frame DecodeKernel::bindArguments(LocBuilder &b,
+                                                gpu::GPUFuncOp func,
+                                                bool dynamicShared) {
   Frame f;
   f.func = func;
   f.entry = &func.getBody().front();
@@ -190,6 +191,13 @@ DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
                                b.getContext(), gpu::AddressSpace::Workgroup)));
   else
     f.buf = func.getWorkgroupAttributions().front();
+  return f;
+}
+
+DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
+                                            bool dynamicShared) {
+  Frame f = bindArguments(b, func, dynamicShared);
+  Block &entry = *f.entry;
 
   Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
   f.block = gpu::BlockIdOp::create(b, gpu::Dimension::x);

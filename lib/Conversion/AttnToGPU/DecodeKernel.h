@@ -58,7 +58,14 @@ struct DecodeShape {
   bool headsInnermost;
   Type element;
   float scale;
+  /// Prefill (PrefillKernel.cpp): query rows per CTA (16 per warp; 0: a
+  /// decode kernel) and keys per K/V tile.
+  int64_t prefillRows = 0, kvTile = 0;
 };
+
+/// Dynamic shared memory of the prefill kernel: the K/V ring.
+int64_t prefillSharedMemoryBytes(int64_t kvTile, int64_t headDim,
+                                 int64_t stages, int64_t elementBytes);
 
 /// Bytes of the kernel's workgroup buffer: the larger of the cp.async
 /// staging ring and the per-warp states of the final merge.
@@ -84,6 +91,8 @@ public:
   /// The decode kernel: the tensor-core design when `shape.tensorCores`,
   /// else the CUDA-core one.
   gpu::GPUFuncOp build(OpBuilder &moduleBuilder, StringRef name) {
+    if (s.prefillRows > 0)
+      return buildPrefill(moduleBuilder, name);
     return s.tensorCores ? buildTensorCore(moduleBuilder, name)
                          : buildSimt(moduleBuilder, name);
   }
@@ -121,12 +130,18 @@ private:
 
   gpu::GPUFuncOp buildSimt(OpBuilder &moduleBuilder, StringRef name);
   gpu::GPUFuncOp buildTensorCore(OpBuilder &moduleBuilder, StringRef name);
+  /// The tensor-core prefill kernel (sm_80+): CTAs of s.prefillRows query
+  /// rows of one query head, K/V tiles of s.kvTile keys shared by its warps.
+  gpu::GPUFuncOp buildPrefill(OpBuilder &moduleBuilder, StringRef name);
 
   /// Creates the kernel with its ABI (recorded in argNames) and a workgroup
   /// buffer of `bufferBytes`: a static attribution, or dynamic shared
   /// memory (the launcher passes its size) when `dynamicShared`.
   gpu::GPUFuncOp createKernel(OpBuilder &moduleBuilder, StringRef name,
                               int64_t bufferBytes, bool dynamicShared);
+  /// The kernel's arguments and workgroup buffer in a Frame (no per-CTA
+  /// quantities yet).
+  Frame bindArguments(LocBuilder &b, gpu::GPUFuncOp func, bool dynamicShared);
   /// Reads the per-CTA quantities at the start of `func`'s body.
   Frame loadFrame(LocBuilder &b, gpu::GPUFuncOp func, bool dynamicShared);
   /// Parameter values of query head `head` (request-level ones per request).
@@ -161,6 +176,16 @@ private:
       function_ref<Value(LocBuilder &)> commit,
       function_ref<void(LocBuilder &, Value, Value)> wait,
       function_ref<SmallVector<Value>(LocBuilder &, Value, ValueRange)> body);
+
+  /// A pair of elements as an mma.sync operand: bf16 pairs travel as i32,
+  /// f16 pairs as vector<2xf16>.
+  Value mmaOperand(LocBuilder &b, Value pair) {
+    if (!s.element.isBF16())
+      return pair;
+    Value word = vector::BitCastOp::create(
+        b, VectorType::get({1}, b.getI32Type()), pair);
+    return vector::ExtractOp::create(b, word, 0);
+  }
 
   VectorType f32Vec(LocBuilder &b) {
     return VectorType::get({kVec}, b.getF32Type());

@@ -416,14 +416,8 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     }
   };
 
-  // mma.sync operands: bf16 pairs travel as i32, f16 pairs as vector<2xf16>.
   auto pairType = VectorType::get({2}, s.element);
-  auto operand = [&](LocBuilder &b, Value pair) -> Value {
-    if (!bf16)
-      return pair;
-    Value word = vector::BitCastOp::create(b, VectorType::get({1}, i32), pair);
-    return vector::ExtractOp::create(b, word, 0);
-  };
+  auto operand = [&](LocBuilder &b, Value pair) { return mmaOperand(b, pair); };
   Value zeroOperand =
       bf16
           ? Value(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)))

@@ -1,0 +1,103 @@
+"""Prefill on the GPU machine (issue 7), side by side in one process:
+FlashIR's tensor-core prefill kernels (paged KV, page 16, shuffled pages;
+sm_90a cubin and the sm_80 PTX through the driver) next to PyTorch SDPA
+(FlashAttention-2 and cuDNN backends) and FlexAttention on contiguous KV,
+bf16, Hq 32 / Hkv 8, d 128. TFLOP/s count 4 * B * Hq * Sq * Skv * D (half
+of it causal).
+
+    python3 bench/gpu/prefill_bench.py --bundle build-gpu/bundle-prefill --out $OUT
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_check as gc  # noqa: E402
+
+
+def flops(b, hq, s, d, causal):
+    return 4 * b * hq * s * s * d / (2 if causal else 1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bundle", required=True)
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--shapes", nargs="*", default=["4x4096", "1x16384"],
+                    help="B x S (query and key lengths equal)")
+    args = ap.parse_args()
+    manifest = json.load(open(os.path.join(args.bundle, "manifest.json")))
+    images = {}
+    for t in manifest["targets"]:
+        if t["chip"] == "sm_90a" and "cubin" in t:
+            images["sm_90a cubin"] = (t["chip"], os.path.join(args.bundle, t["cubin"]))
+        if t["chip"] == "sm_80":
+            images["sm_80 PTX"] = (t["chip"], os.path.join(args.bundle, t["ptx"]))
+    kernels = {}
+    for label, (chip, path) in images.items():
+        module = gc.Module(open(path, "rb").read())
+        kernels[label] = gc.load_kernels(manifest, module, chip)
+    rows = []
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    for shape in args.shapes:
+        b, s = (int(x) for x in shape.split("x"))
+        for causal in (False, True):
+            func = "causal_d128_g4_p16_bf16" if causal else "plain_d128_g4_p16_bf16"
+            row = {"case": f"B{b} S{s} d128 Hq32/Hkv8", "causal": causal}
+            k = None
+            for label, ks in kernels.items():
+                name = [n for n in ks if n.rsplit("_prefill_", 1)[0] == func][0]
+                k = ks[name]
+                gen = torch.Generator().manual_seed(3)
+                batch = gc.make_batch(k, [s] * b, [s] * b, gen, shared_pages=False)
+                out, lse, call = gc.run_kernel(k, batch)
+                ms = gc.time_ms(call, reps=10, warmup=2, inner=2)
+                row[f"flashir_{label}_ms"] = ms
+                row[f"flashir_{label}_TFLOPs"] = flops(b, k.hq, s, k.d, causal) / ms / 1e9
+                del batch, out, lse, call
+            q = torch.randn(b, k.hq, s, k.d, device="cuda", dtype=torch.bfloat16)
+            kc = torch.randn(b, k.hkv, s, k.d, device="cuda", dtype=torch.bfloat16)
+            vc = torch.randn_like(kc)
+            for peer, backend in (("sdpa_fa2", SDPBackend.FLASH_ATTENTION),
+                                  ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
+                try:
+                    with sdpa_kernel(backend):
+                        fn = lambda: F.scaled_dot_product_attention(
+                            q, kc, vc, is_causal=causal, enable_gqa=True)
+                        fn()
+                        ms = gc.time_ms(fn, reps=10, warmup=2, inner=2)
+                    row[f"{peer}_ms"] = ms
+                    row[f"{peer}_TFLOPs"] = flops(b, k.hq, s, k.d, causal) / ms / 1e9
+                except Exception as e:  # the backend refuses GQA or the shape
+                    row[f"{peer}_error"] = str(e)[:200]
+            try:
+                from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+                mask = None
+                if causal:
+                    mask = create_block_mask(lambda bi, h, qi, kv: kv <= qi, None, None, s, s,
+                                             device="cuda")
+                flex = torch.compile(flex_attention)
+                fn = lambda: flex(q, kc, vc, block_mask=mask, enable_gqa=True)
+                fn()
+                ms = gc.time_ms(fn, reps=10, warmup=2, inner=2)
+                row["flex_ms"] = ms
+                row["flex_TFLOPs"] = flops(b, k.hq, s, k.d, causal) / ms / 1e9
+            except Exception as e:
+                row["flex_error"] = str(e)[:200]
+            for label in kernels:
+                if "sdpa_fa2_ms" in row:
+                    row[f"flashir_{label}_over_fa2"] = row["sdpa_fa2_ms"] / row[f"flashir_{label}_ms"]
+            rows.append(row)
+            print(json.dumps(row))
+            del q, kc, vc
+    with open(os.path.join(args.out, "prefill_bench.json"), "w") as f:
+        json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

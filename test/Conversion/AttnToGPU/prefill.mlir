@@ -1,0 +1,65 @@
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu=chip=sm_80 -verify-diagnostics | FileCheck %s
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu=chip=sm_75 | FileCheck %s --check-prefix=TURING
+
+!q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+!pool = tensor<?x16x2x128xbf16>
+
+// Tiles of 64 query rows: the tensor-core prefill kernel, one CTA per
+// (request, q tile, query head), 4 warps of 16 rows; a CTA-wide ring of 2
+// K/V tiles of 64 keys in rows padded to D + 8 (2 * 2 * 64 * 136 * 2 bytes).
+// CHECK-LABEL: gpu.func @prefill_prefill_0
+// CHECK-SAME: memref<2x16xi64>
+// CHECK-SAME: block = 128 : i64
+// CHECK-SAME: dynamic_shared_memory = 69632 : i64
+// CHECK-SAME: grid = "requests x q_tiles x num_qo_heads", kv_tile = 64 : i64, q_rows = 64 : i64
+// CHECK: gpu.block_id x
+// CHECK: gpu.block_id y
+// CHECK: gpu.block_id z
+// A CTA past its request's rows leaves at once.
+// CHECK: scf.if
+// CHECK: memref.view {{.*}} to memref<2x2x64x136xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy {{.*}} 8 {bypassL1}
+// CHECK: nvgpu.device_async_create_group
+// CHECK: scf.for
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CHECK: gpu.barrier
+// S = Q.K^T: K's B fragments by ldmatrix (8 n-tiles of 8 keys, 8 k-steps).
+// CHECK-COUNT-32: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
+// The causal mask hook, inlined per score.
+// CHECK: arith.cmpi sle
+// CHECK: math.exp2
+// P.V: V's B fragments by ldmatrix.trans.
+// CHECK-COUNT-32: nvvm.ldmatrix {{.*}} layout = #nvvm.mma_layout<col>
+// CHECK: gpu.barrier
+// TURING-LABEL: gpu.func @prefill_decode_0
+// TURING-SAME: grid = "requests x num_kv_heads"
+func.func @prefill(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>)
+    -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x128xbf16> -> !q
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+// -----
+
+!q    = !attn.ragged_q<heads = 8, head_dim = 256, bf16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 256, bf16>
+!pool = tensor<?x16x2x256xbf16>
+
+// A ring the chip cannot hold is a diagnostic (2 * 2 * 128 * 264 * 2 bytes).
+func.func @too_large(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x256xbf16>)
+    -> (tensor<?x8x256xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x256xbf16> -> !q
+  // expected-error @+1 {{the prefill kernel generator needs at most 166912 bytes of shared memory per CTA on sm_80; the prefill tiles need 270336 (select smaller kv tiles or fewer stages)}}
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 128, warps = 4, stages = 2>} : !q, !kv
+      -> tensor<?x8x256xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x256xbf16>, tensor<?x8xf32>
+}
