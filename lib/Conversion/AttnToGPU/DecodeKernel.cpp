@@ -194,6 +194,22 @@ DecodeKernel::Frame DecodeKernel::bindArguments(LocBuilder &b,
   return f;
 }
 
+void DecodeKernel::loadRequestKeys(LocBuilder &b, Frame &f) {
+  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
+  f.pageBegin = loadIndex(b, f.indptr, f.req);
+  Value pages = arith::SubIOp::create(
+      b, loadIndex(b, f.indptr, arith::AddIOp::create(b, f.req, c1)),
+      f.pageBegin);
+  f.numKv = arith::SelectOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, pages, c0),
+      arith::AddIOp::create(
+          b,
+          arith::MulIOp::create(b, arith::SubIOp::create(b, pages, c1),
+                                cIndex(b, s.pageSize)),
+          loadIndex(b, f.lastPageLen, f.req)),
+      c0);
+}
+
 DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
                                             bool dynamicShared) {
   Frame f = bindArguments(b, func, dynamicShared);
@@ -221,17 +237,7 @@ DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
   Value next = arith::AddIOp::create(b, f.req, c1);
   f.qBegin = loadIndex(b, f.qoIndptr, f.req);
   f.numQ = arith::SubIOp::create(b, loadIndex(b, f.qoIndptr, next), f.qBegin);
-  f.pageBegin = loadIndex(b, f.indptr, f.req);
-  Value pages =
-      arith::SubIOp::create(b, loadIndex(b, f.indptr, next), f.pageBegin);
-  f.numKv = arith::SelectOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, pages, c0),
-      arith::AddIOp::create(
-          b,
-          arith::MulIOp::create(b, arith::SubIOp::create(b, pages, c1),
-                                cIndex(b, s.pageSize)),
-          loadIndex(b, f.lastPageLen, f.req)),
-      c0);
+  loadRequestKeys(b, f);
   f.kBegin = c0;
   f.kEnd = f.numKv;
   if (s.chunked) {

@@ -142,6 +142,8 @@ private:
   /// The kernel's arguments and workgroup buffer in a Frame (no per-CTA
   /// quantities yet).
   Frame bindArguments(LocBuilder &b, gpu::GPUFuncOp func, bool dynamicShared);
+  /// f.pageBegin and f.numKv (the request's keys) of request f.req.
+  void loadRequestKeys(LocBuilder &b, Frame &f);
   /// Reads the per-CTA quantities at the start of `func`'s body.
   Frame loadFrame(LocBuilder &b, gpu::GPUFuncOp func, bool dynamicShared);
   /// Parameter values of query head `head` (request-level ones per request).

@@ -69,17 +69,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   gpu::ReturnOp::create(b);
   b.setInsertionPointToStart(&guard.getThenRegion().front());
 
-  f.pageBegin = loadIndex(b, f.indptr, f.req);
-  Value pages =
-      arith::SubIOp::create(b, loadIndex(b, f.indptr, next), f.pageBegin);
-  f.numKv = arith::SelectOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, pages, c0),
-      arith::AddIOp::create(
-          b,
-          arith::MulIOp::create(b, arith::SubIOp::create(b, pages, c1),
-                                cIndex(b, P)),
-          loadIndex(b, f.lastPageLen, f.req)),
-      c0);
+  loadRequestKeys(b, f);
   f.kBegin = c0;
   f.kEnd = f.numKv;
   SmallVector<Value> params = paramValues(b, f, head);
