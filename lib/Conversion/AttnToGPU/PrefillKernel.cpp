@@ -14,7 +14,8 @@
 //    fragments, so probabilities never leave their lanes;
 //  - online softmax in f32 per row (4 lanes per row), variant hooks inlined.
 // Keys past the end of the request are masked; the mask hook (causal,
-// sliding window, ...) decides the rest.
+// sliding window, ...) decides the rest. Where the mask is causal, tiles
+// past the CTA's last query position are skipped.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,9 +25,35 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
+#include <functional>
+
 using namespace mlir;
 
 namespace flashir::conversion::decode {
+
+/// Whether the mask hook `mask` (block arguments qpos, kpos, ...) can only
+/// keep keys with kpos <= qpos: it yields `kpos sle qpos` (or `qpos sge
+/// kpos`), or a conjunction with such a term. Signed predicates only: a
+/// query row with fewer keys than rows before it has a negative qpos.
+static bool maskImpliesCausal(Region &mask) {
+  if (mask.empty())
+    return false;
+  Block &block = mask.front();
+  if (block.getNumArguments() < 2)
+    return false;
+  Value qpos = block.getArgument(0), kpos = block.getArgument(1);
+  std::function<bool(Value)> implies = [&](Value v) {
+    if (auto cmp = v.getDefiningOp<arith::CmpIOp>())
+      return (cmp.getPredicate() == arith::CmpIPredicate::sle &&
+              cmp.getLhs() == kpos && cmp.getRhs() == qpos) ||
+             (cmp.getPredicate() == arith::CmpIPredicate::sge &&
+              cmp.getLhs() == qpos && cmp.getRhs() == kpos);
+    if (auto conj = v.getDefiningOp<arith::AndIOp>())
+      return implies(conj.getLhs()) || implies(conj.getRhs());
+    return false;
+  };
+  return implies(block.getTerminator()->getOperand(0));
+}
 
 int64_t prefillSharedMemoryBytes(int64_t kvTile, int64_t headDim,
                                  int64_t stages, int64_t elementBytes) {
@@ -155,8 +182,24 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       b, b.getI64Type(),
       memref::ExtractAlignedPointerAsIndexOp::create(b, f.buf));
 
+  // A causal mask hides every key past the CTA's last query position:
+  // those tiles are skipped (they would add exp2(-inf) = 0 and rescale by 1).
+  Value kLoopEnd = f.kEnd;
+  if (maskImpliesCausal(variant.getMask())) {
+    Value lastRow = arith::SubIOp::create(
+        b,
+        arith::MinUIOp::create(
+            b, arith::AddIOp::create(b, rowBase, cIndex(b, s.prefillRows)),
+            f.numQ),
+        c1);
+    Value visible =
+        arith::SubIOp::create(b, arith::AddIOp::create(b, lastRow, f.numKv),
+                              arith::SubIOp::create(b, f.numQ, c1));
+    kLoopEnd = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, visible, c0),
+                                      f.kEnd);
+  }
   Value numTiles = arith::DivUIOp::create(
-      b, arith::AddIOp::create(b, f.kEnd, cIndex(b, KV - 1)), cIndex(b, KV));
+      b, arith::AddIOp::create(b, kLoopEnd, cIndex(b, KV - 1)), cIndex(b, KV));
   int64_t threads = 32 * W, pieces = KV * chunksPerRow;
   Value lastKey = arith::SubIOp::create(b, f.kEnd, c1);
   // Copies of tile `it` into slot it % S: pieces (key, 16-byte chunk) of K

@@ -19,6 +19,10 @@
 // A CTA past its request's rows leaves at once.
 // CHECK: scf.if
 // CHECK: memref.view {{.*}} to memref<2x2x64x136xbf16, #gpu.address_space<workgroup>>
+// The causal mask hides keys past the CTA's last query position: the key
+// loop ends at min(max(last qpos + 1, 0), keys).
+// CHECK: %[[VISIBLE:.*]] = arith.maxsi
+// CHECK: arith.minsi %[[VISIBLE]]
 // CHECK: nvgpu.device_async_copy {{.*}} 8 {bypassL1}
 // CHECK: nvgpu.device_async_create_group
 // CHECK: scf.for
@@ -43,6 +47,29 @@ func.func @prefill(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128
        tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv
       -> tensor<?x8x128xbf16>, tensor<?x8xf32>
   return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+// -----
+
+!q    = !attn.ragged_q<heads = 8, head_dim = 64, f16>
+!kv   = !attn.paged_kv<page_size = 1, layout = nhd, heads = 8, head_dim = 64, f16>
+!pool = tensor<?x1x8x64xf16>
+
+// Without a causal mask every key tile is visited; f16 products.
+// CHECK-LABEL: gpu.func @noncausal_prefill_0
+// CHECK-SAME: dynamic_shared_memory = 36864 : i64
+// CHECK-NOT: arith.maxsi
+// CHECK: scf.for
+// CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32)
+func.func @noncausal(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x64xf16>)
+    -> (tensor<?x8x64xf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x64xf16> -> !q
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 8 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv
+      -> tensor<?x8x64xf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x64xf16>, tensor<?x8xf32>
 }
 
 // -----
