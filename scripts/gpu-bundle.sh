@@ -6,6 +6,7 @@
 #   build-gpu/bundle-split  split-KV: runtime chunks + merge kernel
 #   build-gpu/bundle-prefill  tensor-core prefill kernels (sm_80+) of
 #                           bench/gpu/prefill_kernels.mlir
+#   build-gpu/bundle-prefill-sm75  its f16 kernels for sm_75
 # With --sweep, also sm_90a bundles of the two benchmark kernels in other
 # configurations (build-gpu/sweep/<name>; FLASHIR_SWEEP="build-gpu/sweep/*"
 # makes gpu_check.sh time them).
@@ -16,9 +17,14 @@ kernels="$FLASHIR_ROOT/bench/gpu/decode_kernels.mlir"
 "$bundle" "$kernels" -o "$FLASHIR_ROOT/build-gpu/bundle"
 "$bundle" "$kernels" -o "$FLASHIR_ROOT/build-gpu/bundle-split" \
   --schedule='attn-import-variants,attn-split-kv{chunk-size=0}'
-rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill"
+rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill" "$FLASHIR_ROOT/build-gpu/bundle-prefill-sm75"
 "$bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" \
   -o "$FLASHIR_ROOT/build-gpu/bundle-prefill" --chips=sm_80,sm_86,sm_89,sm_90a
+# sm_75 has f16 prefill kernels only: its own bundle of the f16 functions.
+awk '/^func.func @[a-z0-9_]*_f16[a-z0-9_]*\(/,/^}/' \
+  "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" >"$FLASHIR_ROOT/build-gpu/prefill-f16.mlir"
+"$bundle" "$FLASHIR_ROOT/build-gpu/prefill-f16.mlir" \
+  -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-sm75" --chips=sm_75
 if [ "${1:-}" = "--sweep" ]; then
   sweep="$FLASHIR_ROOT/build-gpu/sweep"
   rm -rf "$sweep" && mkdir -p "$sweep"

@@ -53,6 +53,12 @@ if [ -n "$prefill" ]; then
   python3 bench/gpu/gpu_check.py --bundle "$prefill" --no-bench --out /tmp \
     > "$out/prefill_checks.log" 2>&1 || status=1
   tail -1 "$out/prefill_checks.log"
+  if [ -d "$prefill-sm75" ]; then
+    # The f16 kernels' sm_75 PTX (m16n8k8, no cp.async) through the driver.
+    python3 bench/gpu/gpu_check.py --bundle "$prefill-sm75" --no-bench --out /tmp \
+      > "$out/prefill_checks_sm75.log" 2>&1 || status=1
+    tail -1 "$out/prefill_checks_sm75.log"
+  fi
   python3 bench/gpu/prefill_bench.py --bundle "$prefill" --out "$out" \
     > "$out/prefill_bench.log" 2>&1
   tail -4 "$out/prefill_bench.log"

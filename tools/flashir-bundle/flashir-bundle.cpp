@@ -188,8 +188,11 @@ int main(int argc, char **argv) {
     options.minBlocks = minBlocks;
     const flashir::target::ChipInfo *info = flashir::target::lookupChip(chip);
     options.stages = info && !info->hasCpAsync ? 0 : stages.getValue();
-    // Chips without bf16 mma.sync get the CUDA-core kernel.
-    options.tensorCores = info && !info->hasBF16 ? 0 : tensorCores.getValue();
+    // Chips without bf16 mma.sync: the CUDA-core decode kernel (f16 prefill
+    // still gets tensor cores, by chip).
+    options.tensorCores = info && !info->hasBF16 && tensorCores == 1
+                              ? -1
+                              : tensorCores.getValue();
     options.bulkCopy = info && !info->hasMbarrierTx ? 0 : bulkCopy.getValue();
     options.headsInnermost = headsInnermost;
     PassManager pm(&ctx);
@@ -214,6 +217,22 @@ int main(int argc, char **argv) {
       return 1;
     }
   llvm::json::Array entries;
+  // The kernels (names and grids) of the first chip: the manifest's, which
+  // every other chip must match.
+  SmallVector<std::pair<std::string, std::string>> signature;
+  auto signatureOf = [](ModuleOp module) {
+    SmallVector<std::pair<std::string, std::string>> kernels;
+    module.walk([&](gpu::GPUFuncOp func) {
+      if (!func.isKernel())
+        return;
+      std::string grid;
+      if (auto launch = func->getAttrOfType<DictionaryAttr>("attn.launch"))
+        if (auto g = launch.getAs<StringAttr>("grid"))
+          grid = g.str();
+      kernels.push_back({func.getName().str(), grid});
+    });
+    return kernels;
+  };
   {
     OwningOpRef<ModuleOp> first = kernelsFor(chips.front());
     if (!first)
@@ -222,6 +241,7 @@ int main(int argc, char **argv) {
       if (func.isKernel())
         entries.push_back(describe(func));
     });
+    signature = signatureOf(*first);
   }
   if (entries.empty()) {
     llvm::errs() << "flashir-bundle: no attention to compile in " << input
@@ -261,6 +281,13 @@ int main(int argc, char **argv) {
     OwningOpRef<ModuleOp> copy = kernelsFor(chip);
     if (!copy)
       return 1;
+    if (signatureOf(*copy) != signature) {
+      llvm::errs() << "flashir-bundle: " << chip << " gets other kernels than "
+                   << chips.front()
+                   << " (e.g. no bf16 prefill kernel on sm_75); bundle these "
+                      "chips separately (--chips)\n";
+      return 1;
+    }
     // Per-chip launch facts: static shared memory and pipelining.
     llvm::json::Object perKernel;
     copy->walk([&](gpu::GPUFuncOp func) {

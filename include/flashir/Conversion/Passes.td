@@ -63,8 +63,9 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     value defined outside it becomes a multiplication by its reciprocal
     (computed once) and f32 `math.tanh` the hardware's `tanh.approx.f32`
     (relative error about 2^-11).
-    Attentions whose `tiles` take 16 or more query rows (sm_80+, not
-    split-KV) get the tensor-core prefill kernel instead: one CTA of
+    Attentions whose `tiles` take 16 or more query rows (sm_80+, or f16 on
+    sm_75 with m16n8k8 products and no cp.async; not split-KV) get the
+    tensor-core prefill kernel instead: one CTA of
     `tiles.q / 16` warps per (request, q tile, query head), K/V tiles of
     `tiles.kv` keys staged CTA-wide by `cp.async` into padded rows, K and V
     fragments by `ldmatrix` / `ldmatrix.trans`, grid (requests, q tiles,

@@ -123,14 +123,20 @@ struct ConvertAttnToGPUPass
       // per warp), K/V tiles of tiles.kv keys, its own shared-memory budget.
       // Split-KV ones stay decode kernels (the prefill kernel has no chunk
       // states yet).
+      // sm_75 (no cp.async, no bf16 products): f16 prefill with m16n8k8
+      // products and one synchronously filled K/V slot.
       int64_t prefillRows = 0, kvTile = 0;
       TileConfigAttr tiles = op.getTilesAttr();
-      if (reason.empty() && useTensorCores && !op.getChunkIndptr() && tiles &&
-          tiles.getQ() >= 16) {
+      bool turing = !info->hasCpAsync && tensorCores != 0 && reason.empty() &&
+                    cast<PagedKVType>(op.getViews().front().getType())
+                        .getElementType()
+                        .isF16();
+      if (reason.empty() && (useTensorCores || turing) &&
+          !op.getChunkIndptr() && tiles && tiles.getQ() >= 16) {
         auto view = cast<PagedKVType>(op.getViews().front().getType());
         prefillRows = tiles.getQ();
         kvTile = tiles.getKv();
-        opStages = std::max<int64_t>(2, tiles.getStages());
+        opStages = turing ? 1 : std::max<int64_t>(2, tiles.getStages());
         int64_t bytes = prefillSharedMemoryBytes(
             kvTile, view.getHeadDim(), opStages,
             view.getElementType().getIntOrFloatBitWidth() / 8);
@@ -185,8 +191,8 @@ struct ConvertAttnToGPUPass
           (func ? func.getSymName().str() : std::string("attn")) +
           (prefillRows ? "_prefill_" : "_decode_") +
           std::to_string(kernels.size());
-      kernels.push_back(
-          {op, name, opStages, opTensorCores, prefillRows, kvTile});
+      kernels.push_back({op, name, opStages, opTensorCores || prefillRows > 0,
+                         prefillRows, kvTile});
     });
     if (failedAny)
       return signalPassFailure();
@@ -229,6 +235,7 @@ struct ConvertAttnToGPUPass
       if (entry.prefillRows) {
         shape.warps = entry.prefillRows / 16;
         shape.bulkCopy = shape.tensorCopy = false;
+        shape.turing = !info->hasCpAsync;
       }
       DecodeKernel generator(op, variant, shape);
       // What the host needs to launch each kernel.

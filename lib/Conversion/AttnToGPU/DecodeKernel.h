@@ -61,6 +61,10 @@ struct DecodeShape {
   /// Prefill (PrefillKernel.cpp): query rows per CTA (16 per warp; 0: a
   /// decode kernel) and keys per K/V tile.
   int64_t prefillRows = 0, kvTile = 0;
+  /// Prefill on sm_75: f16 m16n8k8 products (two per 16-wide k step) and
+  /// K/V tiles staged by plain 16-byte loads and stores (no cp.async; one
+  /// ring slot).
+  bool turing = false;
 };
 
 /// Dynamic shared memory of the prefill kernel: the K/V ring.

@@ -1,6 +1,6 @@
 //===- PrefillKernel.cpp - the tensor-core prefill kernel -----------------===//
 //
-// Prefill on tensor cores (sm_80+): one CTA per (request, tile of
+// Prefill on tensor cores (sm_75+): one CTA per (request, tile of
 // s.prefillRows query rows, query head), grid (requests, q tiles, Hq); CTAs
 // past a request's rows return at once. Warp w owns query rows 16w..16w+15
 // of the tile as the rows of m16n8k16 mma.sync products (FlashAttention-2):
@@ -8,7 +8,8 @@
 //  - K/V tiles of s.kvTile keys are staged CTA-wide by 16-byte cp.async
 //    (gathered through the page table) into rows padded to D + 8 elements,
 //    a ring of s.stages slots; the 8 rows an ldmatrix phase reads then sit
-//    in 8 different 16-byte bank groups;
+//    in 8 different 16-byte bank groups. sm_75 (f16): plain 16-byte loads
+//    and stores into one slot, and each m16n8k16 product as two m16n8k8;
 //  - S = Q.K^T takes K's B fragments by ldmatrix (K rows are the n index),
 //    P.V takes V's by ldmatrix.trans; the S accumulators are P's A
 //    fragments, so probabilities never leave their lanes;
@@ -138,6 +139,22 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // acc (4 f32: rows gid, gid + 8 x columns 2tig, 2tig + 1) += A.B.
   auto mma = [&](LocBuilder &b, ArrayRef<Value> a, Value b0, Value b1,
                  MutableArrayRef<Value> acc) {
+    if (s.turing) {
+      // Two m16n8k8: k columns 0-7 (a0, a1; b0), then 8-15 (a2, a3; b1).
+      for (int64_t k = 0; k < 2; ++k) {
+        Value result = NVVM::MmaOp::create(
+            b, structType, ValueRange{a[2 * k], a[2 * k + 1]},
+            ValueRange{k ? b1 : b0}, acc, ArrayRef<int64_t>{16, 8, 8},
+            std::nullopt, std::nullopt,
+            std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                           NVVM::MMALayout::col});
+        for (int64_t e = 0; e < 4; ++e)
+          acc[e] =
+              LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{e});
+      }
+      return;
+    }
     Value result = NVVM::MmaOp::create(
         b, structType, a, ValueRange{b0, b1}, acc, ArrayRef<int64_t>{16, 8, 16},
         std::nullopt, std::nullopt,
@@ -221,12 +238,19 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                                   arith::DivUIOp::create(b, j, cIndex(b, P))));
         Value inPage = arith::RemUIOp::create(b, j, cIndex(b, P));
         Value col = arith::MulIOp::create(b, chunk, cIndex(b, kVec));
-        for (int64_t kind = 0; kind < 2; ++kind)
-          nvgpu::DeviceAsyncCopyOp::create(
-              b, ring, ValueRange{slot, cIndex(b, kind), key, col},
-              kind ? f.vPool : f.kPool, ValueRange{page, inPage, f.kvHead, col},
-              b.getIndexAttr(kVec), /*srcElements=*/Value(),
-              /*bypassL1=*/b.getUnitAttr());
+        for (int64_t kind = 0; kind < 2; ++kind) {
+          Value pool = kind ? f.vPool : f.kPool;
+          SmallVector<Value> dst = {slot, cIndex(b, kind), key, col};
+          SmallVector<Value> src = {page, inPage, f.kvHead, col};
+          if (s.turing)
+            vector::StoreOp::create(b, loadRaw(b, pool, src), ring, dst,
+                                    /*nontemporal=*/false,
+                                    llvm::MaybeAlign(16));
+          else
+            nvgpu::DeviceAsyncCopyOp::create(
+                b, ring, dst, pool, src, b.getIndexAttr(kVec),
+                /*srcElements=*/Value(), /*bypassL1=*/b.getUnitAttr());
+        }
       };
       if (p0 + threads <= pieces) {
         copyPiece(b);
@@ -298,11 +322,15 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       b, numTiles, inits, {},
       [&](LocBuilder &, Value) { return SmallVector<Value>(); }, issue,
       [&](LocBuilder &b) -> Value {
+        if (s.turing)
+          return Value();
         return nvgpu::DeviceAsyncCreateGroupOp::create(b, nvgpuToken,
                                                        ValueRange{});
       },
       [&](LocBuilder &b, Value, Value token) {
-        nvgpu::DeviceAsyncWaitOp::create(b, token, b.getI32IntegerAttr(S - 1));
+        if (!s.turing)
+          nvgpu::DeviceAsyncWaitOp::create(b, token,
+                                           b.getI32IntegerAttr(S - 1));
         gpu::BarrierOp::create(b);
       },
       [&](LocBuilder &b, Value it, ValueRange carried) {

@@ -36,6 +36,7 @@
 // P.V: V's B fragments by ldmatrix.trans.
 // CHECK-COUNT-32: nvvm.ldmatrix {{.*}} layout = #nvvm.mma_layout<col>
 // CHECK: gpu.barrier
+// bf16 on sm_75 (no bf16 products): the decode kernel.
 // TURING-LABEL: gpu.func @prefill_decode_0
 // TURING-SAME: grid = "requests x num_kv_heads"
 func.func @prefill(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>)
@@ -55,7 +56,14 @@ func.func @prefill(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128
 !kv   = !attn.paged_kv<page_size = 1, layout = nhd, heads = 8, head_dim = 64, f16>
 !pool = tensor<?x1x8x64xf16>
 
-// Without a causal mask every key tile is visited; f16 products.
+// Without a causal mask every key tile is visited; f16 products. sm_75:
+// one K/V slot filled by plain loads and stores, m16n8k8 products.
+// TURING-LABEL: gpu.func @noncausal_prefill_0
+// TURING-SAME: dynamic_shared_memory = 18432 : i64
+// TURING-SAME: grid = "requests x q_tiles x num_qo_heads"
+// TURING-NOT: nvgpu.device_async_copy
+// TURING: vector.store {{.*}} : memref<1x2x64x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// TURING: nvvm.mma.sync {{.*}} shape = #nvvm.shape<m = 16, n = 8, k = 8>
 // CHECK-LABEL: gpu.func @noncausal_prefill_0
 // CHECK-SAME: dynamic_shared_memory = 36864 : i64
 // CHECK-NOT: arith.maxsi
