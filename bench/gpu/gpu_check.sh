@@ -62,6 +62,10 @@ if [ -n "$prefill" ]; then
   python3 bench/gpu/prefill_bench.py --bundle "$prefill" --out "$out" \
     > "$out/prefill_bench.log" 2>&1
   tail -4 "$out/prefill_bench.log"
+  # Shared-prefix decoding composed from the prefill and decode kernels.
+  python3 bench/gpu/shared_prefix_bench.py --decode-bundle "$bundle" \
+    --prefill-bundle "$prefill" --out "$out" > "$out/shared_prefix.log" 2>&1 || status=1
+  tail -2 "$out/shared_prefix.log"
 fi
 if [ -n "${FLASHIR_NCU:-}" ] && command -v ncu >/dev/null; then
   # Where the decode kernel's bandwidth goes next to cuDNN's (one launch
