@@ -1,9 +1,10 @@
 """Prefill on the GPU machine (issue 7), side by side in one process:
 FlashIR's tensor-core prefill kernels (paged KV, page 16, shuffled pages;
 sm_90a cubin and the sm_80 PTX through the driver) next to PyTorch SDPA
-(FlashAttention-2 and cuDNN backends) and FlexAttention on contiguous KV,
-bf16, Hq 32 / Hkv 8, d 128. TFLOP/s count 4 * B * Hq * Sq * Skv * D (half
-of it causal).
+(FlashAttention-2 and cuDNN backends) and FlexAttention (d 128) on
+contiguous KV, bf16, Hq 32 / Hkv 8, d 64 / 128 / 256, causal and not; and
+one page of 4096 keys per request (FlashIR's contiguous-KV figure). TFLOP/s
+count 4 * B * Hq * Sq * Skv * D (half of it causal).
 
     python3 bench/gpu/prefill_bench.py --bundle build-gpu/bundle-prefill --out $OUT
 """
@@ -29,7 +30,7 @@ def main():
     ap.add_argument("--bundle", required=True)
     ap.add_argument("--out", default=".")
     ap.add_argument("--shapes", nargs="*", default=["4x4096", "1x16384"],
-                    help="B x S (query and key lengths equal)")
+                    help="B x S of the d128 cases (query and key lengths equal)")
     args = ap.parse_args()
     manifest = json.load(open(os.path.join(args.bundle, "manifest.json")))
     images = {}
@@ -44,37 +45,48 @@ def main():
         kernels[label] = gc.load_kernels(manifest, module, chip)
     rows = []
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    for shape in args.shapes:
+    # (B x S, causal, head dim, FlashIR function, with FlexAttention): issue
+    # 7's shapes; page 4096 holds a request's 4096 keys in one page (the
+    # contiguous-KV figure for the paged one next to it).
+    cases = [(shape, causal, 128, ("causal" if causal else "plain") + "_d128_g4_p16_bf16", True)
+             for shape in args.shapes for causal in (False, True)]
+    cases += [("4x4096", causal, d, ("causal" if causal else "plain") + f"_d{d}_g4_p16_bf16", False)
+              for d in (64, 256) for causal in (False, True)]
+    cases += [("4x4096", False, 128, "plain_d128_g4_p4096_bf16", False)]
+    for shape, causal, d, func, with_flex in cases:
         b, s = (int(x) for x in shape.split("x"))
-        for causal in (False, True):
-            func = "causal_d128_g4_p16_bf16" if causal else "plain_d128_g4_p16_bf16"
-            row = {"case": f"B{b} S{s} d128 Hq32/Hkv8", "causal": causal}
-            k = None
-            for label, ks in kernels.items():
-                name = [n for n in ks if n.rsplit("_prefill_", 1)[0] == func][0]
-                k = ks[name]
-                gen = torch.Generator().manual_seed(3)
-                batch = gc.make_batch(k, [s] * b, [s] * b, gen, shared_pages=False)
-                out, lse, call = gc.run_kernel(k, batch)
-                ms = gc.time_ms(call, reps=10, warmup=2, inner=2)
-                row[f"flashir_{label}_ms"] = ms
-                row[f"flashir_{label}_TFLOPs"] = flops(b, k.hq, s, k.d, causal) / ms / 1e9
-                del batch, out, lse, call
-            q = torch.randn(b, k.hq, s, k.d, device="cuda", dtype=torch.bfloat16)
-            kc = torch.randn(b, k.hkv, s, k.d, device="cuda", dtype=torch.bfloat16)
-            vc = torch.randn_like(kc)
-            for peer, backend in (("sdpa_fa2", SDPBackend.FLASH_ATTENTION),
-                                  ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
-                try:
-                    with sdpa_kernel(backend):
-                        fn = lambda: F.scaled_dot_product_attention(
-                            q, kc, vc, is_causal=causal, enable_gqa=True)
-                        fn()
-                        ms = gc.time_ms(fn, reps=10, warmup=2, inner=2)
-                    row[f"{peer}_ms"] = ms
-                    row[f"{peer}_TFLOPs"] = flops(b, k.hq, s, k.d, causal) / ms / 1e9
-                except Exception as e:  # the backend refuses GQA or the shape
-                    row[f"{peer}_error"] = str(e)[:200]
+        row = {"case": f"B{b} S{s} d{d} Hq32/Hkv8", "causal": causal, "kernel": func}
+        k = None
+        for label, ks in kernels.items():
+            names = [n for n in ks if n.rsplit("_prefill_", 1)[0] == func]
+            if not names:
+                continue
+            k = ks[names[0]]
+            gen = torch.Generator().manual_seed(3)
+            batch = gc.make_batch(k, [s] * b, [s] * b, gen, shared_pages=False)
+            out, lse, call = gc.run_kernel(k, batch)
+            ms = gc.time_ms(call, reps=10, warmup=2, inner=2)
+            row[f"flashir_{label}_ms"] = ms
+            row[f"flashir_{label}_TFLOPs"] = flops(b, k.hq, s, k.d, causal) / ms / 1e9
+            del batch, out, lse, call
+        if k is None:
+            continue
+        q = torch.randn(b, k.hq, s, k.d, device="cuda", dtype=torch.bfloat16)
+        kc = torch.randn(b, k.hkv, s, k.d, device="cuda", dtype=torch.bfloat16)
+        vc = torch.randn_like(kc)
+        for peer, backend in (("sdpa_fa2", SDPBackend.FLASH_ATTENTION),
+                              ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
+            try:
+                with sdpa_kernel(backend):
+                    fn = lambda: F.scaled_dot_product_attention(
+                        q, kc, vc, is_causal=causal, enable_gqa=True)
+                    fn()
+                    ms = gc.time_ms(fn, reps=10, warmup=2, inner=2)
+                row[f"{peer}_ms"] = ms
+                row[f"{peer}_TFLOPs"] = flops(b, k.hq, s, k.d, causal) / ms / 1e9
+            except Exception as e:  # the backend refuses GQA or the shape
+                row[f"{peer}_error"] = str(e)[:200]
+        if with_flex:
             try:
                 from torch.nn.attention.flex_attention import create_block_mask, flex_attention
                 mask = None
@@ -89,12 +101,14 @@ def main():
                 row["flex_TFLOPs"] = flops(b, k.hq, s, k.d, causal) / ms / 1e9
             except Exception as e:
                 row["flex_error"] = str(e)[:200]
-            for label in kernels:
-                if "sdpa_fa2_ms" in row:
-                    row[f"flashir_{label}_over_fa2"] = row["sdpa_fa2_ms"] / row[f"flashir_{label}_ms"]
-            rows.append(row)
-            print(json.dumps(row))
-            del q, kc, vc
+        for label in kernels:
+            if "sdpa_fa2_ms" in row and f"flashir_{label}_ms" in row:
+                row[f"flashir_{label}_over_fa2"] = row["sdpa_fa2_ms"] / row[f"flashir_{label}_ms"]
+            if "sdpa_cudnn_ms" in row and f"flashir_{label}_ms" in row:
+                row[f"flashir_{label}_over_cudnn"] = row["sdpa_cudnn_ms"] / row[f"flashir_{label}_ms"]
+        rows.append(row)
+        print(json.dumps(row))
+        del q, kc, vc
     with open(os.path.join(args.out, "prefill_bench.json"), "w") as f:
         json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
 
