@@ -82,6 +82,29 @@ func.func @noncausal(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x64xf16>)
 
 // -----
 
+!q    = !attn.ragged_q<heads = 8, head_dim = 64, bf16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 64, bf16>
+!pool = tensor<?x16x8x64xbf16>
+
+// A sliding window's mask is causal AND near: the key loop also ends at the
+// CTA's last query position.
+// CHECK-LABEL: gpu.func @window_prefill_0
+// CHECK: %[[VISIBLE:.*]] = arith.maxsi
+// CHECK: arith.minsi %[[VISIBLE]]
+// CHECK: scf.for
+func.func @window(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x64xbf16>,
+    %w: tensor<?xi32>) -> (tensor<?x8x64xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x64xbf16> -> !q
+  %o, %l = attn.attention @sliding_window(%q, %kv) params(%w : tensor<?xi32>)
+      {num_qo_heads = 8 : i64, num_kv_heads = 8 : i64,
+       tiles = #attn.tiles<q = 32, kv = 64, warps = 2, stages = 2>} : !q, !kv
+      -> tensor<?x8x64xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x64xbf16>, tensor<?x8xf32>
+}
+
+// -----
+
 !q    = !attn.ragged_q<heads = 8, head_dim = 256, bf16>
 !kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 256, bf16>
 !pool = tensor<?x16x2x256xbf16>
