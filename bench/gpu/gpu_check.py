@@ -113,6 +113,10 @@ class Kernel:
         self.chunked = "partial_o" in idx
         # Prefill kernels: grid (requests, q tiles of q_rows rows, Hq).
         self.q_rows = entry.get("q_rows")
+        # Tokens per q tile (fewer than rows when head groups are fused; the
+        # grid's z is then the KV heads).
+        self.q_tokens = entry.get("q_tokens", self.q_rows)
+        self.grid_z = "num_kv_heads" if entry.get("grid", "").endswith("x num_kv_heads") else "num_qo_heads"
         self.params = args[idx["kv_maps"] + 1:]
         self.box = None  # tensor-map box (kernels with tensor copies)
         self.merge = None  # (function, block) of a split-KV kernel
@@ -246,7 +250,8 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
         args += memref_args(out) + memref_args(lse) + params
         grid = (batch_size, k.hkv, 1)
         if k.q_rows:
-            grid = (batch_size, max(1, -(-max(batch["qo_lens"]) // k.q_rows)), k.hq)
+            grid = (batch_size, max(1, -(-max(batch["qo_lens"]) // k.q_tokens)),
+                    k.hkv if k.grid_z == "num_kv_heads" else k.hq)
 
         call_one = prepare_launch(k.fn, grid, k.block, args, k.shared)
         # The launch holds raw pointers: the callable keeps its buffers alive.

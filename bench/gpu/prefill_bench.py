@@ -25,6 +25,22 @@ def flops(b, hq, s, d, causal):
     return 4 * b * hq * s * s * d / (2 if causal else 1)
 
 
+def time_flashir(kernels, func, qo_lens, kv_lens, seed, **timing):
+    """{image label: (kernel, ms)} of FlashIR's `func` on one batch per image."""
+    times = {}
+    for label, ks in kernels.items():
+        names = [n for n in ks if n.rsplit("_prefill_", 1)[0] == func]
+        if not names:
+            continue
+        k = ks[names[0]]
+        batch = gc.make_batch(k, qo_lens, kv_lens, torch.Generator().manual_seed(seed),
+                              shared_pages=False)
+        out, lse, call = gc.run_kernel(k, batch)
+        times[label] = (k, gc.time_ms(call, **timing))
+        del batch, out, lse, call
+    return times
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bundle", required=True)
@@ -57,18 +73,10 @@ def main():
         b, s = (int(x) for x in shape.split("x"))
         row = {"case": f"B{b} S{s} d{d} Hq32/Hkv8", "causal": causal, "kernel": func}
         k = None
-        for label, ks in kernels.items():
-            names = [n for n in ks if n.rsplit("_prefill_", 1)[0] == func]
-            if not names:
-                continue
-            k = ks[names[0]]
-            gen = torch.Generator().manual_seed(3)
-            batch = gc.make_batch(k, [s] * b, [s] * b, gen, shared_pages=False)
-            out, lse, call = gc.run_kernel(k, batch)
-            ms = gc.time_ms(call, reps=10, warmup=2, inner=2)
+        for label, (k, ms) in time_flashir(kernels, func, [s] * b, [s] * b, 3, reps=10,
+                                           warmup=2, inner=2).items():
             row[f"flashir_{label}_ms"] = ms
             row[f"flashir_{label}_TFLOPs"] = flops(b, k.hq, s, k.d, causal) / ms / 1e9
-            del batch, out, lse, call
         if k is None:
             continue
         q = torch.randn(b, k.hq, s, k.d, device="cuda", dtype=torch.bfloat16)
@@ -109,6 +117,19 @@ def main():
         rows.append(row)
         print(json.dumps(row))
         del q, kc, vc
+    # Short queries (speculative decoding, chunked prefill tails): 8 rows per
+    # request against 4096 keys, causal, per-head CTAs vs fused head groups
+    # (a CTA's 64 rows: 16 tokens x 4 heads, so 32 of them are real here
+    # instead of 8).
+    for func in ("causal_d128_g4_p16_bf16", "causal_d128_g4_p16_bf16_fused"):
+        b, lq, lkv = 64, 8, 4096
+        row = {"case": f"B{b} qo {lq} kv {lkv} d128 causal", "kernel": func}
+        for label, (k, ms) in time_flashir(kernels, func, [lq] * b, [lkv] * b, 4,
+                                           reps=20).items():
+            row[f"flashir_{label}_ms"] = ms
+            row[f"flashir_{label}_kv_TBps"] = b * lkv * k.hkv * k.d * 4 / ms / 1e9
+        rows.append(row)
+        print(json.dumps(row))
     with open(os.path.join(args.out, "prefill_bench.json"), "w") as f:
         json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
 

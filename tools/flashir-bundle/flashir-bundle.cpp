@@ -134,6 +134,8 @@ llvm::json::Object describe(gpu::GPUFuncOp func) {
       kernel["q_rows"] = rows.getInt();
     if (auto kv = launch.getAs<IntegerAttr>("kv_tile"))
       kernel["kv_tile"] = kv.getInt();
+    if (auto tokens = launch.getAs<IntegerAttr>("q_tokens"))
+      kernel["q_tokens"] = tokens.getInt();
     if (auto variant = launch.getAs<FlatSymbolRefAttr>("variant"))
       kernel["variant"] = variant.getValue().str();
   }

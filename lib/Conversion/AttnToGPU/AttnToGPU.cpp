@@ -236,6 +236,9 @@ struct ConvertAttnToGPUPass
         shape.warps = entry.prefillRows / 16;
         shape.bulkCopy = shape.tensorCopy = false;
         shape.turing = !info->hasCpAsync;
+        // Head groups fuse where a tile holds whole tokens' groups.
+        shape.fusedHeadGroups =
+            op.getFusedHeadGroups() && entry.prefillRows % shape.group == 0;
       }
       DecodeKernel generator(op, variant, shape);
       // What the host needs to launch each kernel.
@@ -276,6 +279,12 @@ struct ConvertAttnToGPUPass
           if (entry.prefillRows) {
             launch.push_back(kb.getNamedAttr(
                 "q_rows", kb.getI64IntegerAttr(entry.prefillRows)));
+            // Tokens per q tile (the grid's y extent divides by it).
+            launch.push_back(kb.getNamedAttr(
+                "q_tokens",
+                kb.getI64IntegerAttr(shape.fusedHeadGroups
+                                         ? entry.prefillRows / shape.group
+                                         : entry.prefillRows)));
             launch.push_back(
                 kb.getNamedAttr("kv_tile", kb.getI64IntegerAttr(entry.kvTile)));
           }
@@ -286,7 +295,9 @@ struct ConvertAttnToGPUPass
       gpu::GPUFuncOp func = generator.build(kb, name);
       relaxHookMath(func);
       describe(func,
-               entry.prefillRows ? "requests x q_tiles x num_qo_heads"
+               entry.prefillRows ? (shape.fusedHeadGroups
+                                        ? "requests x q_tiles x num_kv_heads"
+                                        : "requests x q_tiles x num_qo_heads")
                : chunked         ? "chunks x num_kv_heads"
                                  : "requests x num_kv_heads",
                32 * shape.warps, true);

@@ -65,6 +65,9 @@ struct DecodeShape {
   /// K/V tiles staged by plain 16-byte loads and stores (no cp.async; one
   /// ring slot).
   bool turing = false;
+  /// Prefill with fused head groups: a CTA serves one KV head and its rows
+  /// are (token, query head of the group) pairs, prefillRows / group tokens.
+  bool fusedHeadGroups = false;
 };
 
 /// Dynamic shared memory of the prefill kernel: the K/V ring.

@@ -2,7 +2,10 @@
 //
 // Prefill on tensor cores (sm_75+): one CTA per (request, tile of
 // s.prefillRows query rows, query head), grid (requests, q tiles, Hq); CTAs
-// past a request's rows return at once. Warp w owns query rows 16w..16w+15
+// past a request's rows return at once. With fused head groups a CTA serves
+// a KV head: its rows are (token, query head of the group) pairs, grid
+// (requests, q tiles of prefillRows / g tokens, Hkv), so each K/V tile is
+// loaded once for the whole group. Warp w owns query rows 16w..16w+15
 // of the tile as the rows of m16n8k16 mma.sync products (FlashAttention-2):
 //  - Q stays in registers as A fragments for the whole key loop;
 //  - K/V tiles of s.kvTile keys are staged CTA-wide by 16-byte cp.async
@@ -79,17 +82,22 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   LocBuilder b(op.getLoc(), ob);
   Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
 
-  // The frame: request x, q tile y, query head z.
+  // The frame: request x, q tile y, query head z (fused head groups: KV
+  // head z, the tile's rows are (token, head of the group) pairs).
+  bool fused = s.fusedHeadGroups;
+  int64_t tokens = fused ? s.prefillRows / g : s.prefillRows;
   Frame f = bindArguments(b, func, /*dynamicShared=*/true);
   f.req = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   f.block = f.req;
   Value qTile = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
-  f.kvHead = arith::DivUIOp::create(b, head, cIndex(b, g));
+  f.kvHead =
+      fused ? head : arith::DivUIOp::create(b, head, cIndex(b, g)).getResult();
   Value next = arith::AddIOp::create(b, f.req, c1);
   f.qBegin = loadIndex(b, f.qoIndptr, f.req);
   f.numQ = arith::SubIOp::create(b, loadIndex(b, f.qoIndptr, next), f.qBegin);
-  Value rowBase = arith::MulIOp::create(b, qTile, cIndex(b, s.prefillRows));
+  // The tile's first token.
+  Value rowBase = arith::MulIOp::create(b, qTile, cIndex(b, tokens));
   // Every thread of a CTA past its request's rows leaves together.
   scf::IfOp guard = scf::IfOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowBase, f.numQ),
@@ -100,7 +108,6 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   loadRequestKeys(b, f);
   f.kBegin = c0;
   f.kEnd = f.numKv;
-  SmallVector<Value> params = paramValues(b, f, head);
 
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value warp = arith::DivUIOp::create(b, tid, cIndex(b, 32));
@@ -109,15 +116,25 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   Value tig = arith::RemUIOp::create(b, lane, cIndex(b, 4));
   Value tig2 = arith::MulIOp::create(b, tig, cIndex(b, 2));
 
-  // The lane's two rows (gid, gid + 8 of the warp's 16) within the request.
-  Value rowOf[2];
+  // The lane's two rows (gid, gid + 8 of the warp's 16): their token within
+  // the request and their query head.
+  Value rowOf[2], headOf[2];
   Value rowValid[2], qpos[2];
+  SmallVector<Value> paramsOf[2];
   for (int64_t half = 0; half < 2; ++half) {
+    Value r = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, warp, cIndex(b, 16)),
+        arith::AddIOp::create(b, gid, cIndex(b, 8 * half)));
     rowOf[half] = arith::AddIOp::create(
         b, rowBase,
-        arith::AddIOp::create(
-            b, arith::MulIOp::create(b, warp, cIndex(b, 16)),
-            arith::AddIOp::create(b, gid, cIndex(b, 8 * half))));
+        fused ? arith::DivUIOp::create(b, r, cIndex(b, g)).getResult() : r);
+    headOf[half] =
+        fused ? arith::AddIOp::create(
+                    b, arith::MulIOp::create(b, f.kvHead, cIndex(b, g)),
+                    arith::RemUIOp::create(b, r, cIndex(b, g)))
+                    .getResult()
+              : head;
+    paramsOf[half] = paramValues(b, f, headOf[half]);
     rowValid[half] = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
                                            rowOf[half], f.numQ);
     qpos[half] = arith::SubIOp::create(
@@ -179,8 +196,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           arith::SubIOp::create(b, arith::AddIOp::create(b, f.qBegin, f.numQ),
                                 c1));
       Value d = arith::AddIOp::create(b, tig2, cIndex(b, 16 * c + 8 * hi));
-      Value pair =
-          vector::LoadOp::create(b, pairType, f.q, ValueRange{row, head, d});
+      Value pair = vector::LoadOp::create(b, pairType, f.q,
+                                          ValueRange{row, headOf[half], d});
       frag[k] = operand(
           b, arith::SelectOp::create(b, rowValid[half], pair, zeroPair));
     }
@@ -206,8 +223,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     Value lastRow = arith::SubIOp::create(
         b,
         arith::MinUIOp::create(
-            b, arith::AddIOp::create(b, rowBase, cIndex(b, s.prefillRows)),
-            f.numQ),
+            b, arith::AddIOp::create(b, rowBase, cIndex(b, tokens)), f.numQ),
         c1);
     Value visible =
         arith::SubIOp::create(b, arith::AddIOp::create(b, lastRow, f.numKv),
@@ -370,8 +386,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
               if (!variant.getLogits().empty()) {
                 SmallVector<Value> hookArgs = {
                     arith::MulFOp::create(b, raw, cF32(b, s.scale)), qpos[half],
-                    j, head};
-                hookArgs.append(params);
+                    j, headOf[half]};
+                hookArgs.append(paramsOf[half]);
                 v = arith::MulFOp::create(
                     b, inlineHook(b, variant.getLogits(), hookArgs),
                     cF32(b, kLog2E));
@@ -381,8 +397,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
               Value keep = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
                                                  j, f.kEnd);
               if (!variant.getMask().empty()) {
-                SmallVector<Value> hookArgs = {qpos[half], j, head};
-                hookArgs.append(params);
+                SmallVector<Value> hookArgs = {qpos[half], j, headOf[half]};
+                hookArgs.append(paramsOf[half]);
                 keep = arith::AndIOp::create(
                     b, keep, inlineHook(b, variant.getMask(), hookArgs));
               }
@@ -474,13 +490,14 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                                       inv)});
         Value col = arith::AddIOp::create(b, tig2, cIndex(b, 8 * nd));
         vector::StoreOp::create(b, arith::TruncFOp::create(b, pairType, pair),
-                                f.out, ValueRange{row, head, col});
+                                f.out, ValueRange{row, headOf[half], col});
       }
       scf::IfOp::create(
           b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tig, c0),
           [&](OpBuilder &tob, Location loc) {
             LocBuilder b(loc, tob);
-            memref::StoreOp::create(b, lse, f.lse, ValueRange{row, head});
+            memref::StoreOp::create(b, lse, f.lse,
+                                    ValueRange{row, headOf[half]});
             scf::YieldOp::create(b);
           });
       scf::YieldOp::create(b);

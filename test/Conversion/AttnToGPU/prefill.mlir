@@ -105,6 +105,32 @@ func.func @window(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x64xbf16>,
 
 // -----
 
+!q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+!pool = tensor<?x16x2x128xbf16>
+
+// Fused head groups: one CTA per KV head, its 64 rows are 16 tokens x the
+// group's 4 query heads (row r: token r / 4, head 4 * kv head + r % 4), so
+// each K/V tile serves the whole group.
+// CHECK-LABEL: gpu.func @fused_prefill_0
+// CHECK-SAME: grid = "requests x q_tiles x num_kv_heads", kv_tile = 64 : i64, q_rows = 64 : i64, q_tokens = 16 : i64
+// CHECK: %[[Z:.*]] = gpu.block_id z
+// CHECK: arith.muli %[[Z]], %c4
+// CHECK: arith.remui %{{.*}}, %c4
+// CHECK: scf.for
+func.func @fused(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>)
+    -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x128xbf16> -> !q
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64, fused_head_groups,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+// -----
+
 !q    = !attn.ragged_q<heads = 8, head_dim = 256, bf16>
 !kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 256, bf16>
 !pool = tensor<?x16x2x256xbf16>

@@ -61,3 +61,13 @@ func.func @causal_d128_g1_p16_f16(%k: tensor<?x16x4x128xf16>, %v: tensor<?x16x4x
       -> tensor<?x4x128xf16>, tensor<?x4xf32>
   return %o, %l : tensor<?x4x128xf16>, tensor<?x4xf32>
 }
+
+func.func @plain_d128_g4_p16_bf16_fused(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %ip: tensor<?xi32>,
+    %qs: tensor<?x32x128xbf16>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %ip, %ip, %ip : tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+  %q = attn.ragged_q %qs, %ip : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, fused_head_groups, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
+}
