@@ -1,9 +1,11 @@
 //===- decode_launch.cpp - the C++ runtime launching a bundle -------------===//
 //
 // flashir-decode-check BUNDLE CHIP[:ptx]: loads the bundle through the
-// runtime's launcher (CUDA driver loaded at run time), runs every kernel whose
-// variant has no parameters (plain, causal) on fresh random paged batches, and
-// compares with the float64 reference library. No PyTorch, no MLIR.
+// runtime's launcher (CUDA driver loaded at run time), runs every bf16 kernel
+// whose variant has no parameters (plain, causal) on fresh random paged
+// batches — decode kernels with one query row per request, prefill kernels
+// (launchPrefill) with 1..150 — and compares with the float64 reference
+// library. No PyTorch, no MLIR.
 // Exit status: 0 all within tolerance, 1 a mismatch, 2 no GPU / bad bundle.
 //
 //===----------------------------------------------------------------------===//
@@ -12,6 +14,7 @@
 #include "flashir/Runtime/Float16.h"
 #include "flashir/Runtime/Launcher.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -56,7 +59,11 @@ int main(int argc, char **argv) {
   std::normal_distribution<float> normal;
   int failures = 0, checked = 0;
   for (const runtime::KernelInfo &k : launcher->kernels()) {
-    if (k.grid != "requests x num_kv_heads" || k.args.size() != 10 ||
+    // Decode kernels (one query row per request here) and prefill kernels
+    // (ragged query rows, launched over q tiles).
+    bool prefill = k.qTokens > 0;
+    if ((k.grid != "requests x num_kv_heads" && !prefill) ||
+        k.args.size() != 10 ||
         (k.variant != "plain" && k.variant != "causal") ||
         k.args[0].element != "bf16")
       continue;
@@ -70,7 +77,8 @@ int main(int argc, char **argv) {
         int64_t n = b == 0 ? 0 : int64_t(rng() % 700); // one empty request
         int64_t pages = (n + page - 1) / page;
         kvLens.push_back(n);
-        qo.push_back(qo.back() + 1);
+        // Prefill: 1..150 query rows (more than keys in some requests).
+        qo.push_back(qo.back() + (prefill ? 1 + int32_t(rng() % 150) : 1));
         for (int64_t p = 0; p < pages; ++p)
           indices.push_back(0); // filled below
         kvIndptr.push_back(int32_t(indices.size()));
@@ -84,7 +92,9 @@ int main(int argc, char **argv) {
         indices[i] = perm[i];
       if (indices.empty())
         indices.push_back(0);
-      int64_t totalQ = batch;
+      int64_t totalQ = qo.back(), maxQo = 0;
+      for (int64_t b = 0; b < batch; ++b)
+        maxQo = std::max<int64_t>(maxQo, qo[b + 1] - qo[b]);
       size_t poolElems = size_t(numPages * page * hkv * d);
       std::vector<uint16_t> kBits(poolElems), vBits(poolElems),
           qBits(size_t(totalQ * hq * d));
@@ -146,7 +156,9 @@ int main(int argc, char **argv) {
       buf.batch = batch;
       buf.numPages = numPages;
       buf.numIndices = int64_t(indices.size());
-      if (auto s = launcher->launch(k.name, buf); !s)
+      if (auto s = prefill ? launcher->launchPrefill(k.name, buf, maxQo)
+                           : launcher->launch(k.name, buf);
+          !s)
         return fail(s);
       if (auto s = driver->synchronize(); !s)
         return fail(s);

@@ -53,6 +53,11 @@ if [ -n "$prefill" ]; then
   python3 bench/gpu/gpu_check.py --bundle "$prefill" --no-bench --out /tmp \
     > "$out/prefill_checks.log" 2>&1 || status=1
   tail -1 "$out/prefill_checks.log"
+  # The same kernels through the C++ runtime (DecodeLauncher::launchPrefill).
+  for chip in sm_90a sm_80:ptx; do
+    build-runtime/bench/gpu/flashir-decode-check "$prefill" $chip |
+      tee -a "$out/prefill_launch.log" | tail -1
+  done
   if [ -d "$prefill-sm75" ]; then
     # The f16 kernels' sm_75 PTX (m16n8k8, no cp.async) through the driver.
     python3 bench/gpu/gpu_check.py --bundle "$prefill-sm75" --no-bench --out /tmp \

@@ -50,6 +50,10 @@ Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
     KernelInfo info;
     info.name = stringOf(k.get("name"));
     info.grid = stringOf(k.get("grid"));
+    // Prefill kernels: tokens per q tile (older manifests: q_rows).
+    for (const char *key : {"q_tokens", "q_rows"})
+      if (const JsonValue *t = k.get(key); t && t->isNumber() && !info.qTokens)
+        info.qTokens = static_cast<int64_t>(t->number());
     if (const JsonValue *b = k.get("block"); b && b->isNumber())
       info.block = static_cast<int64_t>(b->number());
     if (const JsonValue *m = k.get("shared_memory_bytes"); m && m->isNumber())
@@ -292,8 +296,8 @@ Status CudaDriver::function(void *module, const std::string &name, void **fn) {
 Status CudaDriver::launch(void *fn, unsigned gridX, unsigned gridY,
                           unsigned block, void *stream,
                           std::vector<void *> &params,
-                          unsigned dynamicSharedBytes) {
-  return check(api->cuLaunchKernel(fn, gridX, gridY, 1, block, 1, 1,
+                          unsigned dynamicSharedBytes, unsigned gridZ) {
+  return check(api->cuLaunchKernel(fn, gridX, gridY, gridZ, block, 1, 1,
                                    dynamicSharedBytes, stream, params.data(),
                                    nullptr),
                "cuLaunchKernel");
@@ -530,17 +534,52 @@ Status DecodeLauncher::encodeKvMaps(const std::string &kernel, void *kPool,
 
 Status DecodeLauncher::launch(const std::string &kernel,
                               const DecodeBuffers &buffers, void *stream) {
-  size_t index = 0;
-  while (index < kernels_.size() && kernels_[index].name != kernel)
-    ++index;
-  if (index == kernels_.size())
+  const KernelInfo *info = find(kernel);
+  if (!info)
     return invalid("no kernel named " + kernel + " in the bundle");
-  const KernelInfo &info = kernels_[index];
-  if (info.grid != "requests x num_kv_heads")
+  if (info->grid != "requests x num_kv_heads")
     return invalid(kernel +
                    " is not a decode kernel over requests x KV "
                    "heads (its grid: " +
-                   info.grid + ")");
+                   info->grid + "; prefill kernels: launchPrefill)");
+  if (info->args.size() < 3 || info->args[2].shape.size() != 4)
+    return invalid(kernel + ": k_pool is not [pages, page, Hkv, D]");
+  return launchOn(*info, buffers, unsigned(buffers.batch),
+                  unsigned(info->args[2].shape[2]), 1, stream);
+}
+
+Status DecodeLauncher::launchPrefill(const std::string &kernel,
+                                     const DecodeBuffers &buffers,
+                                     int64_t maxQoLen, void *stream) {
+  const KernelInfo *info = find(kernel);
+  if (!info)
+    return invalid("no kernel named " + kernel + " in the bundle");
+  bool perKvHead = info->grid == "requests x q_tiles x num_kv_heads";
+  if (!perKvHead && info->grid != "requests x q_tiles x num_qo_heads")
+    return invalid(kernel +
+                   " is not a prefill kernel (its grid: " + info->grid + ")");
+  if (info->qTokens < 1)
+    return invalid(kernel + ": the manifest gives no q_tokens");
+  if (maxQoLen < 0)
+    return invalid("launchPrefill needs maxQoLen >= 0 (the longest "
+                   "request's query rows)");
+  if (info->args.size() < 3 || info->args[0].shape.size() != 3 ||
+      info->args[2].shape.size() != 4)
+    return invalid(kernel + ": q and k_pool are not [rows, Hq, D] and "
+                            "[pages, page, Hkv, D]");
+  const std::vector<int64_t> &q = info->args[0].shape,
+                             &pool = info->args[2].shape;
+  unsigned tiles = unsigned(
+      std::max<int64_t>(1, (maxQoLen + info->qTokens - 1) / info->qTokens));
+  return launchOn(*info, buffers, unsigned(buffers.batch), tiles,
+                  unsigned(perKvHead ? pool[2] : q[1]), stream);
+}
+
+Status DecodeLauncher::launchOn(const KernelInfo &info,
+                                const DecodeBuffers &buffers, unsigned gridX,
+                                unsigned gridY, unsigned gridZ, void *stream) {
+  const std::string &kernel = info.name;
+  size_t index = size_t(&info - kernels_.data());
   constexpr size_t kFixed = 10; // q ... lse, kv_maps
   if (info.args.size() != kFixed + buffers.params.size())
     return invalid(kernel + " takes " +
@@ -580,7 +619,6 @@ Status DecodeLauncher::launch(const std::string &kernel,
                        buffers.batch,     buffers.totalQ,
                        buffers.totalQ,    2};
   ParamPack pack;
-  int64_t kvHeads = 0;
   for (size_t i = 0; i < info.args.size(); ++i) {
     const KernelArg &arg = info.args[i];
     if (i < kFixed) {
@@ -588,8 +626,6 @@ Status DecodeLauncher::launch(const std::string &kernel,
       if (!arg.memref || sizes.empty())
         return invalid(kernel + ": argument " + arg.name + " must be a memref");
       sizes[0] = dynamic[i];
-      if (i == 2)
-        kvHeads = sizes[2];
       pack.pushMemref(data[i], sizes);
       continue;
     }
@@ -603,10 +639,9 @@ Status DecodeLauncher::launch(const std::string &kernel,
                      arg.element);
   }
   std::vector<void *> params = pack.pointers();
-  return driver->launch(functions[index], static_cast<unsigned>(buffers.batch),
-                        static_cast<unsigned>(kvHeads),
+  return driver->launch(functions[index], gridX, gridY,
                         static_cast<unsigned>(info.block), stream, params,
-                        dynamicShared[index]);
+                        dynamicShared[index], gridZ);
 }
 
 const CostModel *

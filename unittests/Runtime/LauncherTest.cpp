@@ -55,7 +55,7 @@ protected:
 
 TEST_F(ManifestTest, ReadsKernelsAndTargets) {
   write(R"({"abi_version": 3, "kernels": [{"name": "k0", "block": 128,
-    "grid": "requests x num_kv_heads",
+    "grid": "requests x num_kv_heads", "q_tokens": 16,
     "shared_memory_bytes": 8320, "variant": "causal", "args": [
       {"name": "q", "kind": "memref", "element": "bf16", "shape": [-1, 32, 128]},
       {"name": "param0", "kind": "scalar", "element": "f32"}]}],
@@ -70,6 +70,7 @@ TEST_F(ManifestTest, ReadsKernelsAndTargets) {
   EXPECT_EQ(kernels[0].name, "k0");
   EXPECT_EQ(kernels[0].block, 128);
   EXPECT_EQ(kernels[0].grid, "requests x num_kv_heads");
+  EXPECT_EQ(kernels[0].qTokens, 16);
   EXPECT_EQ(kernels[0].sharedMemoryBytes, 8320);
   EXPECT_EQ(kernels[0].variant, "causal");
   ASSERT_EQ(kernels[0].args.size(), 2u);

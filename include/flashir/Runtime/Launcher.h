@@ -34,6 +34,8 @@ struct KernelInfo {
   std::string name;
   /// The grid the kernel expects, e.g. "requests x num_kv_heads".
   std::string grid;
+  /// Prefill kernels: query tokens per q tile (0: not a prefill kernel).
+  int64_t qTokens = 0;
   int64_t block = 0;
   int64_t sharedMemoryBytes = 0;
   std::string variant;
@@ -78,7 +80,7 @@ public:
   Status function(void *module, const std::string &name, void **fn);
   Status launch(void *fn, unsigned gridX, unsigned gridY, unsigned block,
                 void *stream, std::vector<void *> &params,
-                unsigned dynamicSharedBytes = 0);
+                unsigned dynamicSharedBytes = 0, unsigned gridZ = 1);
   /// Lets `fn` use `bytes` of dynamic shared memory (needed above 48 KiB).
   Status setMaxDynamicSharedMemory(void *fn, int64_t bytes);
   /// Encodes a tiled CUtensorMap (128 bytes at `map`) with the 128-byte
@@ -166,6 +168,13 @@ public:
   Status launch(const std::string &kernel, const DecodeBuffers &buffers,
                 void *stream = nullptr);
 
+  /// Launches prefill `kernel` (grid "requests x q_tiles x num_qo_heads" or
+  /// "... x num_kv_heads" with fused head groups) on `buffers`: grid (batch,
+  /// ceil(maxQoLen / q_tokens), heads). `maxQoLen`: the longest request's
+  /// query rows (tiles past a request's rows exit at once).
+  Status launchPrefill(const std::string &kernel, const DecodeBuffers &buffers,
+                       int64_t maxQoLen, void *stream = nullptr);
+
   /// One argument of launchArgs: a memref (device pointer + sizes; strides
   /// are row-major) or an f32 scalar.
   struct Arg {
@@ -186,6 +195,11 @@ public:
   const CostModel *calibratedCost(const std::string &kernel) const;
 
 private:
+  /// Packs the decode ABI (q ... lse, kv_maps, parameters) from `buffers`
+  /// and launches `info`'s kernel on the grid.
+  Status launchOn(const KernelInfo &info, const DecodeBuffers &buffers,
+                  unsigned gridX, unsigned gridY, unsigned gridZ, void *stream);
+
   CudaDriver *driver = nullptr;
   void *module = nullptr;
   std::vector<KernelInfo> kernels_;
