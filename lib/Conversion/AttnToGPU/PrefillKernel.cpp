@@ -324,6 +324,15 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
             b, b.getI64Type(),
             arith::MulIOp::create(b, element, cIndex(b, elementBytes))));
   };
+  // acc0 += a . B0, acc1 += a . B1 with the B fragments of two n-tiles from
+  // one ldmatrix.x4 at the lane's `address` (matrices 0, 1: B0; 2, 3: B1).
+  auto productPair = [&](LocBuilder &b, ArrayRef<Value> a, Value address,
+                         bool transpose, MutableArrayRef<Value> acc0,
+                         MutableArrayRef<Value> acc1) {
+    std::array<Value, 4> w = ldmatrix(b, address, transpose);
+    mma(b, a, w[0], w[1], acc0);
+    mma(b, a, w[2], w[3], acc1);
+  };
   // ldmatrix lane roles: matrix lane / 8, row lane % 8 of it.
   Value lmRow = arith::RemUIOp::create(b, lane, cIndex(b, 8));
   Value lmMatrix = arith::DivUIOp::create(b, lane, cIndex(b, 8));
@@ -365,10 +374,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
             Value col = arith::AddIOp::create(
                 b, arith::MulIOp::create(b, lmLow, cIndex(b, 8)),
                 cIndex(b, 16 * c));
-            std::array<Value, 4> w =
-                ldmatrix(b, ringAddress(b, slot, 0, key, col), false);
-            mma(b, qFrag[c], w[0], w[1], score[nt]);
-            mma(b, qFrag[c], w[2], w[3], score[nt + 1]);
+            productPair(b, qFrag[c], ringAddress(b, slot, 0, key, col),
+                        /*transpose=*/false, score[nt], score[nt + 1]);
           }
         }
         // Online softmax of both rows over the tile (base-2 domain).
@@ -450,10 +457,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
             Value col = arith::AddIOp::create(
                 b, arith::MulIOp::create(b, lmHigh, cIndex(b, 8)),
                 cIndex(b, 8 * nd));
-            std::array<Value, 4> w =
-                ldmatrix(b, ringAddress(b, slot, 1, key, col), true);
-            mma(b, pFrag[kk], w[0], w[1], o[nd]);
-            mma(b, pFrag[kk], w[2], w[3], o[nd + 1]);
+            productPair(b, pFrag[kk], ringAddress(b, slot, 1, key, col),
+                        /*transpose=*/true, o[nd], o[nd + 1]);
           }
         }
         for (int64_t nd = 0; nd < oTiles; ++nd)

@@ -198,8 +198,12 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
                           arith::MulIOp::create(b, meta.getOffset(),
                                                 cIndex(b, elementBytes))));
     };
-    kBase = poolBase(f.kPool);
-    vBase = poolBase(f.vPool);
+    // Row copies address the pools directly (tensor copies go through the
+    // tensor maps).
+    if (!tensor) {
+      kBase = poolBase(f.kPool);
+      vBase = poolBase(f.vPool);
+    }
     fullMask = arith::ConstantOp::create(b, b.getI32IntegerAttr(-1));
     laneIsZero = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, c0);
     // Lane 0 of each warp initialises the warp's barriers (one arrival: its
