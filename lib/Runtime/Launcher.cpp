@@ -532,6 +532,29 @@ Status DecodeLauncher::encodeKvMaps(const std::string &kernel, void *kPool,
   return Status::ok();
 }
 
+Status DecodeLauncher::refreshKvMaps(
+    KvMapsCache &cache, const std::string &kernel, void *kPool, void *vPool,
+    int64_t numPages,
+    const std::function<Status(const std::vector<unsigned char> &, bool)>
+        &upload) const {
+  if (!cache.bytes.empty() && cache.kernel == kernel && cache.kPool == kPool &&
+      cache.vPool == vPool && cache.numPages == numPages)
+    return Status::ok();
+  std::vector<unsigned char> bytes(kKvMapsBytes);
+  if (Status s = encodeKvMaps(kernel, kPool, vPool, numPages, bytes.data()); !s)
+    return s;
+  if (bytes != cache.bytes) {
+    if (Status s = upload(bytes, cache.bytes.empty()); !s)
+      return s;
+    cache.bytes = std::move(bytes);
+  }
+  cache.kernel = kernel;
+  cache.kPool = kPool;
+  cache.vPool = vPool;
+  cache.numPages = numPages;
+  return Status::ok();
+}
+
 Status DecodeLauncher::launch(const std::string &kernel,
                               const DecodeBuffers &buffers, void *stream) {
   const KernelInfo *info = find(kernel);
@@ -591,24 +614,20 @@ Status DecodeLauncher::launchOn(const KernelInfo &info,
                    "least one page");
   if (buffers.batch == 0)
     return Status::ok();
-  std::vector<unsigned char> maps(kKvMapsBytes);
-  if (Status s = encodeKvMaps(kernel, buffers.kPool, buffers.vPool,
-                              buffers.numPages, maps.data());
-      !s)
-    return s;
   if (!mapsBuffer)
     if (Status s = driver->alloc(kKvMapsBytes, &mapsBuffer); !s)
       return s;
-  if (maps != mapsUploaded) {
-    // Launches still running may read the previous maps.
-    if (!mapsUploaded.empty())
-      if (Status s = driver->synchronize(); !s)
-        return s;
-    if (Status s = driver->copyToDevice(mapsBuffer, maps.data(), maps.size());
-        !s)
-      return s;
-    mapsUploaded = maps;
-  }
+  if (Status s = refreshKvMaps(
+          maps, kernel, buffers.kPool, buffers.vPool, buffers.numPages,
+          [&](const std::vector<unsigned char> &bytes, bool first) {
+            // Launches still running may read the previous maps.
+            if (!first)
+              if (Status s = driver->synchronize(); !s)
+                return s;
+            return driver->copyToDevice(mapsBuffer, bytes.data(), bytes.size());
+          });
+      !s)
+    return s;
   void *data[] = {buffers.q,           buffers.qoIndptr, buffers.kPool,
                   buffers.vPool,       buffers.indptr,   buffers.indices,
                   buffers.lastPageLen, buffers.out,      buffers.lse,

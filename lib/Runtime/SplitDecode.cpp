@@ -190,26 +190,22 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
     return invalid("run() needs a page pool and an indices array");
   MetadataLayout layout(c);
   auto *base = static_cast<char *>(workspace);
-  std::vector<unsigned char> maps(kKvMapsBytes);
-  if (Status s =
-          bundle->encodeKvMaps(config.decodeKernel, buffers.kPool,
-                               buffers.vPool, buffers.numPages, maps.data());
+  if (Status s = bundle->refreshKvMaps(
+          maps, config.decodeKernel, buffers.kPool, buffers.vPool,
+          buffers.numPages,
+          [&](const std::vector<unsigned char> &bytes, bool first) {
+            // Launches still in flight may read the previous maps (or their
+            // copy the staging bytes).
+            if (!first)
+              if (Status s = driver->synchronizeStream(stream); !s)
+                return s;
+            char *staged = static_cast<char *>(staging) + stagingMapsOffset;
+            std::memcpy(staged, bytes.data(), bytes.size());
+            return driver->copyToDeviceAsync(base + mapsOffset, staged,
+                                             bytes.size(), stream);
+          });
       !s)
     return s;
-  if (maps != mapsUploaded) {
-    // Launches still in flight may read the previous maps (or their copy
-    // the staging bytes).
-    if (!mapsUploaded.empty())
-      if (Status s = driver->synchronizeStream(stream); !s)
-        return s;
-    char *staged = static_cast<char *>(staging) + stagingMapsOffset;
-    std::memcpy(staged, maps.data(), maps.size());
-    if (Status s = driver->copyToDeviceAsync(base + mapsOffset, staged,
-                                             maps.size(), stream);
-        !s)
-      return s;
-    mapsUploaded = maps;
-  }
   auto meta = [&](int64_t offset, int64_t size) {
     DecodeLauncher::Arg a;
     a.pointer = base + offset * 4;

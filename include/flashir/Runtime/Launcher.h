@@ -58,6 +58,15 @@ struct TargetInfo {
 /// Bytes of a kernel's `kv_maps` argument: the K and V CUtensorMaps.
 constexpr size_t kKvMapsBytes = 256;
 
+/// What a device copy of kv_maps holds and was encoded for (see
+/// DecodeLauncher::refreshKvMaps).
+struct KvMapsCache {
+  std::string kernel;
+  void *kPool = nullptr, *vPool = nullptr;
+  int64_t numPages = 0;
+  std::vector<unsigned char> bytes; ///< on the device; empty: nothing yet
+};
+
 /// Reads `<dir>/manifest.json` (ABI version 3).
 Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
                     std::vector<TargetInfo> &targets);
@@ -159,6 +168,17 @@ public:
   Status encodeKvMaps(const std::string &kernel, void *kPool, void *vPool,
                       int64_t numPages, void *out) const;
 
+  /// Keeps `cache`'s device copy of `kernel`'s kv_maps current for the
+  /// pools: encodes them only when the kernel or pools differ from the
+  /// cached ones, and calls `upload(bytes, first)` only when the bytes
+  /// differ from those on the device (`first`: nothing was uploaded yet, so
+  /// no launch can still be reading the copy).
+  Status refreshKvMaps(
+      KvMapsCache &cache, const std::string &kernel, void *kPool, void *vPool,
+      int64_t numPages,
+      const std::function<Status(const std::vector<unsigned char> &, bool)>
+          &upload) const;
+
   /// Launches decode `kernel` (grid "requests x num_kv_heads") on
   /// `buffers`: grid (batch, KV heads), the manifest's block; memref
   /// arguments as MLIR descriptors. Checks the grid and the argument count
@@ -210,7 +230,7 @@ private:
   std::map<std::string, std::vector<int64_t>> tensorMapBoxes;
   /// launch()'s kv_maps on the device and what they hold.
   void *mapsBuffer = nullptr;
-  std::vector<unsigned char> mapsUploaded;
+  KvMapsCache maps;
 };
 
 } // namespace flashir::runtime

@@ -95,10 +95,10 @@ private:
   void *workspace = nullptr, *staging = nullptr;
   int64_t workspaceBytes_ = 0, metadataBytes = 0;
   int64_t partialOOffset = 0, partialLseOffset = 0;
-  /// kv_maps in the workspace and in the staging buffer, and what was last
-  /// uploaded.
+  /// kv_maps in the workspace and in the staging buffer, and what the
+  /// workspace holds.
   int64_t mapsOffset = 0, stagingMapsOffset = 0;
-  std::vector<unsigned char> mapsUploaded;
+  KvMapsCache maps;
   Plan plan_;
   int64_t batch = 0;
 };
