@@ -386,6 +386,17 @@ def time_ms(fn, reps=50, warmup=10, inner=5):
     return statistics.median(times)
 
 
+def sdpa_ms(backend, q, k, v, is_causal=False, **timing):
+    """time_ms of PyTorch SDPA (GQA) restricted to one backend, after one
+    warm-up call; raises when the backend refuses the inputs."""
+    from torch.nn.attention import sdpa_kernel
+    with sdpa_kernel(backend):
+        fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=is_causal,
+                                                    enable_gqa=True)
+        fn()
+        return time_ms(fn, **timing)
+
+
 def bench_case(kernels, name, batch_size, kv_len, hq, variant_kernels, page_kernel, gen,
                chunk_len=None, peers=True):
     """FlashIR (paged) vs SDPA (contiguous) for one decode shape; chunk_len:
@@ -423,14 +434,11 @@ def bench_case(kernels, name, batch_size, kv_len, hq, variant_kernels, page_kern
     q = torch.randn(batch_size, k.hq, 1, k.d, device="cuda", dtype=torch.bfloat16)
     kc = torch.randn(batch_size, k.hkv, kv_len, k.d, device="cuda", dtype=torch.bfloat16)
     vc = torch.randn_like(kc)
-    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.attention import SDPBackend
     for label, backend in (("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION),
                            ("sdpa_fa2", SDPBackend.FLASH_ATTENTION)):
         try:
-            with sdpa_kernel(backend):
-                fn = lambda: F.scaled_dot_product_attention(q, kc, vc, enable_gqa=True)
-                fn()
-                ms = time_ms(fn)
+            ms = sdpa_ms(backend, q, kc, vc)
             row[f"{label}_ms"] = ms
             row[f"{label}_TBps"] = kv_bytes / ms / 1e9
         except Exception as e:  # a backend that refuses the shape
@@ -583,13 +591,11 @@ def main():
                     row["copy_rw_TBps"] = 2 * (kp.numel() + vp.numel()) * kp.element_size() / cms / 1e9
                     del dst_k, dst_v
                     # SDPA-cuDNN on contiguous KV of the same shape.
-                    from torch.nn.attention import SDPBackend, sdpa_kernel
+                    from torch.nn.attention import SDPBackend
                     q4 = torch.randn(b, k.hq, 1, k.d, device="cuda", dtype=k.dtype)
                     kc = torch.randn(b, k.hkv, l, k.d, device="cuda", dtype=k.dtype)
                     vc = torch.randn_like(kc)
-                    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-                        sms = time_ms(lambda: F.scaled_dot_product_attention(
-                            q4, kc, vc, enable_gqa=True))
+                    sms = sdpa_ms(SDPBackend.CUDNN_ATTENTION, q4, kc, vc)
                     row["sdpa_cudnn_TBps"] = nbytes / sms / 1e9
                     del q4, kc, vc
                     report["bench"].append(row)

@@ -15,7 +15,6 @@ import os
 import sys
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_check as gc  # noqa: E402
@@ -60,7 +59,7 @@ def main():
         module = gc.Module(open(path, "rb").read())
         kernels[label] = gc.load_kernels(manifest, module, chip)
     rows = []
-    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.attention import SDPBackend
     # (B x S, causal, head dim, FlashIR function, with FlexAttention): issue
     # 7's shapes; page 4096 holds a request's 4096 keys in one page (the
     # contiguous-KV figure for the paged one next to it).
@@ -85,11 +84,8 @@ def main():
         for peer, backend in (("sdpa_fa2", SDPBackend.FLASH_ATTENTION),
                               ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
             try:
-                with sdpa_kernel(backend):
-                    fn = lambda: F.scaled_dot_product_attention(
-                        q, kc, vc, is_causal=causal, enable_gqa=True)
-                    fn()
-                    ms = gc.time_ms(fn, reps=10, warmup=2, inner=2)
+                ms = gc.sdpa_ms(backend, q, kc, vc, is_causal=causal, reps=10, warmup=2,
+                                inner=2)
                 row[f"{peer}_ms"] = ms
                 row[f"{peer}_TFLOPs"] = flops(b, k.hq, s, k.d, causal) / ms / 1e9
             except Exception as e:  # the backend refuses GQA or the shape
