@@ -91,6 +91,13 @@ int64_t sharedMemoryBytes(gpu::GPUFuncOp func) {
   return bytes;
 }
 
+/// out[key] = the integer launch attribute `name`, where `launch` has it.
+void copyInteger(DictionaryAttr launch, StringRef name, llvm::json::Object &out,
+                 StringRef key) {
+  if (auto value = launch.getAs<IntegerAttr>(name))
+    out[key] = value.getInt();
+}
+
 /// Manifest entry of one kernel (chip-independent), read off its gpu.func.
 llvm::json::Object describe(gpu::GPUFuncOp func) {
   auto launch = func->getAttrOfType<DictionaryAttr>("attn.launch");
@@ -126,16 +133,10 @@ llvm::json::Object describe(gpu::GPUFuncOp func) {
   kernel["block"] =
       func.getKnownBlockSize() ? (*func.getKnownBlockSize())[0] : 0;
   if (launch) {
-    if (auto w = launch.getAs<IntegerAttr>("unroll"))
-      kernel["unroll"] = w.getInt();
-    // Prefill kernels: query rows per CTA (the q tile of the grid) and keys
-    // per K/V tile.
-    if (auto rows = launch.getAs<IntegerAttr>("q_rows"))
-      kernel["q_rows"] = rows.getInt();
-    if (auto kv = launch.getAs<IntegerAttr>("kv_tile"))
-      kernel["kv_tile"] = kv.getInt();
-    if (auto tokens = launch.getAs<IntegerAttr>("q_tokens"))
-      kernel["q_tokens"] = tokens.getInt();
+    // Prefill kernels also: query rows per CTA, keys per K/V tile and
+    // tokens per q tile (the grid's y extent divides by it).
+    for (StringRef name : {"unroll", "q_rows", "kv_tile", "q_tokens"})
+      copyInteger(launch, name, kernel, name);
     if (auto variant = launch.getAs<FlatSymbolRefAttr>("variant"))
       kernel["variant"] = variant.getValue().str();
   }
@@ -298,14 +299,13 @@ int main(int argc, char **argv) {
       llvm::json::Object facts;
       facts["shared_memory_bytes"] = sharedMemoryBytes(func);
       if (auto launch = func->getAttrOfType<DictionaryAttr>("attn.launch")) {
-        if (auto st = launch.getAs<IntegerAttr>("stages"))
-          facts["stages"] = st.getInt();
+        copyInteger(launch, "stages", facts, "stages");
         if (auto tc = launch.getAs<BoolAttr>("tensor_cores"))
           facts["tensor_cores"] = tc.getValue();
         if (auto bulk = launch.getAs<BoolAttr>("bulk_copy"))
           facts["bulk_copy"] = bulk.getValue();
-        if (auto dyn = launch.getAs<IntegerAttr>("dynamic_shared_memory"))
-          facts["dynamic_shared_memory_bytes"] = dyn.getInt();
+        copyInteger(launch, "dynamic_shared_memory", facts,
+                    "dynamic_shared_memory_bytes");
         if (auto box = launch.getAs<ArrayAttr>("tensor_map_box")) {
           llvm::json::Array extents;
           for (Attribute extent : box)
