@@ -298,44 +298,45 @@ def reference(k: Kernel, batch):
     for b, (lq, lkv) in enumerate(zip(batch["qo_lens"], batch["kv_lens"])):
         pages = batch["indices_l"][batch["indptr_l"][b]:batch["indptr_l"][b + 1]]
         if lkv:
-            kk = kp[pages].reshape(-1, k.hkv, k.d)[:lkv]
-            vv = vp[pages].reshape(-1, k.hkv, k.d)[:lkv]
-        for i in range(lq):
-            qpos = i + lkv - lq
-            qr = q64[row + i]  # [Hq, D]
-            if lkv == 0:
-                outs.append(torch.zeros(k.hq, k.d, dtype=torch.float64, device="cuda"))
-                lses.append(torch.full((k.hq,), -math.inf, dtype=torch.float64, device="cuda"))
-                continue
-            kh = kk.repeat_interleave(g, dim=1)  # [L, Hq, D]
-            vh = vv.repeat_interleave(g, dim=1)
-            s = torch.einsum("hd,lhd->hl", qr, kh) * scale
-            kpos = torch.arange(lkv, device="cuda")
-            keep = torch.ones(k.hq, lkv, dtype=torch.bool, device="cuda")
-            if k.variant in ("causal", "soft_cap", "alibi", "sliding_window"):
-                keep &= (kpos <= qpos)[None, :]
-            if k.variant == "soft_cap":
-                cap = batch["params"][0][1]
-                s = cap * torch.tanh(s / cap)
-            if k.variant == "alibi":
-                slopes = batch["params"][0][1].double()
-                s = s + slopes[:, None] * (kpos - qpos)[None, :].double()
-            if k.variant == "sliding_window":
-                w = int(batch["params"][0][1][b])
-                if w >= 0:
-                    keep &= (kpos + w >= qpos)[None, :]
-            s = s.masked_fill(~keep, -math.inf)
-            lse = torch.logsumexp(s, dim=1)
-            p = torch.exp(s - lse[:, None]).nan_to_num(0.0)
-            o = torch.einsum("hl,lhd->hd", p, vh)
-            empty = ~keep.any(dim=1)
-            o[empty] = 0
-            outs.append(o)
-            lses.append(lse)
+            kh = kp[pages].reshape(-1, k.hkv, k.d)[:lkv].repeat_interleave(g, dim=1)  # [L, Hq, D]
+            vh = vp[pages].reshape(-1, k.hkv, k.d)[:lkv].repeat_interleave(g, dim=1)
+        if lq == 0:
+            continue
+        if lkv == 0:
+            outs.append(torch.zeros(lq, k.hq, k.d, dtype=torch.float64, device="cuda"))
+            lses.append(torch.full((lq, k.hq), -math.inf, dtype=torch.float64, device="cuda"))
+            row += lq
+            continue
+        # All of the request's rows at once: s[h, i, l].
+        qr = q64[row:row + lq]  # [Lq, Hq, D]
+        qpos = torch.arange(lq, device="cuda") + (lkv - lq)
+        kpos = torch.arange(lkv, device="cuda")
+        s = torch.einsum("ihd,lhd->hil", qr, kh) * scale
+        keep = torch.ones(lq, lkv, dtype=torch.bool, device="cuda")
+        if k.variant in ("causal", "soft_cap", "alibi", "sliding_window"):
+            keep &= kpos[None, :] <= qpos[:, None]
+        if k.variant == "soft_cap":
+            cap = batch["params"][0][1]
+            s = cap * torch.tanh(s / cap)
+        if k.variant == "alibi":
+            slopes = batch["params"][0][1].double()
+            s = s + slopes[:, None, None] * (kpos[None, :] - qpos[:, None]).double()[None]
+        if k.variant == "sliding_window":
+            w = int(batch["params"][0][1][b])
+            if w >= 0:
+                keep &= (kpos[None, :] + w >= qpos[:, None])
+        s = s.masked_fill(~keep[None], -math.inf)
+        lse = torch.logsumexp(s, dim=2)  # [Hq, Lq]
+        p = torch.exp(s - lse[:, :, None]).nan_to_num(0.0)
+        o = torch.einsum("hil,lhd->ihd", p, vh)
+        o[~keep.any(dim=1)] = 0
+        outs.append(o)
+        lses.append(lse.transpose(0, 1))
+        del s, p
         row += lq
     if not outs:
         return None, None
-    return torch.stack(outs), torch.stack(lses)
+    return torch.cat(outs), torch.cat(lses)
 
 
 def check(k: Kernel, qo_lens, kv_lens, seed, chunk_len=512, empty_chunks=False):
@@ -524,6 +525,7 @@ def main():
                     kcases = [([37], [37], 6)] if args.small else [
                         ([64, 1, 130, 17], [64, 40, 300, 17], 6),
                         ([200, 3], [1000, 3], 7),
+                        ([4096, 1], [4096, 4097], 10),     # the longest prompt asked
                         ([r + 1, r + 1, r + 1, 0], [r + 1, 2 * r, 700, 5], 8),
                         ([1] * 16, [int(x) for x in torch.randint(
                             1, 300, (16,), generator=torch.Generator().manual_seed(9))], 9)]

@@ -48,29 +48,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | t
 python3 bench/gpu/gpu_check.py --bundle "$bundle" --out "$out" ${split:+--split-bundle "$split"} ${FLASHIR_SWEEP:+--sweep $FLASHIR_SWEEP} 2>&1 | tee "$out/gpu_check.log"
 status=${PIPESTATUS[0]}
 if [ -n "$prefill" ]; then
-  # Prefill kernels: checks (sm_90a cubin, sm_80 PTX via the driver) and
-  # the benchmark next to SDPA (FA2, cuDNN) and FlexAttention.
-  python3 bench/gpu/gpu_check.py --bundle "$prefill" --no-bench --out /tmp \
-    > "$out/prefill_checks.log" 2>&1 || status=1
-  tail -1 "$out/prefill_checks.log"
-  # The same kernels through the C++ runtime (DecodeLauncher::launchPrefill).
-  for chip in sm_90a sm_80:ptx; do
-    build-runtime/bench/gpu/flashir-decode-check "$prefill" $chip |
-      tee -a "$out/prefill_launch.log" | tail -1
-  done
-  if [ -d "$prefill-sm75" ]; then
-    # The f16 kernels' sm_75 PTX (m16n8k8, no cp.async) through the driver.
-    python3 bench/gpu/gpu_check.py --bundle "$prefill-sm75" --no-bench --out /tmp \
-      > "$out/prefill_checks_sm75.log" 2>&1 || status=1
-    tail -1 "$out/prefill_checks_sm75.log"
-  fi
-  python3 bench/gpu/prefill_bench.py --bundle "$prefill" --out "$out" \
-    > "$out/prefill_bench.log" 2>&1
-  tail -4 "$out/prefill_bench.log"
-  # Shared-prefix decoding composed from the prefill and decode kernels.
-  python3 bench/gpu/shared_prefix_bench.py --decode-bundle "$bundle" \
-    --prefill-bundle "$prefill" --out "$out" > "$out/shared_prefix.log" 2>&1 || status=1
-  tail -2 "$out/shared_prefix.log"
+  # Prefill kernels (issue 7): checks, sanitizers, benchmarks.
+  bench/gpu/prefill_check.sh "$prefill" "$out" "$bundle" || status=1
 fi
 if [ -n "${FLASHIR_NCU:-}" ] && command -v ncu >/dev/null; then
   # Where the decode kernel's bandwidth goes next to cuDNN's (one launch

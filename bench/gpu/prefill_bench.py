@@ -67,7 +67,9 @@ def main():
              for shape in args.shapes for causal in (False, True)]
     cases += [("4x4096", causal, d, ("causal" if causal else "plain") + f"_d{d}_g4_p16_bf16", False)
               for d in (64, 256) for causal in (False, True)]
-    cases += [("4x4096", False, 128, "plain_d128_g4_p4096_bf16", False)]
+    cases += [("4x4096", False, 128, "plain_d128_g4_p4096_bf16", False),
+              # 16 query rows per warp (Q in registers), the earlier layout.
+              ("4x4096", False, 128, "plain_d128_g4_p16_bf16_q64", False)]
     for shape, causal, d, func, with_flex in cases:
         b, s = (int(x) for x in shape.split("x"))
         row = {"case": f"B{b} S{s} d{d} Hq32/Hkv8", "causal": causal, "kernel": func}

@@ -1,7 +1,9 @@
 // Prefill kernel configurations for the GPU check (bench/gpu/gpu_check.py
 // --bundle build-gpu/bundle-prefill); scripts/gpu-bundle.sh compiles them
 // with flashir-bundle. Each attention carries the tiles attn-select-tiles
-// would record (q >= 16 rows: the tensor-core prefill kernel).
+// would record (q >= 16 rows: the tensor-core prefill kernel); the bf16 d64 /
+// d128 benchmark shapes take 128 rows on 4 warps (32 rows per warp, Q in
+// shared memory), plain_d128_g4_p16_bf16_q64 the 16-rows-per-warp layout.
 
 func.func @causal_d128_g4_p16_bf16(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
     %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
@@ -9,7 +11,7 @@ func.func @causal_d128_g4_p16_bf16(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x
   %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
   %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
   %o, %l = attn.attention @causal(%q, %kv)
-      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
       -> tensor<?x32x128xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
 }
@@ -69,7 +71,7 @@ func.func @causal_d128_g4_p16_f16_q128(%k: tensor<?x16x8x128xf16>, %v: tensor<?x
   return %o, %l : tensor<?x32x128xf16>, tensor<?x32xf32>
 }
 
-func.func @plain_d128_g4_p16_bf16(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
+func.func @plain_d128_g4_p16_bf16_q64(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
     %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
     %qo: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
   %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
@@ -80,13 +82,24 @@ func.func @plain_d128_g4_p16_bf16(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8
   return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
 }
 
+func.func @plain_d128_g4_p16_bf16(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
+}
+
 func.func @plain_d64_g4_p16_bf16(%k: tensor<?x16x8x64xbf16>, %v: tensor<?x16x8x64xbf16>, %indptr: tensor<?xi32>,
     %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x64xbf16>,
     %qo: tensor<?xi32>) -> (tensor<?x32x64xbf16>, tensor<?x32xf32>) {
   %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x64xbf16>, tensor<?x16x8x64xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 64, bf16>
   %q = attn.ragged_q %queries, %qo : tensor<?x32x64xbf16> -> !attn.ragged_q<heads = 32, head_dim = 64, bf16>
   %o, %l = attn.attention @plain(%q, %kv)
-      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 64, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 64, bf16>
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 64, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 64, bf16>
       -> tensor<?x32x64xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x64xbf16>, tensor<?x32xf32>
 }
@@ -97,7 +110,7 @@ func.func @causal_d64_g4_p16_bf16(%k: tensor<?x16x8x64xbf16>, %v: tensor<?x16x8x
   %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x64xbf16>, tensor<?x16x8x64xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 64, bf16>
   %q = attn.ragged_q %queries, %qo : tensor<?x32x64xbf16> -> !attn.ragged_q<heads = 32, head_dim = 64, bf16>
   %o, %l = attn.attention @causal(%q, %kv)
-      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 64, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 64, bf16>
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 64, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 64, bf16>
       -> tensor<?x32x64xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x64xbf16>, tensor<?x32xf32>
 }
@@ -130,7 +143,7 @@ func.func @plain_d128_g4_p4096_bf16(%k: tensor<?x4096x8x128xbf16>, %v: tensor<?x
   %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x4096x8x128xbf16>, tensor<?x4096x8x128xbf16> -> !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 128, bf16>
   %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
   %o, %l = attn.attention @plain(%q, %kv)
-      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 128, bf16>
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 128, bf16>
       -> tensor<?x32x128xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
 }

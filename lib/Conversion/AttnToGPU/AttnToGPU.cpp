@@ -108,8 +108,8 @@ struct ConvertAttnToGPUPass
       std::string name;
       int64_t stages;
       bool tensorCores;
-      /// Prefill: query rows per CTA (0: decode) and keys per K/V tile.
-      int64_t prefillRows = 0, kvTile = 0;
+      /// Prefill: query rows per CTA (0: decode), keys per K/V tile, warps.
+      int64_t prefillRows = 0, kvTile = 0, prefillWarps = 0;
     };
     SmallVector<Kernel> kernels;
     bool failedAny = false;
@@ -119,13 +119,14 @@ struct ConvertAttnToGPUPass
       int64_t opStages = numStages;
       bool opTensorCores = useTensorCores;
       // Attentions whose tiles (attn-select-tiles) take 16 or more query
-      // rows get the tensor-core prefill kernel: tiles.q rows per CTA (16
-      // per warp), K/V tiles of tiles.kv keys, its own shared-memory budget.
+      // rows get the tensor-core prefill kernel: tiles.q rows per CTA (32
+      // per warp where tiles.warps asks exactly that, else 16), K/V tiles of
+      // tiles.kv keys, its own shared-memory budget.
       // Split-KV ones stay decode kernels (the prefill kernel has no chunk
       // states yet).
       // sm_75 (no cp.async, no bf16 products): f16 prefill with m16n8k8
       // products and one synchronously filled K/V slot.
-      int64_t prefillRows = 0, kvTile = 0;
+      int64_t prefillRows = 0, kvTile = 0, prefillWarps = 0;
       TileConfigAttr tiles = op.getTilesAttr();
       bool turing = !info->hasCpAsync && tensorCores != 0 && reason.empty() &&
                     cast<PagedKVType>(op.getViews().front().getType())
@@ -136,10 +137,13 @@ struct ConvertAttnToGPUPass
         auto view = cast<PagedKVType>(op.getViews().front().getType());
         prefillRows = tiles.getQ();
         kvTile = tiles.getKv();
+        prefillWarps = tiles.getWarps() * 32 == prefillRows ? tiles.getWarps()
+                                                            : prefillRows / 16;
         opStages = turing ? 1 : std::max<int64_t>(2, tiles.getStages());
         int64_t bytes = prefillSharedMemoryBytes(
             kvTile, view.getHeadDim(), opStages,
-            view.getElementType().getIntOrFloatBitWidth() / 8);
+            view.getElementType().getIntOrFloatBitWidth() / 8, prefillRows,
+            prefillWarps);
         if (bytes > info->maxSharedMemoryPerBlock)
           reason = "at most " + std::to_string(info->maxSharedMemoryPerBlock) +
                    " bytes of shared memory per CTA on " + chip +
@@ -192,7 +196,7 @@ struct ConvertAttnToGPUPass
           (prefillRows ? "_prefill_" : "_decode_") +
           std::to_string(kernels.size());
       kernels.push_back({op, name, opStages, opTensorCores || prefillRows > 0,
-                         prefillRows, kvTile});
+                         prefillRows, kvTile, prefillWarps});
     });
     if (failedAny)
       return signalPassFailure();
@@ -233,7 +237,7 @@ struct ConvertAttnToGPUPass
                         entry.prefillRows,
                         entry.kvTile};
       if (entry.prefillRows) {
-        shape.warps = entry.prefillRows / 16;
+        shape.warps = entry.prefillWarps;
         shape.bulkCopy = shape.tensorCopy = false;
         shape.turing = !info->hasCpAsync;
         // Head groups fuse where a tile holds whole tokens' groups.
@@ -271,7 +275,8 @@ struct ConvertAttnToGPUPass
           int64_t dynamicBytes =
               entry.prefillRows ? prefillSharedMemoryBytes(
                                       entry.kvTile, shape.headDim, shape.stages,
-                                      shape.element.getIntOrFloatBitWidth() / 8)
+                                      shape.element.getIntOrFloatBitWidth() / 8,
+                                      entry.prefillRows, entry.prefillWarps)
               : entry.tensorCores ? sharedMemoryBytes(shape)
                                   : 0;
           launch.push_back(kb.getNamedAttr("dynamic_shared_memory",

@@ -58,8 +58,8 @@ struct DecodeShape {
   bool headsInnermost;
   Type element;
   float scale;
-  /// Prefill (PrefillKernel.cpp): query rows per CTA (16 per warp; 0: a
-  /// decode kernel) and keys per K/V tile.
+  /// Prefill (PrefillKernel.cpp): query rows per CTA (16 or 32 per warp;
+  /// 0: a decode kernel) and keys per K/V tile.
   int64_t prefillRows = 0, kvTile = 0;
   /// Prefill on sm_75: f16 m16n8k8 products (two per 16-wide k step) and
   /// K/V tiles staged by plain 16-byte loads and stores (no cp.async; one
@@ -70,9 +70,11 @@ struct DecodeShape {
   bool fusedHeadGroups = false;
 };
 
-/// Dynamic shared memory of the prefill kernel: the K/V ring.
+/// Dynamic shared memory of the prefill kernel: the K/V ring and, with 32
+/// query rows per warp (qRows = 32 warps), the Q tile.
 int64_t prefillSharedMemoryBytes(int64_t kvTile, int64_t headDim,
-                                 int64_t stages, int64_t elementBytes);
+                                 int64_t stages, int64_t elementBytes,
+                                 int64_t qRows, int64_t warps);
 
 /// Bytes of the kernel's workgroup buffer: the larger of the cp.async
 /// staging ring and the per-warp states of the final merge.

@@ -59,9 +59,30 @@ static bool maskImpliesCausal(Region &mask) {
   return implies(block.getTerminator()->getOperand(0));
 }
 
+/// Whether the mask hook `mask` is exactly `kpos sle qpos` (or `qpos sge
+/// kpos`): then tiles whose keys all precede the CTA's first query position
+/// need no mask at all.
+static bool maskIsCausal(Region &mask) {
+  if (mask.empty() || mask.front().getNumArguments() < 2)
+    return false;
+  Value qpos = mask.front().getArgument(0), kpos = mask.front().getArgument(1);
+  auto cmp = mask.front()
+                 .getTerminator()
+                 ->getOperand(0)
+                 .getDefiningOp<arith::CmpIOp>();
+  return cmp && ((cmp.getPredicate() == arith::CmpIPredicate::sle &&
+                  cmp.getLhs() == kpos && cmp.getRhs() == qpos) ||
+                 (cmp.getPredicate() == arith::CmpIPredicate::sge &&
+                  cmp.getLhs() == qpos && cmp.getRhs() == kpos));
+}
+
 int64_t prefillSharedMemoryBytes(int64_t kvTile, int64_t headDim,
-                                 int64_t stages, int64_t elementBytes) {
-  return stages * 2 * kvTile * (headDim + 8) * elementBytes;
+                                 int64_t stages, int64_t elementBytes,
+                                 int64_t qRows, int64_t warps) {
+  int64_t bytes = stages * 2 * kvTile * (headDim + 8) * elementBytes;
+  if (qRows > 16 * warps)
+    bytes += qRows * (headDim + 8) * elementBytes;
+  return bytes;
 }
 
 gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
@@ -75,7 +96,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   bool bf16 = s.element.isBF16();
 
   gpu::GPUFuncOp func = createKernel(
-      moduleBuilder, name, prefillSharedMemoryBytes(KV, D, S, elementBytes),
+      moduleBuilder, name,
+      prefillSharedMemoryBytes(KV, D, S, elementBytes, s.prefillRows, W),
       /*dynamicShared=*/true);
   Block &entry = func.getBody().front();
   OpBuilder ob = OpBuilder::atBlockBegin(&entry);
@@ -116,29 +138,33 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   Value tig = arith::RemUIOp::create(b, lane, cIndex(b, 4));
   Value tig2 = arith::MulIOp::create(b, tig, cIndex(b, 2));
 
-  // The lane's two rows (gid, gid + 8 of the warp's 16): their token within
-  // the request and their query head.
-  Value rowOf[2], headOf[2];
-  Value rowValid[2], qpos[2];
-  SmallVector<Value> paramsOf[2];
-  for (int64_t half = 0; half < 2; ++half) {
+  // The lane's rows: gid and gid + 8 of each of the warp's M m16 blocks
+  // (row index ri = 2 * block + half); their token within the request and
+  // their query head.
+  int64_t rowsPerWarp = s.prefillRows / W, M = rowsPerWarp / 16, R = 2 * M;
+  bool qShared = M > 1;
+  SmallVector<Value> rowOf(R), headOf(R), rowValid(R), qpos(R);
+  SmallVector<SmallVector<Value>> paramsOf(R);
+  Value warpRow = arith::MulIOp::create(b, warp, cIndex(b, rowsPerWarp));
+  auto tokenAndHead = [&](LocBuilder &b, Value r) -> std::pair<Value, Value> {
+    if (!fused)
+      return {arith::AddIOp::create(b, rowBase, r), head};
+    return {arith::AddIOp::create(b, rowBase,
+                                  arith::DivUIOp::create(b, r, cIndex(b, g))),
+            arith::AddIOp::create(
+                b, arith::MulIOp::create(b, f.kvHead, cIndex(b, g)),
+                arith::RemUIOp::create(b, r, cIndex(b, g)))};
+  };
+  for (int64_t ri = 0; ri < R; ++ri) {
     Value r = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, warp, cIndex(b, 16)),
-        arith::AddIOp::create(b, gid, cIndex(b, 8 * half)));
-    rowOf[half] = arith::AddIOp::create(
-        b, rowBase,
-        fused ? arith::DivUIOp::create(b, r, cIndex(b, g)).getResult() : r);
-    headOf[half] =
-        fused ? arith::AddIOp::create(
-                    b, arith::MulIOp::create(b, f.kvHead, cIndex(b, g)),
-                    arith::RemUIOp::create(b, r, cIndex(b, g)))
-                    .getResult()
-              : head;
-    paramsOf[half] = paramValues(b, f, headOf[half]);
-    rowValid[half] = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                           rowOf[half], f.numQ);
-    qpos[half] = arith::SubIOp::create(
-        b, arith::AddIOp::create(b, rowOf[half], f.numKv), f.numQ);
+        b, warpRow,
+        arith::AddIOp::create(b, gid, cIndex(b, 16 * (ri / 2) + 8 * (ri % 2))));
+    std::tie(rowOf[ri], headOf[ri]) = tokenAndHead(b, r);
+    paramsOf[ri] = paramValues(b, f, headOf[ri]);
+    rowValid[ri] =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowOf[ri], f.numQ);
+    qpos[ri] = arith::SubIOp::create(
+        b, arith::AddIOp::create(b, rowOf[ri], f.numKv), f.numQ);
   }
 
   auto pairType = VectorType::get({2}, s.element);
@@ -182,29 +208,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       acc[e] = LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{e});
   };
 
-  // Q's A fragments for k-step c (head dims 16c..16c+15): rows gid / gid+8,
-  // columns 2tig (+1) and 2tig + 8 (+1).
-  SmallVector<std::array<Value, 4>> qFrag;
-  Value zeroPair = arith::ConstantOp::create(
-      b, DenseElementsAttr::get(pairType, b.getZeroAttr(s.element)));
-  for (int64_t c = 0; c < D / 16; ++c) {
-    std::array<Value, 4> frag;
-    for (int64_t k = 0; k < 4; ++k) {
-      int64_t half = k % 2, hi = k / 2;
-      Value row = arith::MinUIOp::create(
-          b, arith::AddIOp::create(b, f.qBegin, rowOf[half]),
-          arith::SubIOp::create(b, arith::AddIOp::create(b, f.qBegin, f.numQ),
-                                c1));
-      Value d = arith::AddIOp::create(b, tig2, cIndex(b, 16 * c + 8 * hi));
-      Value pair = vector::LoadOp::create(b, pairType, f.q,
-                                          ValueRange{row, headOf[half], d});
-      frag[k] = operand(
-          b, arith::SelectOp::create(b, rowValid[half], pair, zeroPair));
-    }
-    qFrag.push_back(frag);
-  }
-
-  // The staging ring [slot][K or V][key][D + 8].
+  // The staging ring [slot][K or V][key][D + 8], then (qShared) the Q tile
+  // [row][D + 8].
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   Value ring = memref::ViewOp::create(
@@ -215,6 +220,109 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   Value ringBase = arith::IndexCastOp::create(
       b, b.getI64Type(),
       memref::ExtractAlignedPointerAsIndexOp::create(b, f.buf));
+  int64_t ringBytes = prefillSharedMemoryBytes(KV, D, S, elementBytes, 0, 1);
+  int64_t threads = 32 * W;
+  Type nvgpuToken = nvgpu::DeviceAsyncTokenType::get(ctx);
+  // Thread tid's 16-byte pieces p0 + tid (p0 = 0, threads, ...) of `pieces`.
+  auto forEachPiece = [&](LocBuilder &b, int64_t pieces,
+                          function_ref<void(LocBuilder &, Value)> fn) {
+    for (int64_t p0 = 0; p0 < pieces; p0 += threads) {
+      Value piece = arith::AddIOp::create(b, tid, cIndex(b, p0));
+      if (p0 + threads <= pieces) {
+        fn(b, piece);
+        continue;
+      }
+      scf::IfOp::create(b,
+                        arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                              piece, cIndex(b, pieces)),
+                        [&](OpBuilder &iob, Location loc) {
+                          LocBuilder ib(loc, iob);
+                          fn(ib, piece);
+                          scf::YieldOp::create(ib);
+                        });
+    }
+  };
+  // 16 bytes from `src` of `pool` to `dst` of `view`: cp.async, or (sm_75)
+  // a load and a store.
+  auto copy16 = [&](LocBuilder &b, Value view, ValueRange dst, Value pool,
+                    ValueRange src) {
+    if (s.turing)
+      vector::StoreOp::create(b, loadRaw(b, pool, src), view, dst,
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    else
+      nvgpu::DeviceAsyncCopyOp::create(
+          b, view, dst, pool, src, b.getIndexAttr(kVec),
+          /*srcElements=*/Value(), /*bypassL1=*/b.getUnitAttr());
+  };
+
+  // Q's A fragments for k-step c (head dims 16c..16c+15) of m block mb:
+  // rows gid / gid+8, columns 2tig (+1) and 2tig + 8 (+1). With one m block
+  // they stay in registers for the whole key loop; with two (32 rows per
+  // warp) they would not fit next to O, so the tile waits in shared memory
+  // (one cp.async group ahead of the K/V ring's) and each k-step reloads
+  // them by ldmatrix (FlashAttention-2's layout).
+  SmallVector<std::array<Value, 4>> qFrag;
+  Value qTileBase, qToken;
+  if (qShared) {
+    Value qView = memref::ViewOp::create(
+        b,
+        MemRefType::get({s.prefillRows, rowStride}, s.element,
+                        MemRefLayoutAttrInterface(), workgroup),
+        f.buf, cIndex(b, ringBytes), ValueRange{});
+    Value lastRow = arith::SubIOp::create(
+        b, arith::AddIOp::create(b, f.qBegin, f.numQ), c1);
+    forEachPiece(b, s.prefillRows * chunksPerRow, [&](LocBuilder &b, Value p) {
+      Value r = arith::DivUIOp::create(b, p, cIndex(b, chunksPerRow));
+      Value col = arith::MulIOp::create(
+          b, arith::RemUIOp::create(b, p, cIndex(b, chunksPerRow)),
+          cIndex(b, kVec));
+      auto [token, qHead] = tokenAndHead(b, r);
+      // Rows past the request copy its last row (never stored).
+      Value row = arith::MinUIOp::create(
+          b, arith::AddIOp::create(b, f.qBegin, token), lastRow);
+      copy16(b, qView, {r, col}, f.q, {row, qHead, col});
+    });
+    if (!s.turing)
+      qToken =
+          nvgpu::DeviceAsyncCreateGroupOp::create(b, nvgpuToken, ValueRange{});
+    // The lane's ldmatrix row: rows lane % 16 of its m block, columns
+    // 8 (lane / 16) of the k-step.
+    Value lrow = arith::AddIOp::create(
+        b, warpRow, arith::RemUIOp::create(b, lane, cIndex(b, 16)));
+    Value lcol = arith::MulIOp::create(
+        b, arith::DivUIOp::create(b, lane, cIndex(b, 16)), cIndex(b, 8));
+    qTileBase = arith::AddIOp::create(
+        b, ringBase,
+        arith::IndexCastOp::create(
+            b, b.getI64Type(),
+            arith::AddIOp::create(
+                b, cIndex(b, ringBytes),
+                arith::MulIOp::create(
+                    b,
+                    arith::AddIOp::create(
+                        b, arith::MulIOp::create(b, lrow, cIndex(b, rowStride)),
+                        lcol),
+                    cIndex(b, elementBytes)))));
+  } else {
+    Value zeroPair = arith::ConstantOp::create(
+        b, DenseElementsAttr::get(pairType, b.getZeroAttr(s.element)));
+    for (int64_t c = 0; c < D / 16; ++c) {
+      std::array<Value, 4> frag;
+      for (int64_t k = 0; k < 4; ++k) {
+        int64_t half = k % 2, hi = k / 2;
+        Value row = arith::MinUIOp::create(
+            b, arith::AddIOp::create(b, f.qBegin, rowOf[half]),
+            arith::SubIOp::create(b, arith::AddIOp::create(b, f.qBegin, f.numQ),
+                                  c1));
+        Value d = arith::AddIOp::create(b, tig2, cIndex(b, 16 * c + 8 * hi));
+        Value pair = vector::LoadOp::create(b, pairType, f.q,
+                                            ValueRange{row, headOf[half], d});
+        frag[k] = operand(
+            b, arith::SelectOp::create(b, rowValid[half], pair, zeroPair));
+      }
+      qFrag.push_back(frag);
+    }
+  }
 
   // A causal mask hides every key past the CTA's last query position:
   // those tiles are skipped (they would add exp2(-inf) = 0 and rescale by 1).
@@ -233,7 +341,6 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   }
   Value numTiles = arith::DivUIOp::create(
       b, arith::AddIOp::create(b, kLoopEnd, cIndex(b, KV - 1)), cIndex(b, KV));
-  int64_t threads = 32 * W, pieces = KV * chunksPerRow;
   Value lastKey = arith::SubIOp::create(b, f.kEnd, c1);
   // Copies of tile `it` into slot it % S: pieces (key, 16-byte chunk) of K
   // and V, thread t taking t, t + threads, ...; keys past the end copy the
@@ -241,50 +348,22 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   auto issue = [&](LocBuilder &b, Value it, ArrayRef<Value>) {
     Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
     Value t0 = arith::MulIOp::create(b, it, cIndex(b, KV));
-    for (int64_t p0 = 0; p0 < pieces; p0 += threads) {
-      auto copyPiece = [&](LocBuilder &b) {
-        Value piece = arith::AddIOp::create(b, tid, cIndex(b, p0));
-        Value key = arith::DivUIOp::create(b, piece, cIndex(b, chunksPerRow));
-        Value chunk = arith::RemUIOp::create(b, piece, cIndex(b, chunksPerRow));
-        Value j = arith::MinSIOp::create(b, arith::AddIOp::create(b, t0, key),
-                                         lastKey);
-        Value page = loadIndex(
-            b, f.indices,
-            arith::AddIOp::create(b, f.pageBegin,
-                                  arith::DivUIOp::create(b, j, cIndex(b, P))));
-        Value inPage = arith::RemUIOp::create(b, j, cIndex(b, P));
-        Value col = arith::MulIOp::create(b, chunk, cIndex(b, kVec));
-        for (int64_t kind = 0; kind < 2; ++kind) {
-          Value pool = kind ? f.vPool : f.kPool;
-          SmallVector<Value> dst = {slot, cIndex(b, kind), key, col};
-          SmallVector<Value> src = {page, inPage, f.kvHead, col};
-          if (s.turing)
-            vector::StoreOp::create(b, loadRaw(b, pool, src), ring, dst,
-                                    /*nontemporal=*/false,
-                                    llvm::MaybeAlign(16));
-          else
-            nvgpu::DeviceAsyncCopyOp::create(
-                b, ring, dst, pool, src, b.getIndexAttr(kVec),
-                /*srcElements=*/Value(), /*bypassL1=*/b.getUnitAttr());
-        }
-      };
-      if (p0 + threads <= pieces) {
-        copyPiece(b);
-      } else {
-        scf::IfOp::create(
-            b,
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                  arith::AddIOp::create(b, tid, cIndex(b, p0)),
-                                  cIndex(b, pieces)),
-            [&](OpBuilder &iob, Location loc) {
-              LocBuilder ib(loc, iob);
-              copyPiece(ib);
-              scf::YieldOp::create(ib);
-            });
-      }
-    }
+    forEachPiece(b, KV * chunksPerRow, [&](LocBuilder &b, Value piece) {
+      Value key = arith::DivUIOp::create(b, piece, cIndex(b, chunksPerRow));
+      Value chunk = arith::RemUIOp::create(b, piece, cIndex(b, chunksPerRow));
+      Value j =
+          arith::MinSIOp::create(b, arith::AddIOp::create(b, t0, key), lastKey);
+      Value page = loadIndex(
+          b, f.indices,
+          arith::AddIOp::create(b, f.pageBegin,
+                                arith::DivUIOp::create(b, j, cIndex(b, P))));
+      Value inPage = arith::RemUIOp::create(b, j, cIndex(b, P));
+      Value col = arith::MulIOp::create(b, chunk, cIndex(b, kVec));
+      for (int64_t kind = 0; kind < 2; ++kind)
+        copy16(b, ring, {slot, cIndex(b, kind), key, col},
+               kind ? f.vPool : f.kPool, {page, inPage, f.kvHead, col});
+    });
   };
-  Type nvgpuToken = nvgpu::DeviceAsyncTokenType::get(ctx);
   // ldmatrix.x4 at byte address `address` of the lane's row (shared).
   auto ldmatrix = [&](LocBuilder &b, Value address, bool transpose) {
     Value ptr = LLVM::IntToPtrOp::create(
@@ -324,14 +403,36 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
             b, b.getI64Type(),
             arith::MulIOp::create(b, element, cIndex(b, elementBytes))));
   };
-  // acc0 += a . B0, acc1 += a . B1 with the B fragments of two n-tiles from
-  // one ldmatrix.x4 at the lane's `address` (matrices 0, 1: B0; 2, 3: B1).
-  auto productPair = [&](LocBuilder &b, ArrayRef<Value> a, Value address,
-                         bool transpose, MutableArrayRef<Value> acc0,
-                         MutableArrayRef<Value> acc1) {
+  // Q's A fragments of k-step c for every m block.
+  auto qFragments = [&](LocBuilder &b, int64_t c) {
+    SmallVector<std::array<Value, 4>> frags;
+    if (!qShared) {
+      frags.push_back(qFrag[c]);
+      return frags;
+    }
+    for (int64_t mb = 0; mb < M; ++mb) {
+      int64_t offset = (16 * mb * rowStride + 16 * c) * elementBytes;
+      frags.push_back(
+          ldmatrix(b,
+                   arith::AddIOp::create(b, qTileBase,
+                                         arith::ConstantOp::create(
+                                             b, b.getI64IntegerAttr(offset))),
+                   /*transpose=*/false));
+    }
+    return frags;
+  };
+  // For every m block mb: acc0[mb] += a[mb] . B0, acc1[mb] += a[mb] . B1
+  // with the B fragments of two n-tiles from one ldmatrix.x4 at the lane's
+  // `address` (matrices 0, 1: B0; 2, 3: B1), shared by the m blocks.
+  auto productPairs = [&](LocBuilder &b, ArrayRef<std::array<Value, 4>> a,
+                          Value address, bool transpose,
+                          function_ref<Value *(int64_t)> acc0,
+                          function_ref<Value *(int64_t)> acc1) {
     std::array<Value, 4> w = ldmatrix(b, address, transpose);
-    mma(b, a, w[0], w[1], acc0);
-    mma(b, a, w[2], w[3], acc1);
+    for (int64_t mb = 0; mb < M; ++mb) {
+      mma(b, a[mb], w[0], w[1], MutableArrayRef<Value>(acc0(mb), 4));
+      mma(b, a[mb], w[2], w[3], MutableArrayRef<Value>(acc1(mb), 4));
+    }
   };
   // ldmatrix lane roles: matrix lane / 8, row lane % 8 of it.
   Value lmRow = arith::RemUIOp::create(b, lane, cIndex(b, 8));
@@ -339,10 +440,25 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   Value lmLow = arith::RemUIOp::create(b, lmMatrix, cIndex(b, 2));  // k half
   Value lmHigh = arith::DivUIOp::create(b, lmMatrix, cIndex(b, 2)); // n tile
 
-  // State per lane: m and l of both rows, O (D / 8 n-tiles x 4).
+  // Scores enter the softmax in the base-2 domain as val * factor: without
+  // a logits hook val is the raw Q.K^T product (factor = scale * log2(e)),
+  // so max and exp2(val * factor - m) cost one max and one fma per score;
+  // with a hook val = hook(raw * scale) * log2(e).
+  bool rawScores = variant.getLogits().empty() && s.scale > 0;
+  float factor = rawScores ? s.scale * kLog2E : 1.0f;
+  // Tiles that need no mask: every key is < kEnd and, where the mask is
+  // exactly causal, <= the CTA's first query position (signed: rows with
+  // fewer keys before them than rows have negative positions).
+  bool hasMask = !variant.getMask().empty();
+  bool causalOnly = hasMask && maskIsCausal(variant.getMask());
+  Value firstQpos = arith::SubIOp::create(
+      b, arith::AddIOp::create(b, rowBase, f.numKv), f.numQ);
+
+  // State per lane: m and l of its R rows, O (M x D / 8 n-tiles x 4).
   int64_t oTiles = D / 8, sTiles = KV / 8;
-  SmallVector<Value> inits = {negInf(b), negInf(b), zeroF, zeroF};
-  inits.append(4 * oTiles, zeroF);
+  SmallVector<Value> inits(R, negInf(b));
+  inits.append(R, zeroF);
+  inits.append(M * 4 * oTiles, zeroF);
   ValueRange done = buildStagedLoop(
       b, numTiles, inits, {},
       [&](LocBuilder &, Value) { return SmallVector<Value>(); }, issue,
@@ -363,115 +479,182 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         Value t0 = arith::MulIOp::create(b, it, cIndex(b, KV));
         // S = Q.K^T: n-tiles of 8 keys; ldmatrix.x4 gives the B fragments
         // of two n-tiles (matrices: k half lmLow, n-tile lmHigh).
-        SmallVector<std::array<Value, 4>> score(sTiles);
+        // score[mb * sTiles + nt]: 4 accumulators.
+        SmallVector<std::array<Value, 4>> score(M * sTiles);
         for (auto &acc : score)
           acc = {zeroF, zeroF, zeroF, zeroF};
-        for (int64_t nt = 0; nt < sTiles; nt += 2) {
-          Value key = arith::AddIOp::create(
-              b, arith::MulIOp::create(b, lmHigh, cIndex(b, 8)),
-              arith::AddIOp::create(b, lmRow, cIndex(b, 8 * nt)));
-          for (int64_t c = 0; c < D / 16; ++c) {
-            Value col = arith::AddIOp::create(
-                b, arith::MulIOp::create(b, lmLow, cIndex(b, 8)),
-                cIndex(b, 16 * c));
-            productPair(b, qFrag[c], ringAddress(b, slot, 0, key, col),
-                        /*transpose=*/false, score[nt], score[nt + 1]);
+        for (int64_t c = 0; c < D / 16; ++c) {
+          SmallVector<std::array<Value, 4>> a = qFragments(b, c);
+          Value col = arith::AddIOp::create(
+              b, arith::MulIOp::create(b, lmLow, cIndex(b, 8)),
+              cIndex(b, 16 * c));
+          for (int64_t nt = 0; nt < sTiles; nt += 2) {
+            Value key = arith::AddIOp::create(
+                b, arith::MulIOp::create(b, lmHigh, cIndex(b, 8)),
+                arith::AddIOp::create(b, lmRow, cIndex(b, 8 * nt)));
+            productPairs(
+                b, a, ringAddress(b, slot, 0, key, col), /*transpose=*/false,
+                [&](int64_t mb) { return score[mb * sTiles + nt].data(); },
+                [&](int64_t mb) { return score[mb * sTiles + nt + 1].data(); });
           }
         }
-        // Online softmax of both rows over the tile (base-2 domain).
-        Value m[2] = {carried[0], carried[1]}, l[2] = {carried[2], carried[3]};
-        Value corr[2], mSafe[2];
-        SmallVector<std::array<Value, 4>> x(sTiles);
-        for (int64_t half = 0; half < 2; ++half) {
-          Value tileMax = negInf(b);
+        // val of every score: x[ri][2 nt + e] (row ri, key t0 + 8 nt + 2tig
+        // + e).
+        SmallVector<SmallVector<Value>> x(R);
+        for (int64_t ri = 0; ri < R; ++ri)
           for (int64_t nt = 0; nt < sTiles; ++nt)
             for (int64_t e = 0; e < 2; ++e) {
+              Value raw = score[(ri / 2) * sTiles + nt][2 * (ri % 2) + e];
+              if (rawScores) {
+                x[ri].push_back(raw);
+                continue;
+              }
               Value j = arith::AddIOp::create(
                   b, t0, arith::AddIOp::create(b, tig2, cIndex(b, 8 * nt + e)));
-              Value raw = score[nt][2 * half + e];
-              Value v;
-              if (!variant.getLogits().empty()) {
-                SmallVector<Value> hookArgs = {
-                    arith::MulFOp::create(b, raw, cF32(b, s.scale)), qpos[half],
-                    j, headOf[half]};
-                hookArgs.append(paramsOf[half]);
-                v = arith::MulFOp::create(
-                    b, inlineHook(b, variant.getLogits(), hookArgs),
-                    cF32(b, kLog2E));
-              } else {
-                v = arith::MulFOp::create(b, raw, cF32(b, s.scale * kLog2E));
-              }
-              Value keep = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
-                                                 j, f.kEnd);
-              if (!variant.getMask().empty()) {
-                SmallVector<Value> hookArgs = {qpos[half], j, headOf[half]};
-                hookArgs.append(paramsOf[half]);
-                keep = arith::AndIOp::create(
-                    b, keep, inlineHook(b, variant.getMask(), hookArgs));
-              }
-              x[nt][2 * half + e] =
-                  arith::SelectOp::create(b, keep, v, negInf(b));
-              tileMax =
-                  arith::MaxNumFOp::create(b, tileMax, x[nt][2 * half + e]);
+              SmallVector<Value> hookArgs = {
+                  arith::MulFOp::create(b, raw, cF32(b, s.scale)), qpos[ri], j,
+                  headOf[ri]};
+              hookArgs.append(paramsOf[ri]);
+              Value v = variant.getLogits().empty()
+                            ? hookArgs[0]
+                            : inlineHook(b, variant.getLogits(), hookArgs);
+              x[ri].push_back(arith::MulFOp::create(b, v, cF32(b, kLog2E)));
             }
+        // Masking: keys past kEnd and the mask hook's; skipped on tiles that
+        // need none.
+        auto masked = [&](LocBuilder &b) {
+          SmallVector<Value> flat;
+          for (int64_t ri = 0; ri < R; ++ri)
+            for (int64_t nt = 0; nt < sTiles; ++nt)
+              for (int64_t e = 0; e < 2; ++e) {
+                Value j = arith::AddIOp::create(
+                    b, t0,
+                    arith::AddIOp::create(b, tig2, cIndex(b, 8 * nt + e)));
+                Value keep = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                                   j, f.kEnd);
+                if (hasMask) {
+                  SmallVector<Value> hookArgs = {qpos[ri], j, headOf[ri]};
+                  hookArgs.append(paramsOf[ri]);
+                  keep = arith::AndIOp::create(
+                      b, keep, inlineHook(b, variant.getMask(), hookArgs));
+                }
+                flat.push_back(arith::SelectOp::create(
+                    b, keep, x[ri][2 * nt + e], negInf(b)));
+              }
+          return flat;
+        };
+        SmallVector<Value> flat;
+        if (hasMask && !causalOnly) {
+          flat = masked(b);
+        } else {
+          Value tEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
+          Value full =
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ule, tEnd, f.kEnd);
+          if (causalOnly)
+            full = arith::AndIOp::create(
+                b, full,
+                arith::CmpIOp::create(b, arith::CmpIPredicate::sle, tEnd,
+                                      arith::AddIOp::create(b, firstQpos, c1)));
+          flat = llvm::to_vector(buildIf(
+              b, full,
+              [&](LocBuilder &) {
+                SmallVector<Value> all;
+                for (auto &row : x)
+                  all.append(row.begin(), row.end());
+                return all;
+              },
+              masked));
+        }
+        for (int64_t ri = 0; ri < R; ++ri)
+          for (int64_t i = 0; i < 2 * sTiles; ++i)
+            x[ri][i] = flat[ri * 2 * sTiles + i];
+
+        // Online softmax of the lane's rows over the tile (base 2).
+        SmallVector<Value> m(carried.begin(), carried.begin() + R),
+            l(carried.begin() + R, carried.begin() + 2 * R), corr(R), negM(R);
+        for (int64_t ri = 0; ri < R; ++ri) {
+          Value tileMax = x[ri][0];
+          for (int64_t i = 1; i < 2 * sTiles; ++i)
+            tileMax = arith::MaxNumFOp::create(b, tileMax, x[ri][i]);
           for (int32_t off : {1, 2})
             tileMax = arith::MaxNumFOp::create(b, tileMax,
                                                shuffleXor(b, tileMax, off));
-          Value mNew = arith::MaxNumFOp::create(b, m[half], tileMax);
-          mSafe[half] = arith::SelectOp::create(b, isNegInf(b, mNew),
+          if (factor != 1.0f)
+            tileMax = arith::MulFOp::create(b, tileMax, cF32(b, factor));
+          Value mNew = arith::MaxNumFOp::create(b, m[ri], tileMax);
+          Value mSafe = arith::SelectOp::create(b, isNegInf(b, mNew),
                                                 cF32(b, 0.0f), mNew);
-          corr[half] = math::Exp2Op::create(
-              b, arith::SubFOp::create(b, m[half], mSafe[half]));
-          l[half] = arith::MulFOp::create(b, l[half], corr[half]);
-          m[half] = mNew;
+          corr[ri] =
+              math::Exp2Op::create(b, arith::SubFOp::create(b, m[ri], mSafe));
+          negM[ri] = arith::NegFOp::create(b, mSafe);
+          l[ri] = arith::MulFOp::create(b, l[ri], corr[ri]);
+          m[ri] = mNew;
         }
-        // P as A fragments: k-step kk covers n-tiles 2kk, 2kk + 1.
-        SmallVector<std::array<Value, 4>> pFrag(sTiles / 2);
-        for (int64_t nt = 0; nt < sTiles; ++nt)
-          for (int64_t half = 0; half < 2; ++half) {
+        // P as A fragments: pFrag[mb * sTiles / 2 + kk] covers n-tiles 2kk,
+        // 2kk + 1 of m block mb.
+        SmallVector<std::array<Value, 4>> pFrag(M * sTiles / 2);
+        for (int64_t ri = 0; ri < R; ++ri)
+          for (int64_t nt = 0; nt < sTiles; ++nt) {
             Value p[2];
             for (int64_t e = 0; e < 2; ++e) {
-              p[e] = math::Exp2Op::create(
-                  b,
-                  arith::SubFOp::create(b, x[nt][2 * half + e], mSafe[half]));
-              l[half] = arith::AddFOp::create(b, l[half], p[e]);
+              Value arg =
+                  factor != 1.0f
+                      ? math::FmaOp::create(b, x[ri][2 * nt + e],
+                                            cF32(b, factor), negM[ri])
+                            .getResult()
+                      : arith::AddFOp::create(b, x[ri][2 * nt + e], negM[ri])
+                            .getResult();
+              p[e] = math::Exp2Op::create(b, arg);
+              l[ri] = arith::AddFOp::create(b, l[ri], p[e]);
             }
             Value pair = vector::FromElementsOp::create(
                 b, VectorType::get({2}, f32), ValueRange{p[0], p[1]});
-            pFrag[nt / 2][half + 2 * (nt % 2)] =
+            pFrag[(ri / 2) * (sTiles / 2) + nt / 2][ri % 2 + 2 * (nt % 2)] =
                 operand(b, arith::TruncFOp::create(b, pairType, pair));
           }
         // O = O * corr + P.V: ldmatrix.trans gives the B fragments of two
         // n-tiles of 8 head dims (matrices: key half lmLow, n-tile lmHigh).
-        SmallVector<Value> next = {m[0], m[1], l[0], l[1]};
-        SmallVector<std::array<Value, 4>> o(oTiles);
-        for (int64_t nd = 0; nd < oTiles; ++nd)
-          for (int64_t e = 0; e < 4; ++e)
-            o[nd][e] =
-                arith::MulFOp::create(b, carried[4 + 4 * nd + e], corr[e / 2]);
+        SmallVector<Value> next(m);
+        next.append(l);
+        SmallVector<std::array<Value, 4>> o(M * oTiles);
+        for (int64_t mb = 0; mb < M; ++mb)
+          for (int64_t nd = 0; nd < oTiles; ++nd)
+            for (int64_t e = 0; e < 4; ++e)
+              o[mb * oTiles + nd][e] = arith::MulFOp::create(
+                  b, carried[2 * R + 4 * (mb * oTiles + nd) + e],
+                  corr[2 * mb + e / 2]);
         for (int64_t kk = 0; kk < sTiles / 2; ++kk) {
           Value key = arith::AddIOp::create(
               b, arith::MulIOp::create(b, lmLow, cIndex(b, 8)),
               arith::AddIOp::create(b, lmRow, cIndex(b, 16 * kk)));
+          SmallVector<std::array<Value, 4>> a;
+          for (int64_t mb = 0; mb < M; ++mb)
+            a.push_back(pFrag[mb * (sTiles / 2) + kk]);
           for (int64_t nd = 0; nd < oTiles; nd += 2) {
             Value col = arith::AddIOp::create(
                 b, arith::MulIOp::create(b, lmHigh, cIndex(b, 8)),
                 cIndex(b, 8 * nd));
-            productPair(b, pFrag[kk], ringAddress(b, slot, 1, key, col),
-                        /*transpose=*/true, o[nd], o[nd + 1]);
+            productPairs(
+                b, a, ringAddress(b, slot, 1, key, col), /*transpose=*/true,
+                [&](int64_t mb) { return o[mb * oTiles + nd].data(); },
+                [&](int64_t mb) { return o[mb * oTiles + nd + 1].data(); });
           }
         }
-        for (int64_t nd = 0; nd < oTiles; ++nd)
-          next.append(o[nd].begin(), o[nd].end());
+        for (auto &acc : o)
+          next.append(acc.begin(), acc.end());
         // Every warp is done with this slot before it is refilled.
         gpu::BarrierOp::create(b);
         return next;
       });
+  // No copy may still be in flight when the CTA exits (the Q tile's group
+  // when the request has no key tile).
+  if (qToken)
+    nvgpu::DeviceAsyncWaitOp::create(b, qToken, b.getI32IntegerAttr(0));
 
-  // Finish both rows: l over the row's 4 lanes; no visible key: O = 0,
+  // Finish each row: l over the row's 4 lanes; no visible key: O = 0,
   // lse = -inf.
-  for (int64_t half = 0; half < 2; ++half) {
-    Value l = done[2 + half];
+  for (int64_t ri = 0; ri < R; ++ri) {
+    Value l = done[R + ri];
     for (int32_t off : {1, 2})
       l = arith::AddFOp::create(b, l, shuffleXor(b, l, off));
     Value empty =
@@ -480,29 +663,28 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         b, empty, cF32(b, 0.0f), arith::DivFOp::create(b, cF32(b, 1.0f), l));
     Value lse = arith::SelectOp::create(
         b, empty, negInf(b),
-        arith::AddFOp::create(
-            b, arith::MulFOp::create(b, done[half], cF32(b, kLn2)),
-            math::LogOp::create(b, l)));
-    scf::IfOp::create(b, rowValid[half], [&](OpBuilder &iob, Location loc) {
+        arith::AddFOp::create(b,
+                              arith::MulFOp::create(b, done[ri], cF32(b, kLn2)),
+                              math::LogOp::create(b, l)));
+    int64_t mb = ri / 2, half = ri % 2;
+    scf::IfOp::create(b, rowValid[ri], [&](OpBuilder &iob, Location loc) {
       LocBuilder b(loc, iob);
-      Value row = arith::AddIOp::create(b, f.qBegin, rowOf[half]);
+      Value row = arith::AddIOp::create(b, f.qBegin, rowOf[ri]);
       for (int64_t nd = 0; nd < oTiles; ++nd) {
+        int64_t at = 2 * R + 4 * (mb * oTiles + nd) + 2 * half;
         Value pair = vector::FromElementsOp::create(
             b, VectorType::get({2}, f32),
-            ValueRange{
-                arith::MulFOp::create(b, done[4 + 4 * nd + 2 * half], inv),
-                arith::MulFOp::create(b, done[4 + 4 * nd + 2 * half + 1],
-                                      inv)});
+            ValueRange{arith::MulFOp::create(b, done[at], inv),
+                       arith::MulFOp::create(b, done[at + 1], inv)});
         Value col = arith::AddIOp::create(b, tig2, cIndex(b, 8 * nd));
         vector::StoreOp::create(b, arith::TruncFOp::create(b, pairType, pair),
-                                f.out, ValueRange{row, headOf[half], col});
+                                f.out, ValueRange{row, headOf[ri], col});
       }
       scf::IfOp::create(
           b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tig, c0),
           [&](OpBuilder &tob, Location loc) {
             LocBuilder b(loc, tob);
-            memref::StoreOp::create(b, lse, f.lse,
-                                    ValueRange{row, headOf[half]});
+            memref::StoreOp::create(b, lse, f.lse, ValueRange{row, headOf[ri]});
             scf::YieldOp::create(b);
           });
       scf::YieldOp::create(b);

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine: issue 7's prefill steps, each small enough for one
+# device call (bench/gpu/gpu_check.sh runs them all after the decode steps).
+#   bench/gpu/prefill_check.sh PREFILL_BUNDLE OUT DECODE_BUNDLE [STEP...]
+# STEP: checks (float64 checks of every kernel: sm_90a cubin and sm_80 PTX,
+# the C++ launcher, the sm_75 f16 bundle PREFILL_BUNDLE-sm75), sanitize
+# (compute-sanitizer memcheck + racecheck), bench (prefill_bench.py), prefix
+# (shared_prefix_bench.py). Default: all four. Needs build-runtime (built
+# here when missing). Exit status: nonzero when a check failed.
+set -uo pipefail
+prefill=$1
+out=$2
+decode=$3
+shift 3
+steps=${*:-checks sanitize bench prefix}
+export PYTHONUNBUFFERED=1
+status=0
+if [ ! -x build-runtime/bench/gpu/flashir-decode-check ]; then
+  cmake -S . -B build-runtime -G Ninja -DFLASHIR_ENABLE_COMPILER=OFF \
+    -DFLASHIR_ENABLE_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+    cmake --build build-runtime >/dev/null || echo "runtime build failed"
+fi
+for step in $steps; do
+  case $step in
+  checks)
+    python3 bench/gpu/gpu_check.py --bundle "$prefill" --no-bench --out /tmp \
+      > "$out/prefill_checks.log" 2>&1 || status=1
+    tail -1 "$out/prefill_checks.log"
+    grep -c '^PASS' "$out/prefill_checks.log" | sed 's/^/PASS lines: /'
+    grep '^FAIL' "$out/prefill_checks.log" | head -5
+    # The same kernels through the C++ runtime (DecodeLauncher::launchPrefill).
+    for chip in sm_90a sm_80:ptx; do
+      build-runtime/bench/gpu/flashir-decode-check "$prefill" $chip |
+        tee -a "$out/prefill_launch.log" | tail -1
+    done
+    if [ -d "$prefill-sm75" ]; then
+      # The f16 kernels' sm_75 PTX (m16n8k8, no cp.async) through the driver.
+      python3 bench/gpu/gpu_check.py --bundle "$prefill-sm75" --no-bench --out /tmp \
+        > "$out/prefill_checks_sm75.log" 2>&1 || status=1
+      tail -1 "$out/prefill_checks_sm75.log"
+      grep -c '^PASS' "$out/prefill_checks_sm75.log" | sed 's/^/PASS lines (sm_75): /'
+    fi
+    ;;
+  sanitize)
+    for b in "$prefill" "$prefill-sm75"; do
+      [ -d "$b" ] || continue
+      for tool in memcheck racecheck; do
+        log="$out/prefill-sanitizer-$tool${b##*prefill}.log"
+        compute-sanitizer --tool $tool --error-exitcode 3 \
+          python3 bench/gpu/gpu_check.py --bundle "$b" --out /tmp --small > "$log" 2>&1
+        rc=$?
+        [ $rc = 0 ] || status=1
+        echo "compute-sanitizer $tool $b: exit $rc, $(grep -c '^PASS' "$log") checks," \
+          "$(grep -c 'ERROR SUMMARY: 0 errors' "$log") clean summaries"
+        grep -m3 -E "RACECHECK SUMMARY|ERROR SUMMARY" "$log"
+      done
+    done
+    ;;
+  bench)
+    python3 bench/gpu/prefill_bench.py --bundle "$prefill" --out "$out" \
+      > "$out/prefill_bench.log" 2>&1 || status=1
+    tail -4 "$out/prefill_bench.log"
+    ;;
+  prefix)
+    # Shared-prefix decoding composed from the prefill and decode kernels.
+    python3 bench/gpu/shared_prefix_bench.py --decode-bundle "$decode" \
+      --prefill-bundle "$prefill" --out "$out" > "$out/shared_prefix.log" 2>&1 || status=1
+    tail -2 "$out/shared_prefix.log"
+    ;;
+  *) echo "unknown step $step"; status=2 ;;
+  esac
+done
+exit $status
