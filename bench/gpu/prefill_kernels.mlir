@@ -3,7 +3,9 @@
 // with flashir-bundle. Each attention carries the tiles attn-select-tiles
 // would record (q >= 16 rows: the tensor-core prefill kernel); the bf16 d64 /
 // d128 benchmark shapes take 128 rows on 4 warps (32 rows per warp, Q in
-// shared memory), plain_d128_g4_p16_bf16_q64 the 16-rows-per-warp layout.
+// shared memory), plain_d128_g4_p16_bf16_q64 the 16-rows-per-warp layout;
+// plain_d128_g4_p16_bf16_fused is the shared-prefix benchmark's prefix part
+// (32 tokens x 4 heads per CTA).
 
 func.func @causal_d128_g4_p16_bf16(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
     %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
@@ -155,6 +157,17 @@ func.func @causal_d128_g4_p16_bf16_fused(%k: tensor<?x16x8x128xbf16>, %v: tensor
   %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
   %o, %l = attn.attention @causal(%q, %kv)
       {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, fused_head_groups, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
+}
+
+func.func @plain_d128_g4_p16_bf16_fused(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, fused_head_groups, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
       -> tensor<?x32x128xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
 }

@@ -76,6 +76,17 @@ static bool maskIsCausal(Region &mask) {
                   cmp.getLhs() == qpos && cmp.getRhs() == kpos));
 }
 
+/// 2^x by ex2.approx.ftz.f32: one MUFU.EX2 (math.exp2 lowers to the
+/// non-ftz form, which ptxas wraps in a denormal range check and two
+/// multiplications). Flushing results below 2^-126 to zero is harmless for
+/// probabilities relative to a running maximum.
+static Value exp2Ftz(LocBuilder &b, Value x) {
+  return LLVM::CallIntrinsicOp::create(
+             b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
+             ValueRange{x})
+      .getResult(0);
+}
+
 int64_t prefillSharedMemoryBytes(int64_t kvTile, int64_t headDim,
                                  int64_t stages, int64_t elementBytes,
                                  int64_t qRows, int64_t warps) {
@@ -364,10 +375,12 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                kind ? f.vPool : f.kPool, {page, inPage, f.kvHead, col});
     });
   };
-  // ldmatrix.x4 at byte address `address` of the lane's row (shared).
-  auto ldmatrix = [&](LocBuilder &b, Value address, bool transpose) {
-    Value ptr = LLVM::IntToPtrOp::create(
-        b, LLVM::LLVMPointerType::get(ctx, /*shared=*/3), address);
+  // ldmatrix.x4 at `offset` bytes past the shared pointer `base` of the
+  // lane's row (a GEP, so the offset folds into the instruction).
+  auto ldmatrix = [&](LocBuilder &b, Value base, int64_t offset,
+                      bool transpose) {
+    Value ptr = LLVM::GEPOp::create(b, base.getType(), b.getI8Type(), base,
+                                    ArrayRef<LLVM::GEPArg>{offset});
     Value result = NVVM::LdMatrixOp::create(
         b, LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32}), ptr,
         /*num=*/4, transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
@@ -379,30 +392,43 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           b, LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{e}));
     return words;
   };
-  // Byte address of element [slot][kind][key][col] of the ring.
-  auto ringAddress = [&](LocBuilder &b, Value slot, int64_t kind, Value key,
-                         Value col) -> Value {
+  // The lane's ldmatrix rows in a ring slot, in bytes: K (matrices: k half
+  // lmLow, n-tile lmHigh) and V (key half lmLow, n-tile lmHigh).
+  Value lmRow = arith::RemUIOp::create(b, lane, cIndex(b, 8));
+  Value lmMatrix = arith::DivUIOp::create(b, lane, cIndex(b, 8));
+  Value lmLow = arith::RemUIOp::create(b, lmMatrix, cIndex(b, 2));
+  Value lmHigh = arith::DivUIOp::create(b, lmMatrix, cIndex(b, 2));
+  auto laneBytes = [&](LocBuilder &b, Value rowBlock, Value colBlock) {
+    Value row = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, rowBlock, cIndex(b, 8)), lmRow);
     Value element = arith::AddIOp::create(
-        b,
-        arith::MulIOp::create(
-            b,
-            arith::AddIOp::create(
-                b,
-                arith::MulIOp::create(
-                    b,
-                    arith::AddIOp::create(
-                        b, arith::MulIOp::create(b, slot, cIndex(b, 2)),
-                        cIndex(b, kind)),
-                    cIndex(b, KV)),
-                key),
-            cIndex(b, rowStride)),
-        col);
-    return arith::AddIOp::create(
-        b, ringBase,
-        arith::IndexCastOp::create(
-            b, b.getI64Type(),
-            arith::MulIOp::create(b, element, cIndex(b, elementBytes))));
+        b, arith::MulIOp::create(b, row, cIndex(b, rowStride)),
+        arith::MulIOp::create(b, colBlock, cIndex(b, 8)));
+    return arith::IndexCastOp::create(
+        b, b.getI64Type(),
+        arith::MulIOp::create(b, element, cIndex(b, elementBytes)));
   };
+  Value kLane = laneBytes(b, lmHigh, lmLow),
+        vLane = laneBytes(b, lmLow, lmHigh);
+  int64_t tileBytes = KV * rowStride * elementBytes;
+  auto sharedPtr = [&](LocBuilder &b, Value address) -> Value {
+    return LLVM::IntToPtrOp::create(
+        b, LLVM::LLVMPointerType::get(ctx, /*shared=*/3), address);
+  };
+  // The lane's K (kind 0) or V (kind 1) row pointer in slot `slot`.
+  auto slotPtr = [&](LocBuilder &b, Value slot, int64_t kind) {
+    Value slotBytes = arith::MulIOp::create(
+        b, arith::IndexCastOp::create(b, b.getI64Type(), slot),
+        arith::ConstantOp::create(b, b.getI64IntegerAttr(2 * tileBytes)));
+    Value base = arith::AddIOp::create(
+        b, arith::AddIOp::create(b, ringBase, slotBytes), kind ? vLane : kLane);
+    if (kind)
+      base = arith::AddIOp::create(
+          b, base,
+          arith::ConstantOp::create(b, b.getI64IntegerAttr(tileBytes)));
+    return sharedPtr(b, base);
+  };
+  Value qTilePtr = qShared ? sharedPtr(b, qTileBase) : Value();
   // Q's A fragments of k-step c for every m block.
   auto qFragments = [&](LocBuilder &b, int64_t c) {
     SmallVector<std::array<Value, 4>> frags;
@@ -412,12 +438,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     }
     for (int64_t mb = 0; mb < M; ++mb) {
       int64_t offset = (16 * mb * rowStride + 16 * c) * elementBytes;
-      frags.push_back(
-          ldmatrix(b,
-                   arith::AddIOp::create(b, qTileBase,
-                                         arith::ConstantOp::create(
-                                             b, b.getI64IntegerAttr(offset))),
-                   /*transpose=*/false));
+      frags.push_back(ldmatrix(b, qTilePtr, offset, /*transpose=*/false));
     }
     return frags;
   };
@@ -425,20 +446,15 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // with the B fragments of two n-tiles from one ldmatrix.x4 at the lane's
   // `address` (matrices 0, 1: B0; 2, 3: B1), shared by the m blocks.
   auto productPairs = [&](LocBuilder &b, ArrayRef<std::array<Value, 4>> a,
-                          Value address, bool transpose,
+                          Value base, int64_t offset, bool transpose,
                           function_ref<Value *(int64_t)> acc0,
                           function_ref<Value *(int64_t)> acc1) {
-    std::array<Value, 4> w = ldmatrix(b, address, transpose);
+    std::array<Value, 4> w = ldmatrix(b, base, offset, transpose);
     for (int64_t mb = 0; mb < M; ++mb) {
       mma(b, a[mb], w[0], w[1], MutableArrayRef<Value>(acc0(mb), 4));
       mma(b, a[mb], w[2], w[3], MutableArrayRef<Value>(acc1(mb), 4));
     }
   };
-  // ldmatrix lane roles: matrix lane / 8, row lane % 8 of it.
-  Value lmRow = arith::RemUIOp::create(b, lane, cIndex(b, 8));
-  Value lmMatrix = arith::DivUIOp::create(b, lane, cIndex(b, 8));
-  Value lmLow = arith::RemUIOp::create(b, lmMatrix, cIndex(b, 2));  // k half
-  Value lmHigh = arith::DivUIOp::create(b, lmMatrix, cIndex(b, 2)); // n tile
 
   // Scores enter the softmax in the base-2 domain as val * factor: without
   // a logits hook val is the raw Q.K^T product (factor = scale * log2(e)),
@@ -483,17 +499,13 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         SmallVector<std::array<Value, 4>> score(M * sTiles);
         for (auto &acc : score)
           acc = {zeroF, zeroF, zeroF, zeroF};
+        Value kPtr = slotPtr(b, slot, 0), vPtr = slotPtr(b, slot, 1);
         for (int64_t c = 0; c < D / 16; ++c) {
           SmallVector<std::array<Value, 4>> a = qFragments(b, c);
-          Value col = arith::AddIOp::create(
-              b, arith::MulIOp::create(b, lmLow, cIndex(b, 8)),
-              cIndex(b, 16 * c));
           for (int64_t nt = 0; nt < sTiles; nt += 2) {
-            Value key = arith::AddIOp::create(
-                b, arith::MulIOp::create(b, lmHigh, cIndex(b, 8)),
-                arith::AddIOp::create(b, lmRow, cIndex(b, 8 * nt)));
             productPairs(
-                b, a, ringAddress(b, slot, 0, key, col), /*transpose=*/false,
+                b, a, kPtr, (8 * nt * rowStride + 16 * c) * elementBytes,
+                /*transpose=*/false,
                 [&](int64_t mb) { return score[mb * sTiles + nt].data(); },
                 [&](int64_t mb) { return score[mb * sTiles + nt + 1].data(); });
           }
@@ -584,8 +596,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           Value mNew = arith::MaxNumFOp::create(b, m[ri], tileMax);
           Value mSafe = arith::SelectOp::create(b, isNegInf(b, mNew),
                                                 cF32(b, 0.0f), mNew);
-          corr[ri] =
-              math::Exp2Op::create(b, arith::SubFOp::create(b, m[ri], mSafe));
+          corr[ri] = exp2Ftz(b, arith::SubFOp::create(b, m[ri], mSafe));
           negM[ri] = arith::NegFOp::create(b, mSafe);
           l[ri] = arith::MulFOp::create(b, l[ri], corr[ri]);
           m[ri] = mNew;
@@ -604,7 +615,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                             .getResult()
                       : arith::AddFOp::create(b, x[ri][2 * nt + e], negM[ri])
                             .getResult();
-              p[e] = math::Exp2Op::create(b, arg);
+              p[e] = exp2Ftz(b, arg);
               l[ri] = arith::AddFOp::create(b, l[ri], p[e]);
             }
             Value pair = vector::FromElementsOp::create(
@@ -624,18 +635,13 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                   b, carried[2 * R + 4 * (mb * oTiles + nd) + e],
                   corr[2 * mb + e / 2]);
         for (int64_t kk = 0; kk < sTiles / 2; ++kk) {
-          Value key = arith::AddIOp::create(
-              b, arith::MulIOp::create(b, lmLow, cIndex(b, 8)),
-              arith::AddIOp::create(b, lmRow, cIndex(b, 16 * kk)));
           SmallVector<std::array<Value, 4>> a;
           for (int64_t mb = 0; mb < M; ++mb)
             a.push_back(pFrag[mb * (sTiles / 2) + kk]);
           for (int64_t nd = 0; nd < oTiles; nd += 2) {
-            Value col = arith::AddIOp::create(
-                b, arith::MulIOp::create(b, lmHigh, cIndex(b, 8)),
-                cIndex(b, 8 * nd));
             productPairs(
-                b, a, ringAddress(b, slot, 1, key, col), /*transpose=*/true,
+                b, a, vPtr, (16 * kk * rowStride + 8 * nd) * elementBytes,
+                /*transpose=*/true,
                 [&](int64_t mb) { return o[mb * oTiles + nd].data(); },
                 [&](int64_t mb) { return o[mb * oTiles + nd + 1].data(); });
           }

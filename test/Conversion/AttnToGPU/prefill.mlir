@@ -30,9 +30,13 @@
 // CHECK: gpu.barrier
 // S = Q.K^T: K's B fragments by ldmatrix (8 n-tiles of 8 keys, 8 k-steps).
 // CHECK-COUNT-32: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
-// The causal mask hook, inlined per score.
+// Tiles whose keys all precede the CTA's first query position skip the
+// mask; the others apply the causal mask hook, inlined per score.
+// CHECK: scf.if
+// CHECK: } else {
 // CHECK: arith.cmpi sle
-// CHECK: math.exp2
+// Probabilities by ex2.approx.ftz (one MUFU.EX2 each).
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // P.V: V's B fragments by ldmatrix.trans.
 // CHECK-COUNT-32: nvvm.ldmatrix {{.*}} layout = #nvvm.mma_layout<col>
 // CHECK: gpu.barrier
@@ -146,4 +150,46 @@ func.func @too_large(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x256xbf16>)
        tiles = #attn.tiles<q = 64, kv = 128, warps = 4, stages = 2>} : !q, !kv
       -> tensor<?x8x256xbf16>, tensor<?x8xf32>
   return %o, %l : tensor<?x8x256xbf16>, tensor<?x8xf32>
+}
+
+// -----
+
+!q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+!pool = tensor<?x16x2x128xbf16>
+
+// 128 rows on 4 warps: 32 rows (two m16 blocks) per warp. Q waits in shared
+// memory after the K/V ring (69632 + 128 * 136 * 2 bytes), copied by
+// cp.async as its own group, and each k-step reloads its A fragments by
+// ldmatrix (K's B fragments then feed two mma each).
+// CHECK-LABEL: gpu.func @rows32_prefill_0
+// CHECK-SAME: block = 128 : i64
+// CHECK-SAME: dynamic_shared_memory = 104448 : i64
+// CHECK-SAME: q_rows = 128 : i64
+// CHECK: memref.view {{.*}} to memref<128x136xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy {{.*}} : memref<?x8x128xbf16> to memref<128x136xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_create_group
+// CHECK: scf.for
+// CHECK: nvvm.ldmatrix
+// CHECK: nvvm.mma.sync
+// CHECK: nvvm.mma.sync
+// CHECK: nvvm.mma.sync
+// CHECK: nvvm.mma.sync
+// No mask on a plain attention: keys past the end are masked on the last
+// tile only.
+// CHECK: scf.if
+// CHECK: } else {
+// CHECK: arith.cmpi slt
+// CHECK: arith.select
+// The Q group completes before the CTA exits.
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+func.func @rows32(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>)
+    -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x128xbf16> -> !q
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !q, !kv
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
 }
