@@ -9,7 +9,7 @@ d 128, page 16.
   prefill kernel with fused head groups (all B query rows against the
   prefix, cut into C chunks that run as C "requests" of B rows each, so the
   grid fills the GPU), the suffix part with the decode kernel, then one
-  merge of the C + 1 states (eq. 6, PyTorch ops: a weighted sum by einsum);
+  merge of the C + 1 states (eq. 6, PyTorch ops: a weighted sum);
 - policy: the faster of the two (what a runtime would choose per batch).
 
 Both are timed end to end on the GPU (every kernel and the merge); the
@@ -65,7 +65,7 @@ def merge(o, lse):
     m_safe = torch.where(torch.isinf(m), torch.zeros_like(m), m)
     w = torch.exp(lse - m_safe)
     total = w.sum(dim=0)
-    v = torch.einsum("nbh,nbhd->bhd", w, o.float()) / total.clamp_min(1e-30)[..., None]
+    v = (o.float() * w[..., None]).sum(dim=0) / total.clamp_min(1e-30)[..., None]
     return v, m_safe + torch.log(total)
 
 
