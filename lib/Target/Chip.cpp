@@ -209,14 +209,25 @@ std::string_view elementTypeName(ElementType type) {
 TileBudget estimate(const ChipInfo &chip, const TileChoice &tile,
                     int64_t headDim, int64_t bytes) {
   TileBudget budget;
-  budget.threads = 32 * tile.warps;
-  int64_t rowBytes = satMul(headDim, bytes);
-  int64_t kvBytes = satMul(satMul(satMul(tile.stages, tile.kv), rowBytes), 2);
-  int64_t qBytes = satMul(tile.q, rowBytes);
-  budget.sharedMemoryBytes =
-      kvBytes > std::numeric_limits<int64_t>::max() - qBytes
-          ? std::numeric_limits<int64_t>::max()
-          : kvBytes + qBytes;
+  if (tile.q >= 16) {
+    // The prefill kernel as convert-attn-to-gpu builds it: 32 rows per warp
+    // where the tile asks exactly that, else q / 16 warps; at least 2
+    // cp.async stages (1 synchronous slot without cp.async).
+    int64_t warps = tile.q == 32 * tile.warps ? tile.warps : tile.q / 16;
+    int64_t stages = chip.hasCpAsync ? std::max<int64_t>(2, tile.stages) : 1;
+    budget.threads = 32 * warps;
+    budget.sharedMemoryBytes = prefillSharedMemoryBytes(tile.q, tile.kv, warps,
+                                                        stages, headDim, bytes);
+  } else {
+    budget.threads = 32 * tile.warps;
+    int64_t rowBytes = satMul(headDim, bytes);
+    int64_t kvBytes = satMul(satMul(satMul(tile.stages, tile.kv), rowBytes), 2);
+    int64_t qBytes = satMul(tile.q, rowBytes);
+    budget.sharedMemoryBytes =
+        kvBytes > std::numeric_limits<int64_t>::max() - qBytes
+            ? std::numeric_limits<int64_t>::max()
+            : kvBytes + qBytes;
+  }
   int64_t threads = std::max<int64_t>(budget.threads, 1);
   budget.registersPerThread = ceilDiv(satMul(tile.q, headDim), threads) +
                               ceilDiv(satMul(tile.q, tile.kv), threads) +
@@ -252,7 +263,29 @@ int64_t effectiveRows(const TileRequest &request) {
   return satMul(request.avgQoLen, request.groupSize);
 }
 
-int64_t warpsForTile(const ChipInfo &, int64_t q) { return q >= 128 ? 8 : 4; }
+int64_t prefillSharedMemoryBytes(int64_t q, int64_t kv, int64_t warps,
+                                 int64_t stages, int64_t headDim,
+                                 int64_t elementBytes) {
+  int64_t row = satMul(headDim + kPrefillRowPad, elementBytes);
+  int64_t bytes = satMul(satMul(satMul(stages, 2), kv), row);
+  if (q <= 16 * warps)
+    return bytes;
+  int64_t qBytes = satMul(q, row);
+  return bytes > std::numeric_limits<int64_t>::max() - qBytes
+             ? std::numeric_limits<int64_t>::max()
+             : bytes + qBytes;
+}
+
+int64_t warpsForTile(const ChipInfo &chip, int64_t q, int64_t headDim,
+                     int64_t elementBytes) {
+  if (q < 16)
+    return 4;
+  if (q == 128 && chip.hasCpAsync && elementBytes == 2 && headDim <= 128 &&
+      prefillSharedMemoryBytes(q, 64, 4, 2, headDim, elementBytes) <=
+          chip.maxSharedMemoryPerBlock)
+    return 4;
+  return q / 16;
+}
 
 int64_t stagesForChip(const ChipInfo &chip) { return chip.hasCpAsync ? 2 : 1; }
 
@@ -293,7 +326,7 @@ TileSelection selectTile(const ChipInfo &chip, const TileRequest &request) {
 
   TileChoice smallest;
   for (int64_t q = startQ;; q /= 2) {
-    int64_t warps = warpsForTile(chip, q);
+    int64_t warps = warpsForTile(chip, q, request.headDim, bytes);
     bool haveFit = false;
     TileChoice firstFit;
     TileBudget firstFitBudget;
@@ -309,7 +342,10 @@ TileSelection selectTile(const ChipInfo &chip, const TileRequest &request) {
         result.budget = budget;
         return result;
       }
-      if (!haveFit) {
+      // Short of the target, the most resident warps (the larger kv on a
+      // tie): small-q tiles have few warps per CTA, so the ring's size
+      // decides how many CTAs share an SM.
+      if (!haveFit || budget.residentWarps() > firstFitBudget.residentWarps()) {
         haveFit = true;
         firstFit = tile;
         firstFitBudget = budget;

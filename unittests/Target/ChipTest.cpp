@@ -121,14 +121,15 @@ TEST(Chip, ElementTypes) {
 //===----------------------------------------------------------------------===//
 
 TEST(Budget, ByHandSm80Prefill) {
-  // q = 128, kv = 64, 8 warps, 2 stages, head_dim 128, f16 on sm_80:
-  //   shared memory = 2 * 64 * 128 * 2 * 2 (K, V) + 128 * 128 * 2 (Q)
-  //                 = 65536 + 32768 = 98304 bytes <= 166912;
+  // q = 128, kv = 64, 8 warps (16 rows each), 2 stages, head_dim 128, f16 on
+  // sm_80 -- the prefill kernel's budget:
+  //   shared memory = 2 stages * 2 (K, V) * 64 * (128 + 8) * 2 = 69632 bytes
+  //                   (Q stays in registers with 16 rows per warp);
   //   registers     = 128*128/256 (O) + 128*64/256 (S) + 48 = 64+32+48 = 144;
-  //   CTAs per SM   = min(167936 / (98304 + 1024) = 1,
+  //   CTAs per SM   = min(167936 / (69632 + 1024) = 2,
   //                       65536 / (144 * 256) = 1, 2048 / 256 = 8, 32) = 1.
   TileBudget b = estimate(chip("sm_80"), TileChoice{128, 64, 8, 2}, 128, 2);
-  EXPECT_EQ(b.sharedMemoryBytes, 98304);
+  EXPECT_EQ(b.sharedMemoryBytes, 69632);
   EXPECT_EQ(b.registersPerThread, 144);
   EXPECT_EQ(b.threads, 256);
   EXPECT_TRUE(b.fitsSharedMemory);
@@ -138,26 +139,58 @@ TEST(Budget, ByHandSm80Prefill) {
   EXPECT_EQ(b.residentWarps(), 8);
 }
 
-TEST(Budget, ByHandSm75Decode) {
-  // q = 16, kv = 64, 4 warps, 1 stage, head_dim 64, f16 on sm_75:
-  //   shared memory = 1 * 64 * 64 * 2 * 2 + 16 * 64 * 2 = 16384 + 2048;
-  //   registers     = 16*64/128 + 16*64/128 + 48 = 8 + 8 + 48 = 64;
-  //   CTAs per SM   = min(65536 / 18432 = 3, 65536 / (64*128) = 8,
-  //                       1024 / 128 = 8, 16) = 3.
+TEST(Budget, ByHandSm90aThirtyTwoRowsPerWarp) {
+  // q = 128 on 4 warps (32 rows each: Q in shared memory), kv = 64, 2
+  // stages, head_dim 128, bf16 on sm_90a:
+  //   shared memory = 69632 (K/V ring) + 128 * (128 + 8) * 2 (Q) = 104448;
+  //   registers     = 128*128/128 + 128*64/128 + 48 = 128+64+48 = 240;
+  //   CTAs per SM   = min(233472 / (104448 + 1024) = 2,
+  //                       65536 / (240 * 128) = 2, 2048 / 128 = 16, 32) = 2.
+  TileBudget b = estimate(chip("sm_90a"), TileChoice{128, 64, 4, 2}, 128, 2);
+  EXPECT_EQ(b.sharedMemoryBytes, 104448);
+  EXPECT_EQ(b.sharedMemoryBytes,
+            prefillSharedMemoryBytes(128, 64, 4, 2, 128, 2));
+  EXPECT_EQ(b.registersPerThread, 240);
+  EXPECT_EQ(b.threads, 128);
+  EXPECT_EQ(b.ctasPerSM, 2);
+  EXPECT_EQ(b.residentWarps(), 8);
+  // The same tile does not fit sm_86's 101376 bytes per CTA.
+  EXPECT_FALSE(estimate(chip("sm_86"), TileChoice{128, 64, 4, 2}, 128, 2)
+                   .fitsSharedMemory);
+}
+
+TEST(Budget, ByHandSm75SixteenRows) {
+  // q = 16, kv = 64, 1 stage, head_dim 64, f16 on sm_75: the prefill kernel
+  // runs 16 rows on 1 warp whatever tile.warps says:
+  //   shared memory = 1 * 2 * 64 * (64 + 8) * 2 = 18432;
+  //   registers     = 16*64/32 + 16*64/32 + 48 = 32 + 32 + 48 = 112;
+  //   CTAs per SM   = min(65536 / 18432 = 3, 65536 / (112*32) = 18,
+  //                       1024 / 32 = 32, 16) = 3.
   TileBudget b = estimate(chip("sm_75"), TileChoice{16, 64, 4, 1}, 64, 2);
   EXPECT_EQ(b.sharedMemoryBytes, 18432);
-  EXPECT_EQ(b.registersPerThread, 64);
+  EXPECT_EQ(b.threads, 32);
+  EXPECT_EQ(b.registersPerThread, 112);
   EXPECT_EQ(b.ctasPerSM, 3);
-  EXPECT_EQ(b.residentWarps(), 12);
+  EXPECT_EQ(b.residentWarps(), 3);
+}
+
+TEST(Budget, ByHandDecodeRow) {
+  // q = 1 (the decode kernels, their own shared-memory model): 1 stage * 64
+  // keys * 64 * 2 bytes * 2 (K, V) + 1 * 64 * 2 (Q) = 16512 bytes;
+  // registers 1 + 1 + 48 on 128 threads.
+  TileBudget b = estimate(chip("sm_75"), TileChoice{1, 64, 4, 1}, 64, 2);
+  EXPECT_EQ(b.sharedMemoryBytes, 16512);
+  EXPECT_EQ(b.threads, 128);
+  EXPECT_EQ(b.registersPerThread, 50);
 }
 
 TEST(Budget, LimitsAreChecked) {
   // Exactly the per-block limit fits; one byte over does not.
-  // q = 64, kv = 32, 1 stage, d = 256, f16: 32768 + 32768 = 65536.
-  TileBudget exact = estimate(chip("sm_75"), TileChoice{64, 32, 4, 1}, 256, 2);
+  // q = 64, kv = 64, 1 slot, d = 248, f16: 2 * 64 * (248 + 8) * 2 = 65536.
+  TileBudget exact = estimate(chip("sm_75"), TileChoice{64, 64, 4, 1}, 248, 2);
   EXPECT_EQ(exact.sharedMemoryBytes, 65536);
   EXPECT_TRUE(exact.fitsSharedMemory);
-  TileBudget over = estimate(chip("sm_75"), TileChoice{64, 32, 4, 1}, 258, 2);
+  TileBudget over = estimate(chip("sm_75"), TileChoice{64, 64, 4, 1}, 249, 2);
   EXPECT_FALSE(over.fitsSharedMemory);
   EXPECT_FALSE(over.fits());
   EXPECT_EQ(over.ctasPerSM, 0);
@@ -196,8 +229,10 @@ TEST(Select, DecodeFusedGroupOfEightUses16Rows) {
     EXPECT_EQ(s.effectiveRows, 8);
     EXPECT_EQ(s.choice.q, 16) << info.name;
   }
+  // One warp of 16 rows per CTA: no kv reaches 8 resident warps, kv = 32
+  // packs the most CTAs (4) per SM.
   EXPECT_EQ(select("sm_80", request(128, ElementType::F16, 1, 8, true)),
-            (TileChoice{16, 64, 4, 2}));
+            (TileChoice{16, 32, 1, 2}));
   // A group of 1 fused is still one row.
   EXPECT_EQ(select("sm_80", request(128, ElementType::F16, 1, 1, true)).q, 1);
 }
@@ -221,7 +256,8 @@ TEST(Select, QTileCoversTheEffectiveRows) {
         select("sm_90a", request(64, ElementType::F16, c.avg, c.g, c.fused));
     EXPECT_EQ(t.q, c.q) << "avg " << c.avg << " g " << c.g << " fused "
                         << c.fused;
-    EXPECT_EQ(t.warps, c.q == 128 ? 8 : 4);
+    // 4 warps of 32 rows at q = 128 (d 64 on sm_90a), else 16 rows each.
+    EXPECT_EQ(t.warps, c.q == 1 || c.q == 128 ? 4 : c.q / 16);
   }
 }
 
@@ -235,23 +271,30 @@ TEST(Select, PrefillUsesLargeTilesWithinBudget) {
       EXPECT_LE(s.budget.sharedMemoryBytes, info.maxSharedMemoryPerBlock);
     }
   }
+  // 32 rows per warp where cp.async exists (the H200's best: kv 64 at
+  // d 128, 2 CTAs per SM); sm_75 keeps 16 rows per warp.
   EXPECT_EQ(select("sm_80", request(64, ElementType::F16, 512)),
-            (TileChoice{128, 128, 8, 2}));
+            (TileChoice{128, 64, 4, 2}));
   EXPECT_EQ(select("sm_80", request(128, ElementType::F16, 512)),
-            (TileChoice{128, 128, 8, 2}));
+            (TileChoice{128, 32, 4, 2}));
+  EXPECT_EQ(select("sm_90a", request(128, ElementType::BF16, 512)),
+            (TileChoice{128, 64, 4, 2}));
   EXPECT_EQ(select("sm_75", request(128, ElementType::F16, 512)),
             (TileChoice{128, 64, 8, 1}));
+  // sm_86's 99 KiB per CTA cannot hold the 32-row tile with 64-key tiles.
+  EXPECT_EQ(select("sm_86", request(128, ElementType::BF16, 512)),
+            (TileChoice{128, 64, 8, 2}));
 }
 
 TEST(Select, HeadDim256IsSmallerOnTuring) {
   TileChoice turing = select("sm_75", request(256, ElementType::F16, 512));
   TileChoice ampere = select("sm_80", request(256, ElementType::F16, 512));
   TileChoice hopper = select("sm_90a", request(256, ElementType::F16, 512));
-  EXPECT_EQ(turing, (TileChoice{64, 32, 4, 1}));
-  EXPECT_EQ(ampere, (TileChoice{128, 32, 8, 2}));
+  // d 256 keeps 16 rows per warp (O would need 256 registers with 32).
+  EXPECT_EQ(turing, (TileChoice{128, 32, 8, 1}));
+  EXPECT_EQ(ampere, (TileChoice{128, 64, 8, 2}));
   EXPECT_EQ(hopper, (TileChoice{128, 64, 8, 2}));
   EXPECT_LT(turing.q * turing.kv, ampere.q * ampere.kv);
-  EXPECT_LT(ampere.q * ampere.kv, hopper.q * hopper.kv);
 }
 
 TEST(Select, Bf16OnTuringIsRefused) {
@@ -270,10 +313,10 @@ TEST(Select, OversizedHeadDimNamesTheBudget) {
   EXPECT_EQ(s.reason, "head_dim 1024 (f16) needs 133120 bytes of shared "
                       "memory for the smallest tile (q = 1, kv = 32, 1 "
                       "stage), sm_75 allows 65536");
-  // Prefill, d = 4096 on sm_90a: 2 * 32 * 4096 * 2 * 2 + 16 * 4096 * 2.
+  // Prefill, d = 4096 on sm_90a: 2 stages * 2 * 32 * (4096 + 8) * 2.
   s = selectTile(chip("sm_90a"), request(4096, ElementType::F16, 512));
   ASSERT_FALSE(s.ok);
-  EXPECT_EQ(s.reason, "head_dim 4096 (f16) needs 1179648 bytes of shared "
+  EXPECT_EQ(s.reason, "head_dim 4096 (f16) needs 1050624 bytes of shared "
                       "memory for the smallest tile (q = 16, kv = 32, 2 "
                       "stages), sm_90a allows 232448");
 }
@@ -327,7 +370,8 @@ TEST(Select, EverySelectionFitsItsBudget) {
                   << where;
               EXPECT_EQ(s.choice.q == 1, effectiveRows(r) == 1) << where;
               EXPECT_EQ(s.choice.stages, stagesForChip(info)) << where;
-              EXPECT_EQ(s.choice.warps, warpsForTile(info, s.choice.q))
+              EXPECT_EQ(s.choice.warps,
+                        warpsForTile(info, s.choice.q, d, elementBytes(type)))
                   << where;
             }
           }

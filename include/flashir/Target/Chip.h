@@ -99,14 +99,17 @@ inline constexpr int64_t kRegisterOverhead = 48;
 
 /// The resources one CTA of a tile configuration needs on a chip.
 struct TileBudget {
-  /// Shared memory of one CTA (bytes):
-  /// stages * kv * headDim * bytes * 2 (K and V) + q * headDim * bytes (Q).
+  /// Shared memory of one CTA (bytes). Prefill tiles (q >= 16): exactly the
+  /// prefill kernel's, prefillSharedMemoryBytes with its warps and stages;
+  /// q = 1: stages * kv * headDim * bytes * 2 (K and V) + q * headDim *
+  /// bytes (Q).
   int64_t sharedMemoryBytes = 0;
   /// Estimated 32-bit registers per thread: the f32 output accumulator
   /// ceil(q * headDim / threads) + the f32 scores ceil(q * kv / threads)
   /// + kRegisterOverhead.
   int64_t registersPerThread = 0;
-  /// Threads of one CTA: 32 * warps.
+  /// Threads of one CTA: 32 * warps (the prefill kernel's: tile.warps when
+  /// q == 32 * tile.warps, else q / 16).
   int64_t threads = 0;
   /// CTAs of this configuration that can be resident on one SM at once
   /// (limited by shared memory, registers, threads and the block limit);
@@ -154,9 +157,27 @@ struct TileSelection {
 /// (saturating at INT64_MAX).
 int64_t effectiveRows(const TileRequest &request);
 
-/// Warps of a CTA with a `q`-row tile: 8 for q = 128 (one 16-row MMA slab
-/// per warp; two 64-row warpgroups for wgmma on sm_90a), else 4.
-int64_t warpsForTile(const ChipInfo &chip, int64_t q);
+/// Elements the tensor-core prefill kernel pads each staged K/V (and Q) row
+/// by, so the 8 rows an ldmatrix phase reads sit in 8 bank groups.
+inline constexpr int64_t kPrefillRowPad = 8;
+
+/// Dynamic shared memory of the tensor-core prefill kernel
+/// (convert-attn-to-gpu) for `q` rows on `warps` warps: a ring of `stages`
+/// K/V tiles of `kv` padded rows, plus the padded Q tile when the warps own
+/// 32 rows each (q == 32 * warps); saturates at INT64_MAX.
+int64_t prefillSharedMemoryBytes(int64_t q, int64_t kv, int64_t warps,
+                                 int64_t stages, int64_t headDim,
+                                 int64_t elementBytes);
+
+/// Warps of a CTA with a `q`-row tile of head dim `headDim`: 4 for decode
+/// (q = 1); for the prefill kernel 32 rows per warp (q = 128 on 4 warps, Q in
+/// shared memory: half the K/V fragment loads and copies per product, 0.65x
+/// -> 0.86x FlashAttention-2 at d 128 on the H200) where the chip has
+/// cp.async, 16-bit elements, the head dim is at most 128 (O's accumulators fit
+/// in registers) and 64-key tiles fit the shared memory; else 16 rows per warp
+/// (q / 16 warps).
+int64_t warpsForTile(const ChipInfo &chip, int64_t q, int64_t headDim,
+                     int64_t elementBytes);
 
 /// K/V pipeline stages: 2 where cp.async exists (sm_80+), else 1 (sm_75
 /// double-buffers through registers).
@@ -172,10 +193,10 @@ inline constexpr int64_t kTargetResidentWarps = 8;
 ///  2. rows = effectiveRows(request); q = the smallest of {1, 16, 32, 64, 128}
 ///     that covers rows, capped at 128 (q = 1, the CUDA-core path, only for
 ///     rows == 1).
-///  3. warps = warpsForTile(q), stages = stagesForChip().
+///  3. warps = warpsForTile(q, headDim), stages = stagesForChip().
 ///  4. kv = the largest of {128, 64, 32} whose budget fits and keeps at least
-///     kTargetResidentWarps warps resident per SM; failing that, the largest
-///     that fits at all.
+///     kTargetResidentWarps warps resident per SM; failing that, the one that
+///     fits with the most resident warps (the largest on a tie).
 ///  5. If no kv fits, q is halved (not below 16; q = 1 is never changed) and
 ///     step 3 repeats.
 ///

@@ -25,6 +25,8 @@
 
 #include "DecodeKernel.h"
 
+#include "flashir/Target/Chip.h"
+
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -90,10 +92,8 @@ static Value exp2Ftz(LocBuilder &b, Value x) {
 int64_t prefillSharedMemoryBytes(int64_t kvTile, int64_t headDim,
                                  int64_t stages, int64_t elementBytes,
                                  int64_t qRows, int64_t warps) {
-  int64_t bytes = stages * 2 * kvTile * (headDim + 8) * elementBytes;
-  if (qRows > 16 * warps)
-    bytes += qRows * (headDim + 8) * elementBytes;
-  return bytes;
+  return flashir::target::prefillSharedMemoryBytes(qRows, kvTile, warps, stages,
+                                                   headDim, elementBytes);
 }
 
 gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
@@ -103,7 +103,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   int64_t D = s.headDim, g = s.group, W = s.warps, S = s.stages, KV = s.kvTile,
           P = s.pageSize;
   int64_t elementBytes = s.element.getIntOrFloatBitWidth() / 8;
-  int64_t rowStride = D + 8, chunksPerRow = D / kVec;
+  int64_t rowStride = D + flashir::target::kPrefillRowPad,
+          chunksPerRow = D / kVec;
   bool bf16 = s.element.isBF16();
 
   gpu::GPUFuncOp func = createKernel(

@@ -36,8 +36,9 @@ func.func @bf16_fused(%q: !attn.ragged_q<heads = 32, head_dim = 64, bf16>,
 // head_dim 1024 (the largest the types accept): even one key tile of K and
 // V overflows shared memory.
 // sm_75, decode: 1 stage * 32 keys * 1024 * 2 bytes * 2 (K, V) + 1 * 1024 * 2.
-// sm_90a, prefill (q halved down to 16): 2 * 32 * 1024 * 2 * 2 + 16 * 1024 * 2.
-// SM90: error: 'attn.attention' op cannot select tiles: head_dim 1024 (f16) needs 294912 bytes of shared memory for the smallest tile (q = 16, kv = 32, 2 stages), sm_90a allows 232448
+// sm_90a, prefill (q halved down to 16; the prefill kernel's padded rows):
+// 2 stages * 2 * 32 * (1024 + 8) * 2.
+// SM90: error: 'attn.attention' op cannot select tiles: head_dim 1024 (f16) needs 264192 bytes of shared memory for the smallest tile (q = 16, kv = 32, 2 stages), sm_90a allows 232448
 func.func @huge_head_dim(%q: !attn.ragged_q<heads = 8, head_dim = 1024, f16>,
     %kv: !attn.ragged_kv<heads = 8, head_dim = 1024, f16>)
     -> (tensor<?x8x1024xf16>, tensor<?x8xf32>) {
@@ -53,14 +54,14 @@ func.func @huge_head_dim(%q: !attn.ragged_q<heads = 8, head_dim = 1024, f16>,
 // -----
 
 // f32 doubles the bytes: head_dim 256 with fused rows (q = 16) needs
-// 1 * 32 * 256 * 4 * 2 + 16 * 256 * 4 bytes on sm_75. Each attention is
+// 1 * 2 * 32 * (256 + 8) * 4 bytes on sm_75. Each attention is
 // checked on its own: the f16 one next to it gets its tiles.
 func.func @f32_fused(%q: !attn.ragged_q<heads = 16, head_dim = 256, f32>,
     %kv: !attn.ragged_kv<heads = 2, head_dim = 256, f32>,
     %qh: !attn.ragged_q<heads = 16, head_dim = 256, f16>,
     %kvh: !attn.ragged_kv<heads = 2, head_dim = 256, f16>)
     -> (tensor<?x16x256xf32>, tensor<?x16x256xf16>) {
-  // expected-error @+1 {{'attn.attention' op cannot select tiles: head_dim 256 (f32) needs 81920 bytes of shared memory for the smallest tile (q = 16, kv = 32, 1 stage), sm_75 allows 65536}}
+  // expected-error @+1 {{'attn.attention' op cannot select tiles: head_dim 256 (f32) needs 67584 bytes of shared memory for the smallest tile (q = 16, kv = 32, 1 stage), sm_75 allows 65536}}
   %o, %lse = attn.attention @plain(%q, %kv)
       {fused_head_groups, num_qo_heads = 16 : i64, num_kv_heads = 2 : i64}
       : !attn.ragged_q<heads = 16, head_dim = 256, f32>,

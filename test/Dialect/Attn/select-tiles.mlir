@@ -30,9 +30,12 @@
 // `fused_head_groups` is set; q is the smallest of 1/16/32/64/128 covering
 // them (1 only for a single row), halved while nothing fits. kv is the
 // largest of 128/64/32 that fits the shared-memory and register budget and
-// leaves >= 8 warps resident per SM (else the largest that fits); q = 128
-// uses 8 warps, others 4; 2 stages with cp.async (sm_80+), 1 on sm_75. The
-// heuristic and its budget are unit-tested in unittests/Target/ChipTest.cpp.
+// leaves >= 8 warps resident per SM (else the one with the most resident
+// warps). Warps are the prefill kernel's: 4 for decode (q = 1); 32 rows per
+// warp at q = 128 where cp.async, 16-bit elements, d <= 128 and 64-key
+// tiles fit (not sm_75, not d 256, not f32; on sm_86 only for d 64), else
+// q / 16; 2 stages with cp.async (sm_80+), 1 on sm_75. The heuristic and
+// its budget are unit-tested in unittests/Target/ChipTest.cpp.
 
 // SM80: module attributes {attn.target = "sm_80"}
 // SM75: module attributes {attn.target = "sm_75"}
@@ -42,13 +45,13 @@
 // head_dim 64, GQA group of 8, not fused: the rows of one query head.
 // CHECK-LABEL: func.func @d64(
 // SM80-DECODE: tiles = #attn.tiles<q = 1, kv = 128, warps = 4, stages = 2>
-// SM80-AVG4: tiles = #attn.tiles<q = 16, kv = 128, warps = 4, stages = 2>
-// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 8, stages = 2>
+// SM80-AVG4: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 2>
+// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>
 // SM75-DECODE: tiles = #attn.tiles<q = 1, kv = 64, warps = 4, stages = 1>
 // SM75-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 8, stages = 1>
-// SM86-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 8, stages = 2>
+// SM86-PREFILL: tiles = #attn.tiles<q = 128, kv = 32, warps = 4, stages = 2>
 // SM90-DECODE: tiles = #attn.tiles<q = 1, kv = 128, warps = 4, stages = 2>
-// SM90-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 8, stages = 2>
+// SM90-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 4, stages = 2>
 func.func @d64(%q: !attn.ragged_q<heads = 32, head_dim = 64, f16>,
     %kv: !attn.ragged_kv<heads = 4, head_dim = 64, f16>)
     -> (tensor<?x32x64xf16>, tensor<?x32xf32>) {
@@ -61,14 +64,14 @@ func.func @d64(%q: !attn.ragged_q<heads = 32, head_dim = 64, f16>,
 
 // head_dim 64, the group of 8 fused into rows: 8x the rows.
 // CHECK-LABEL: func.func @d64_fused(
-// SM80-DECODE: tiles = #attn.tiles<q = 16, kv = 128, warps = 4, stages = 2>
-// SM80-AVG4: tiles = #attn.tiles<q = 32, kv = 128, warps = 4, stages = 2>
-// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 8, stages = 2>
-// SM75-DECODE: tiles = #attn.tiles<q = 16, kv = 64, warps = 4, stages = 1>
+// SM80-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 2>
+// SM80-AVG4: tiles = #attn.tiles<q = 32, kv = 64, warps = 2, stages = 2>
+// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>
+// SM75-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 1>
 // SM75-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 8, stages = 1>
-// SM86-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 8, stages = 2>
-// SM90-DECODE: tiles = #attn.tiles<q = 16, kv = 128, warps = 4, stages = 2>
-// SM90-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 8, stages = 2>
+// SM86-PREFILL: tiles = #attn.tiles<q = 128, kv = 32, warps = 4, stages = 2>
+// SM90-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 2>
+// SM90-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 4, stages = 2>
 func.func @d64_fused(%q: !attn.ragged_q<heads = 32, head_dim = 64, f16>,
     %kv: !attn.ragged_kv<heads = 4, head_dim = 64, f16>)
     -> (tensor<?x32x64xf16>, tensor<?x32xf32>) {
@@ -82,13 +85,13 @@ func.func @d64_fused(%q: !attn.ragged_q<heads = 32, head_dim = 64, f16>,
 // head_dim 128, GQA group of 8, not fused: the rows of one query head.
 // CHECK-LABEL: func.func @d128(
 // SM80-DECODE: tiles = #attn.tiles<q = 1, kv = 64, warps = 4, stages = 2>
-// SM80-AVG4: tiles = #attn.tiles<q = 16, kv = 64, warps = 4, stages = 2>
-// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 8, stages = 2>
+// SM80-AVG4: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 2>
+// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 32, warps = 4, stages = 2>
 // SM75-DECODE: tiles = #attn.tiles<q = 1, kv = 32, warps = 4, stages = 1>
 // SM75-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 8, stages = 1>
 // SM86-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 8, stages = 2>
 // SM90-DECODE: tiles = #attn.tiles<q = 1, kv = 64, warps = 4, stages = 2>
-// SM90-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 8, stages = 2>
+// SM90-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>
 func.func @d128(%q: !attn.ragged_q<heads = 32, head_dim = 128, f16>,
     %kv: !attn.ragged_kv<heads = 4, head_dim = 128, f16>)
     -> (tensor<?x32x128xf16>, tensor<?x32xf32>) {
@@ -101,14 +104,14 @@ func.func @d128(%q: !attn.ragged_q<heads = 32, head_dim = 128, f16>,
 
 // head_dim 128, the group of 8 fused into rows: 8x the rows.
 // CHECK-LABEL: func.func @d128_fused(
-// SM80-DECODE: tiles = #attn.tiles<q = 16, kv = 64, warps = 4, stages = 2>
-// SM80-AVG4: tiles = #attn.tiles<q = 32, kv = 64, warps = 4, stages = 2>
-// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 8, stages = 2>
-// SM75-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 4, stages = 1>
+// SM80-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 2>
+// SM80-AVG4: tiles = #attn.tiles<q = 32, kv = 32, warps = 2, stages = 2>
+// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 32, warps = 4, stages = 2>
+// SM75-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 1>
 // SM75-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 8, stages = 1>
 // SM86-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 8, stages = 2>
-// SM90-DECODE: tiles = #attn.tiles<q = 16, kv = 64, warps = 4, stages = 2>
-// SM90-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 8, stages = 2>
+// SM90-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 2>
+// SM90-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>
 func.func @d128_fused(%q: !attn.ragged_q<heads = 32, head_dim = 128, f16>,
     %kv: !attn.ragged_kv<heads = 4, head_dim = 128, f16>)
     -> (tensor<?x32x128xf16>, tensor<?x32xf32>) {
@@ -122,11 +125,11 @@ func.func @d128_fused(%q: !attn.ragged_q<heads = 32, head_dim = 128, f16>,
 // head_dim 256, GQA group of 8, not fused: the rows of one query head.
 // CHECK-LABEL: func.func @d256(
 // SM80-DECODE: tiles = #attn.tiles<q = 1, kv = 32, warps = 4, stages = 2>
-// SM80-AVG4: tiles = #attn.tiles<q = 16, kv = 32, warps = 4, stages = 2>
-// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 32, warps = 8, stages = 2>
+// SM80-AVG4: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 2>
+// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 8, stages = 2>
 // SM75-DECODE: tiles = #attn.tiles<q = 1, kv = 32, warps = 4, stages = 1>
-// SM75-PREFILL: tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 1>
-// SM86-PREFILL: tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2>
+// SM75-PREFILL: tiles = #attn.tiles<q = 128, kv = 32, warps = 8, stages = 1>
+// SM86-PREFILL: tiles = #attn.tiles<q = 128, kv = 32, warps = 8, stages = 2>
 // SM90-DECODE: tiles = #attn.tiles<q = 1, kv = 32, warps = 4, stages = 2>
 // SM90-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 8, stages = 2>
 func.func @d256(%q: !attn.ragged_q<heads = 32, head_dim = 256, f16>,
@@ -141,13 +144,13 @@ func.func @d256(%q: !attn.ragged_q<heads = 32, head_dim = 256, f16>,
 
 // head_dim 256, the group of 8 fused into rows: 8x the rows.
 // CHECK-LABEL: func.func @d256_fused(
-// SM80-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 4, stages = 2>
-// SM80-AVG4: tiles = #attn.tiles<q = 32, kv = 32, warps = 4, stages = 2>
-// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 32, warps = 8, stages = 2>
-// SM75-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 4, stages = 1>
-// SM75-PREFILL: tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 1>
-// SM86-PREFILL: tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2>
-// SM90-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 4, stages = 2>
+// SM80-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 2>
+// SM80-AVG4: tiles = #attn.tiles<q = 32, kv = 32, warps = 2, stages = 2>
+// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 8, stages = 2>
+// SM75-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 1>
+// SM75-PREFILL: tiles = #attn.tiles<q = 128, kv = 32, warps = 8, stages = 1>
+// SM86-PREFILL: tiles = #attn.tiles<q = 128, kv = 32, warps = 8, stages = 2>
+// SM90-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 2>
 // SM90-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 8, stages = 2>
 func.func @d256_fused(%q: !attn.ragged_q<heads = 32, head_dim = 256, f16>,
     %kv: !attn.ragged_kv<heads = 4, head_dim = 256, f16>)
@@ -162,11 +165,11 @@ func.func @d256_fused(%q: !attn.ragged_q<heads = 32, head_dim = 256, f16>,
 // f32 (4-byte elements; the sed RUN lines leave it f32), no GQA.
 // CHECK-LABEL: func.func @d128_f32_mha(
 // SM80-DECODE: tiles = #attn.tiles<q = 1, kv = 32, warps = 4, stages = 2>
-// SM80-AVG4: tiles = #attn.tiles<q = 16, kv = 32, warps = 4, stages = 2>
-// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 32, warps = 8, stages = 2>
+// SM80-AVG4: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 2>
+// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 8, stages = 2>
 // SM75-DECODE: tiles = #attn.tiles<q = 1, kv = 32, warps = 4, stages = 1>
-// SM75-PREFILL: tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 1>
-// SM86-PREFILL: tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2>
+// SM75-PREFILL: tiles = #attn.tiles<q = 128, kv = 32, warps = 8, stages = 1>
+// SM86-PREFILL: tiles = #attn.tiles<q = 128, kv = 32, warps = 8, stages = 2>
 // SM90-DECODE: tiles = #attn.tiles<q = 1, kv = 32, warps = 4, stages = 2>
 // SM90-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 8, stages = 2>
 func.func @d128_f32_mha(%q: !attn.ragged_q<heads = 8, head_dim = 128, f32>,
@@ -182,14 +185,14 @@ func.func @d128_f32_mha(%q: !attn.ragged_q<heads = 8, head_dim = 128, f32>,
 // A configuration already present is replaced.
 // CHECK-LABEL: func.func @replaced(
 // CHECK-NOT: warps = 16
-// SM80-DECODE: tiles = #attn.tiles<q = 16, kv = 64, warps = 4, stages = 2>
-// SM80-AVG4: tiles = #attn.tiles<q = 32, kv = 64, warps = 4, stages = 2>
-// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 8, stages = 2>
-// SM75-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 4, stages = 1>
+// SM80-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 2>
+// SM80-AVG4: tiles = #attn.tiles<q = 32, kv = 32, warps = 2, stages = 2>
+// SM80-PREFILL: tiles = #attn.tiles<q = 128, kv = 32, warps = 4, stages = 2>
+// SM75-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 1>
 // SM75-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 8, stages = 1>
 // SM86-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 8, stages = 2>
-// SM90-DECODE: tiles = #attn.tiles<q = 16, kv = 64, warps = 4, stages = 2>
-// SM90-PREFILL: tiles = #attn.tiles<q = 128, kv = 128, warps = 8, stages = 2>
+// SM90-DECODE: tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 2>
+// SM90-PREFILL: tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>
 func.func @replaced(%q: !attn.ragged_q<heads = 32, head_dim = 128, f16>,
     %kv: !attn.ragged_kv<heads = 4, head_dim = 128, f16>)
     -> (tensor<?x32x128xf16>, tensor<?x32xf32>) {

@@ -156,7 +156,9 @@ def Attn_TileConfigAttr : Attn_Attr<"TileConfig", "tiles"> {
     average query length (seed 000 sec. 5): `q` query rows (or fused
     head-group rows) per CTA in {1, 16, 32, 64, 128}, `kv` keys per tile in
     {32, 64, 128}, `warps` per CTA, `stages` of the K/V pipeline. The loop
-    lowering visits keys tile by tile: one running-max rescale per tile.
+    lowering visits keys tile by tile: one running-max rescale per tile. The
+    tensor-core prefill kernel (`q >= 16`) gives each warp 32 rows when
+    `q = 32 * warps`, else 16 (`q / 16` warps).
 
     Example: `#attn.tiles<q = 16, kv = 64, warps = 4, stages = 2>`
   }];

@@ -86,17 +86,22 @@ def AttnSelectTiles : Pass<"attn-select-tiles", "::mlir::ModuleOp"> {
        (`g = num_qo_heads / num_kv_heads`), else `avg-qo-len`;
     2. `q` = the smallest of {1, 16, 32, 64, 128} covering `R`, capped at
        128 (`q = 1`, the CUDA-core decode path, only for `R = 1`);
-    3. `warps` = 8 for `q = 128` (one 16-row MMA slab per warp; two 64-row
-       warpgroups for wgmma on sm_90a), else 4; `stages` = 2 where cp.async
-       exists (sm_80+), 1 on sm_75 (register double-buffering);
+    3. `warps` = the prefill kernel's: 4 for decode (`q = 1`); for
+       `q = 128` 4 warps of 32 rows (Q in shared memory) where the chip has
+       cp.async, elements are 16-bit, `d <= 128` and 64-key tiles fit the
+       shared memory; else `q / 16` warps of 16 rows; `stages` = 2 where
+       cp.async exists (sm_80+), 1 on sm_75;
     4. `kv` = the largest of {128, 64, 32} whose budget fits one CTA and
-       leaves at least 8 warps resident per SM, else the largest that fits;
+       leaves at least 8 warps resident per SM, else the one that fits with
+       the most resident warps;
     5. if no `kv` fits, `q` is halved (not below 16) and 3-4 repeat.
-    The budget of a CTA: shared memory `stages * kv * d * bytes * 2` (K and
-    V) `+ q * d * bytes` (Q) within the chip's opt-in per-block limit;
-    registers per thread `ceil(q*d/threads) + ceil(q*kv/threads) + 48`
-    (f32 output accumulator, f32 scores, overhead) within 255 and the
-    register file of an SM.
+    The budget of a CTA: shared memory within the chip's opt-in per-block
+    limit, for `q >= 16` exactly the prefill kernel's (`stages * 2 * kv *
+    (d + 8) * bytes`, plus `q * (d + 8) * bytes` with 32 rows per warp),
+    for `q = 1` `stages * kv * d * bytes * 2 + d * bytes`; registers per
+    thread `ceil(q*d/threads) + ceil(q*kv/threads) + 48` (f32 output
+    accumulator, f32 scores, overhead) within 255 and the register file of
+    an SM.
 
     Overrides (`q-tile`, `kv-tile`, `tile-warps`, `tile-stages`) replace the
     chosen values field by field; the result must still fit the chip's
