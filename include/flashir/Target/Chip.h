@@ -100,7 +100,8 @@ inline constexpr int64_t kRegisterOverhead = 48;
 /// The resources one CTA of a tile configuration needs on a chip.
 struct TileBudget {
   /// Shared memory of one CTA (bytes). Prefill tiles (q >= 16): exactly the
-  /// prefill kernel's, prefillSharedMemoryBytes with its warps and stages;
+  /// prefill kernel's, prefillSharedMemoryBytes with its warps and stages
+  /// (split-KV attentions get decode kernels, which check their own);
   /// q = 1: stages * kv * headDim * bytes * 2 (K and V) + q * headDim *
   /// bytes (Q).
   int64_t sharedMemoryBytes = 0;
@@ -179,8 +180,8 @@ int64_t prefillSharedMemoryBytes(int64_t q, int64_t kv, int64_t warps,
 int64_t warpsForTile(const ChipInfo &chip, int64_t q, int64_t headDim,
                      int64_t elementBytes);
 
-/// K/V pipeline stages: 2 where cp.async exists (sm_80+), else 1 (sm_75
-/// double-buffers through registers).
+/// K/V pipeline stages: 2 where cp.async exists (sm_80+), else 1 (sm_75:
+/// one slot filled by plain loads and stores).
 int64_t stagesForChip(const ChipInfo &chip);
 
 /// Minimum warps per SM the heuristic tries to keep resident (latency

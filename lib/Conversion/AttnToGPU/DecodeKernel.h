@@ -139,8 +139,9 @@ private:
 
   gpu::GPUFuncOp buildSimt(OpBuilder &moduleBuilder, StringRef name);
   gpu::GPUFuncOp buildTensorCore(OpBuilder &moduleBuilder, StringRef name);
-  /// The tensor-core prefill kernel (sm_80+): CTAs of s.prefillRows query
-  /// rows of one query head, K/V tiles of s.kvTile keys shared by its warps.
+  /// The tensor-core prefill kernel (sm_80+; f16 on sm_75): CTAs of
+  /// s.prefillRows query rows of one query head (or of the heads of one KV
+  /// head's group), K/V tiles of s.kvTile keys shared by its warps.
   gpu::GPUFuncOp buildPrefill(OpBuilder &moduleBuilder, StringRef name);
 
   /// Creates the kernel with its ABI (recorded in argNames) and a workgroup

@@ -5,9 +5,12 @@
 // past a request's rows return at once. With fused head groups a CTA serves
 // a KV head: its rows are (token, query head of the group) pairs, grid
 // (requests, q tiles of prefillRows / g tokens, Hkv), so each K/V tile is
-// loaded once for the whole group. Warp w owns query rows 16w..16w+15
-// of the tile as the rows of m16n8k16 mma.sync products (FlashAttention-2):
-//  - Q stays in registers as A fragments for the whole key loop;
+// loaded once for the whole group. Each warp owns 16 or 32 consecutive
+// query rows of the tile (one or two m16 blocks of m16n8k16 mma.sync
+// products, FlashAttention-2):
+//  - with 16 rows Q stays in registers as A fragments for the whole key
+//    loop; with 32 the Q tile waits in shared memory and each k-step reloads
+//    its A fragments by ldmatrix (each K/V fragment then feeds two products);
 //  - K/V tiles of s.kvTile keys are staged CTA-wide by 16-byte cp.async
 //    (gathered through the page table) into rows padded to D + 8 elements,
 //    a ring of s.stages slots; the 8 rows an ldmatrix phase reads then sit
@@ -18,8 +21,9 @@
 //    fragments, so probabilities never leave their lanes;
 //  - online softmax in f32 per row (4 lanes per row), variant hooks inlined.
 // Keys past the end of the request are masked; the mask hook (causal,
-// sliding window, ...) decides the rest. Where the mask is causal, tiles
-// past the CTA's last query position are skipped.
+// sliding window, ...) decides the rest, except on tiles that provably need
+// no mask. Where the mask implies causality, tiles past the CTA's last
+// query position are skipped.
 //
 //===----------------------------------------------------------------------===//
 

@@ -103,10 +103,29 @@ struct SelectTilesPass
       }
       target::TileChoice tile = selection.choice;
       if (qTile || kvTile || tileWarps || tileStages) {
+        int64_t bytes = target::elementBytes(request.elementType);
+        // A new q gets the warps the heuristic gives that q.
+        if (qTile && qTile != tile.q)
+          tile.warps =
+              target::warpsForTile(*info, qTile, request.headDim, bytes);
         tile.q = qTile ? qTile : tile.q;
         tile.kv = kvTile ? kvTile : tile.kv;
         tile.warps = tileWarps ? tileWarps : tile.warps;
         tile.stages = tileStages ? tileStages : tile.stages;
+        // The prefill kernel runs 16 or 32 rows per warp; other warps would
+        // be recorded but not built.
+        if (tile.q >= 16 && tile.warps * 16 != tile.q &&
+            tile.warps * 32 != tile.q) {
+          op.emitOpError("the overridden tile <q = ")
+              << tile.q << ", warps = " << tile.warps
+              << "> has no prefill kernel: it runs q / 16 = " << tile.q / 16
+              << " warps of 16 rows"
+              << (tile.q >= 32 ? " or q / 32 = " + std::to_string(tile.q / 32) +
+                                     " warps of 32 rows"
+                               : std::string());
+          anyFailed = true;
+          return;
+        }
         target::TileBudget budget =
             target::estimate(*info, tile, request.headDim,
                              target::elementBytes(request.elementType));

@@ -104,13 +104,16 @@ def AttnSelectTiles : Pass<"attn-select-tiles", "::mlir::ModuleOp"> {
     an SM.
 
     Overrides (`q-tile`, `kv-tile`, `tile-warps`, `tile-stages`) replace the
-    chosen values field by field; the result must still fit the chip's
-    budget.
+    chosen values field by field (a new `q` without `tile-warps` takes step
+    3's warps for it); the result must still fit the chip's budget, and for
+    `q >= 16` have `q / 16` or `q / 32` warps (the prefill kernel's
+    layouts).
 
     Errors: an unknown chip, `avg-qo-len < 1` or an override outside its
     set (on the module); bf16 on sm_75 (no bf16 tensor-core instructions)
     and attentions whose smallest tile, or whose overridden tile, exceeds a
-    budget (on the attention, naming the budget).
+    budget (on the attention, naming the budget), or whose overridden warps
+    no prefill kernel runs (on the attention, naming the two it can).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
