@@ -95,8 +95,8 @@ DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 
 
 class Kernel:
-    """A decode kernel of the bundle; split-KV ones (partial states) carry
-    their merge kernel."""
+    """A decode or prefill kernel of the bundle; split-KV ones (partial
+    states) carry their merge kernel."""
 
     def __init__(self, entry, fn, shared=0):
         self.name = entry["name"]
@@ -127,7 +127,7 @@ def load_kernels(manifest, module, chip):
     kernels, merges = {}, {}
     for e in manifest["kernels"]:
         if e.get("grid") == "requests x num_qo_heads":
-            merges[e["name"].replace("_merge_", "_decode_")] = (module.function(e["name"]), e["block"])
+            merges[e["name"]] = (module.function(e["name"]), e["block"])
         else:
             shared = facts.get(e["name"], {}).get("dynamic_shared_memory_bytes", 0)
             fn = module.function(e["name"])
@@ -135,8 +135,10 @@ def load_kernels(manifest, module, chip):
             kernels[e["name"]] = Kernel(e, fn, shared)
             kernels[e["name"]].box = facts.get(e["name"], {}).get("tensor_map_box")
     for name, k in kernels.items():
-        if k.chunked:
-            k.merge = merges[name]
+        if k.chunked:  # <func>_decode_<i> / <func>_prefill_<i> -> <func>_merge_<i>
+            kind = "_prefill_" if k.q_rows else "_decode_"
+            head, _, index = name.rpartition(kind)
+            k.merge = merges[f"{head}_merge_{index}"]
     return kernels
 
 
@@ -274,7 +276,11 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
     margs = memref_args(batch["qo"]) + memref_args(chunks[0]) + memref_args(part_o) + \
         memref_args(part_lse) + memref_args(out) + memref_args(lse)
     mfn, mblock = k.merge
-    attention = prepare_launch(k.fn, (num_chunks, k.hkv, 1), k.block, args, k.shared)
+    grid = (num_chunks, k.hkv, 1)
+    if k.q_rows:  # split-KV prefill: (chunks, q tiles, heads)
+        grid = (num_chunks, max(1, -(-max(batch["qo_lens"]) // k.q_tokens)),
+                k.hkv if k.grid_z == "num_kv_heads" else k.hq)
+    attention = prepare_launch(k.fn, grid, k.block, args, k.shared)
     merging = prepare_launch(mfn, (batch_size, k.hq, 1), mblock, margs)
 
     def call():
@@ -513,13 +519,20 @@ def main():
             ]
             # Split-KV: chunks cutting pages (37), of one key (1), longer
             # than the request (5000), plus empty chunks.
-            chunkings = [(37, True)] if split and args.small else \
-                [(16, False), (37, True), (1, False), (5000, True)] if split else [(None, False)]
+            # (Per kernel: a bundle given as --bundle may hold split-KV
+            # kernels too, e.g. split-KV prefill.)
             for name, k in kernels.items() if not args.bench_only else ():
+                kchunkings = [(37, True)] if k.chunked and args.small else \
+                    [(16, False), (37, True), (1, False), (5000, True)] if k.chunked \
+                    else [(None, False)]
                 # Prefill kernels: ragged query lengths across q tiles, fewer
                 # keys than queries (rows with no key under causal masks), a
                 # fresh prefill and one after a prefix, one-row requests.
                 kcases = cases
+                if k.q_rows and k.chunked and not args.small:
+                    # Chunks cutting key tiles (37) and pages, chunks of one
+                    # tile, a chunk longer than the request, empty chunks.
+                    kchunkings = [(64, False), (37, True), (5000, True)]
                 if k.q_rows:
                     r = k.q_rows
                     kcases = [([37], [37], 6)] if args.small else [
@@ -530,8 +543,12 @@ def main():
                         ([1] * 16, [int(x) for x in torch.randint(
                             1, 300, (16,), generator=torch.Generator().manual_seed(9))], 9)]
                 for qo, kv, seed in kcases:
-                    for chunk_len, empty in chunkings:
+                    for chunk_len, empty in kchunkings:
                         if chunk_len == 1 and sum(kv) > 200:
+                            continue
+                        # Split-KV prefill: the 4096-row request only as one
+                        # chunk (many chunks x 4096 rows of f32 states).
+                        if k.q_rows and chunk_len and chunk_len < 1000 and max(qo) > 1000:
                             continue
                         r = check(k, qo, kv, seed, chunk_len, empty)
                         tol = 1e-2 if k.dtype != torch.float32 else 1e-4

@@ -3,16 +3,17 @@
 # device call (bench/gpu/gpu_check.sh runs them all after the decode steps).
 #   bench/gpu/prefill_check.sh PREFILL_BUNDLE OUT DECODE_BUNDLE [STEP...]
 # STEP: checks (float64 checks of every kernel: sm_90a cubin and sm_80 PTX,
-# the C++ launcher, the sm_75 f16 bundle PREFILL_BUNDLE-sm75), sanitize
+# the C++ launcher, the sm_75 f16 bundle PREFILL_BUNDLE-sm75), split (the
+# split-KV kernels of PREFILL_BUNDLE-split with their merge kernels), sanitize
 # (compute-sanitizer memcheck + racecheck), bench (prefill_bench.py), prefix
-# (shared_prefix_bench.py). Default: all four. Needs build-runtime (built
+# (shared_prefix_bench.py). Default: all five. Needs build-runtime (built
 # here when missing). Exit status: nonzero when a check failed.
 set -uo pipefail
 prefill=$1
 out=$2
 decode=$3
 shift 3
-steps=${*:-checks sanitize bench prefix}
+steps=${*:-checks split sanitize bench prefix}
 export PYTHONUNBUFFERED=1
 status=0
 if [ ! -x build-runtime/bench/gpu/flashir-decode-check ]; then
@@ -41,8 +42,14 @@ for step in $steps; do
       grep -c '^PASS' "$out/prefill_checks_sm75.log" | sed 's/^/PASS lines (sm_75): /'
     fi
     ;;
+  split)
+    python3 bench/gpu/gpu_check.py --bundle "$prefill-split" --no-bench --out /tmp \
+      > "$out/prefill_split_checks.log" 2>&1 || status=1
+    tail -1 "$out/prefill_split_checks.log"
+    grep '^FAIL' "$out/prefill_split_checks.log" | head -5
+    ;;
   sanitize)
-    for b in "$prefill" "$prefill-sm75"; do
+    for b in "$prefill" "$prefill-sm75" "$prefill-split"; do
       [ -d "$b" ] || continue
       for tool in memcheck racecheck; do
         log="$out/prefill-sanitizer-$tool${b##*prefill}.log"

@@ -82,6 +82,12 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
       merge->args[2].name != "partial_o")
     return invalid(config.decodeKernel + " / " + config.mergeKernel +
                    " are not a split-KV decode kernel and its merge kernel");
+  // Split-KV prefill kernels (grid "chunks x q_tiles x ...") share the ABI
+  // but need a 3-D grid and a planner over q tiles: not this runner's.
+  if (decode->grid != "chunks x num_kv_heads")
+    return invalid(config.decodeKernel + " has grid '" + decode->grid +
+                   "'; SplitDecodeRunner launches split-KV decode kernels "
+                   "(grid 'chunks x num_kv_heads')");
   if (config.options.queryTile != 0)
     return invalid("split decode kernels take whole requests (queryTile 0)");
   Config resolved = config;

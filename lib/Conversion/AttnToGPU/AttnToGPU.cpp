@@ -122,8 +122,8 @@ struct ConvertAttnToGPUPass
       // rows get the tensor-core prefill kernel: tiles.q rows per CTA (32
       // per warp where tiles.warps asks exactly that, else 16), K/V tiles of
       // tiles.kv keys, its own shared-memory budget.
-      // Split-KV ones stay decode kernels (the prefill kernel has no chunk
-      // states yet).
+      // Split-KV ones too: a CTA per (chunk, q tile, head) writes the
+      // chunk's partial states for the merge kernel.
       // sm_75 (no cp.async, no bf16 products): f16 prefill with m16n8k8
       // products and one synchronously filled K/V slot.
       int64_t prefillRows = 0, kvTile = 0, prefillWarps = 0;
@@ -132,8 +132,8 @@ struct ConvertAttnToGPUPass
                     cast<PagedKVType>(op.getViews().front().getType())
                         .getElementType()
                         .isF16();
-      if (reason.empty() && (useTensorCores || turing) &&
-          !op.getChunkIndptr() && tiles && tiles.getQ() >= 16) {
+      if (reason.empty() && (useTensorCores || turing) && tiles &&
+          tiles.getQ() >= 16) {
         auto view = cast<PagedKVType>(op.getViews().front().getType());
         prefillRows = tiles.getQ();
         kvTile = tiles.getKv();
@@ -299,16 +299,18 @@ struct ConvertAttnToGPUPass
       };
       gpu::GPUFuncOp func = generator.build(kb, name);
       relaxHookMath(func);
-      describe(func,
-               entry.prefillRows ? (shape.fusedHeadGroups
-                                        ? "requests x q_tiles x num_kv_heads"
-                                        : "requests x q_tiles x num_qo_heads")
-               : chunked         ? "chunks x num_kv_heads"
-                                 : "requests x num_kv_heads",
-               32 * shape.warps, true);
+      std::string grid =
+          entry.prefillRows
+              ? std::string(chunked ? "chunks" : "requests") + " x q_tiles x " +
+                    (shape.fusedHeadGroups ? "num_kv_heads" : "num_qo_heads")
+          : chunked ? "chunks x num_kv_heads"
+                    : "requests x num_kv_heads";
+      describe(func, grid, 32 * shape.warps, true);
       if (chunked) {
+        // <func>_decode_<i> / <func>_prefill_<i> -> <func>_merge_<i>.
+        StringRef kind = entry.prefillRows ? "_prefill_" : "_decode_";
         std::string mergeName = name;
-        mergeName.replace(mergeName.rfind("_decode_"), 8, "_merge_");
+        mergeName.replace(mergeName.rfind(kind.str()), kind.size(), "_merge_");
         describe(generator.buildMerge(kb, mergeName), "requests x num_qo_heads",
                  view.getHeadDim() / kVec, false);
       }

@@ -125,8 +125,13 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   bool fused = s.fusedHeadGroups;
   int64_t tokens = fused ? s.prefillRows / g : s.prefillRows;
   Frame f = bindArguments(b, func, /*dynamicShared=*/true);
-  f.req = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  f.block = f.req;
+  // Split-KV: grid position x serves chunk chunk_order[x] of request
+  // chunk_request[chunk] (the decode ABI's chunk arguments).
+  Block &args = func.getBody().front();
+  f.block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  if (s.chunked)
+    f.block = loadIndex(b, args.getArgument(11), f.block);
+  f.req = s.chunked ? loadIndex(b, args.getArgument(8), f.block) : f.block;
   Value qTile = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   f.kvHead =
@@ -146,6 +151,20 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   loadRequestKeys(b, f);
   f.kBegin = c0;
   f.kEnd = f.numKv;
+  if (s.chunked) {
+    // The chunk's keys [chunk_starts, chunk_ends) clamped to the request's;
+    // a request's only chunk writes its final rows itself.
+    auto clampKeys = [&](Value v, Value lo) {
+      return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, v, lo),
+                                    f.numKv);
+    };
+    f.kBegin = clampKeys(loadIndex(b, args.getArgument(9), f.block), c0);
+    f.kEnd = clampKeys(loadIndex(b, args.getArgument(10), f.block), f.kBegin);
+    Value chunks =
+        arith::SubIOp::create(b, loadIndex(b, args.getArgument(7), next),
+                              loadIndex(b, args.getArgument(7), f.req));
+    f.direct = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunks, c1);
+  }
 
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value warp = arith::DivUIOp::create(b, tid, cIndex(b, 32));
@@ -355,15 +374,21 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     kLoopEnd = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, visible, c0),
                                       f.kEnd);
   }
+  // Tiles of KV keys from kBegin (split-KV: the chunk's first key).
+  Value span = s.chunked
+                   ? arith::MaxSIOp::create(
+                         b, arith::SubIOp::create(b, kLoopEnd, f.kBegin), c0)
+                   : kLoopEnd;
   Value numTiles = arith::DivUIOp::create(
-      b, arith::AddIOp::create(b, kLoopEnd, cIndex(b, KV - 1)), cIndex(b, KV));
+      b, arith::AddIOp::create(b, span, cIndex(b, KV - 1)), cIndex(b, KV));
   Value lastKey = arith::SubIOp::create(b, f.kEnd, c1);
   // Copies of tile `it` into slot it % S: pieces (key, 16-byte chunk) of K
   // and V, thread t taking t, t + threads, ...; keys past the end copy the
   // last key (valid memory; masked).
   auto issue = [&](LocBuilder &b, Value it, ArrayRef<Value>) {
     Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
-    Value t0 = arith::MulIOp::create(b, it, cIndex(b, KV));
+    Value t0 = arith::AddIOp::create(
+        b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
     forEachPiece(b, KV * chunksPerRow, [&](LocBuilder &b, Value piece) {
       Value key = arith::DivUIOp::create(b, piece, cIndex(b, chunksPerRow));
       Value chunk = arith::RemUIOp::create(b, piece, cIndex(b, chunksPerRow));
@@ -497,7 +522,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       },
       [&](LocBuilder &b, Value it, ValueRange carried) {
         Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
-        Value t0 = arith::MulIOp::create(b, it, cIndex(b, KV));
+        Value t0 = arith::AddIOp::create(
+            b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
         // S = Q.K^T: n-tiles of 8 keys; ldmatrix.x4 gives the B fragments
         // of two n-tiles (matrices: k half lmLow, n-tile lmHigh).
         // score[mb * sTiles + nt]: 4 accumulators.
@@ -678,24 +704,58 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                               arith::MulFOp::create(b, done[ri], cF32(b, kLn2)),
                               math::LogOp::create(b, l)));
     int64_t mb = ri / 2, half = ri % 2;
-    scf::IfOp::create(b, rowValid[ri], [&](OpBuilder &iob, Location loc) {
-      LocBuilder b(loc, iob);
-      Value row = arith::AddIOp::create(b, f.qBegin, rowOf[ri]);
+    // O / l and lse of the row to `row` of oMem / lseMem (narrowed to the
+    // element type for out, f32 for partial states).
+    auto store = [&](LocBuilder &b, Value oMem, Value lseMem, Value row,
+                     bool narrowed) {
       for (int64_t nd = 0; nd < oTiles; ++nd) {
         int64_t at = 2 * R + 4 * (mb * oTiles + nd) + 2 * half;
         Value pair = vector::FromElementsOp::create(
             b, VectorType::get({2}, f32),
             ValueRange{arith::MulFOp::create(b, done[at], inv),
                        arith::MulFOp::create(b, done[at + 1], inv)});
+        if (narrowed)
+          pair = arith::TruncFOp::create(b, pairType, pair);
         Value col = arith::AddIOp::create(b, tig2, cIndex(b, 8 * nd));
-        vector::StoreOp::create(b, arith::TruncFOp::create(b, pairType, pair),
-                                f.out, ValueRange{row, headOf[ri], col});
+        vector::StoreOp::create(b, pair, oMem,
+                                ValueRange{row, headOf[ri], col});
       }
       scf::IfOp::create(
           b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tig, c0),
           [&](OpBuilder &tob, Location loc) {
             LocBuilder b(loc, tob);
-            memref::StoreOp::create(b, lse, f.lse, ValueRange{row, headOf[ri]});
+            memref::StoreOp::create(b, lse, lseMem,
+                                    ValueRange{row, headOf[ri]});
+            scf::YieldOp::create(b);
+          });
+    };
+    scf::IfOp::create(b, rowValid[ri], [&](OpBuilder &iob, Location loc) {
+      LocBuilder b(loc, iob);
+      Value finalRow = arith::AddIOp::create(b, f.qBegin, rowOf[ri]);
+      if (!s.chunked) {
+        store(b, f.out, f.lse, finalRow, /*narrowed=*/true);
+        scf::YieldOp::create(b);
+        return;
+      }
+      // A request's only chunk writes its final rows; otherwise row i of
+      // the chunk's state goes to partial row chunk + C * i (the merge
+      // kernel's layout, C = number of chunks).
+      scf::IfOp::create(
+          b, f.direct,
+          [&](OpBuilder &tb, Location loc) {
+            LocBuilder b(loc, tb);
+            store(b, f.out, f.lse, finalRow, /*narrowed=*/true);
+            scf::YieldOp::create(b);
+          },
+          [&](OpBuilder &eb, Location loc) {
+            LocBuilder b(loc, eb);
+            Value partialRow = arith::AddIOp::create(
+                b, f.block,
+                arith::MulIOp::create(
+                    b, memref::DimOp::create(b, args.getArgument(8), 0),
+                    rowOf[ri]));
+            store(b, f.partialO, f.partialLse, partialRow,
+                  /*narrowed=*/false);
             scf::YieldOp::create(b);
           });
       scf::YieldOp::create(b);

@@ -1,0 +1,45 @@
+// RUN: flashir-opt %s -attn-import-variants -attn-split-kv=chunk-size=0 -convert-attn-to-gpu=chip=sm_80 | FileCheck %s
+
+// Split-KV prefill: a CTA per (chunk, q tile, query head); grid position x
+// serves chunk chunk_order[x] of request chunk_request[chunk], keys
+// [chunk_starts, chunk_ends) clamped to the request's; query positions
+// still count every key of the request. A request's only chunk writes out /
+// lse; other chunks write f32 partial states to row chunk + C * i for the
+// merge kernel (C = chunks).
+// CHECK-LABEL: gpu.func @split_prefill_0
+// CHECK-SAME: grid = "chunks x q_tiles x num_qo_heads"
+// CHECK-SAME: q_rows = 64 : i64
+// CHECK: %[[POS:.*]] = gpu.block_id x
+// CHECK: %[[CHUNK:.*]] = memref.load %arg11[%[[POS]]] : memref<?xi32>
+// CHECK: %[[CI:.*]] = arith.index_cast %[[CHUNK]]
+// CHECK: memref.load %arg8[%[[CI]]] : memref<?xi32>
+// CHECK: memref.load %arg9[%[[CI]]] : memref<?xi32>
+// CHECK: arith.maxsi
+// CHECK: memref.load %arg10[%[[CI]]] : memref<?xi32>
+// The chunk's tiles start at its first key.
+// CHECK: scf.for
+// CHECK: nvvm.mma.sync
+// Final rows (a single chunk) or partial states.
+// CHECK: scf.if
+// CHECK: vector.store {{.*}} : memref<?x8x64xbf16>, vector<2xbf16>
+// CHECK: } else {
+// CHECK: %[[C:.*]] = memref.dim %arg8
+// CHECK: vector.store {{.*}} : memref<?x8x64xf32>, vector<2xf32>
+// CHECK: memref.store {{.*}} : memref<?x8xf32>
+// Its merge kernel, named after it.
+// CHECK-LABEL: gpu.func @split_merge_0
+// CHECK-SAME: grid = "requests x num_qo_heads"
+!q    = !attn.ragged_q<heads = 8, head_dim = 64, bf16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 64, bf16>
+!pool = tensor<?x16x2x64xbf16>
+
+func.func @split(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x64xbf16>)
+    -> (tensor<?x8x64xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x64xbf16> -> !q
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv
+      -> tensor<?x8x64xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x64xbf16>, tensor<?x8xf32>
+}
