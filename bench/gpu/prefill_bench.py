@@ -69,7 +69,10 @@ def main():
               for d in (64, 256) for causal in (False, True)]
     cases += [("4x4096", False, 128, "plain_d128_g4_p4096_bf16", False),
               # 16 query rows per warp (Q in registers), the earlier layout.
-              ("4x4096", False, 128, "plain_d128_g4_p16_bf16_q64", False)]
+              ("4x4096", False, 128, "plain_d128_g4_p16_bf16_q64", False),
+              # attn-select-tiles' sm_90a choices at d 256 and d 64.
+              ("4x4096", False, 256, "plain_d256_g4_p16_bf16_q128", False),
+              ("4x4096", False, 64, "plain_d64_g4_p16_bf16_kv128", False)]
     for shape, causal, d, func, with_flex in cases:
         b, s = (int(x) for x in shape.split("x"))
         row = {"case": f"B{b} S{s} d{d} Hq32/Hkv8", "causal": causal, "kernel": func}
