@@ -22,11 +22,11 @@ kernels="$FLASHIR_ROOT/bench/gpu/decode_kernels.mlir"
 rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill" "$FLASHIR_ROOT/build-gpu/bundle-prefill-sm75"
 "$bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" \
   -o "$FLASHIR_ROOT/build-gpu/bundle-prefill" --chips=sm_80,sm_90a
-# The same attentions split-KV (chunks + merge kernels).
+# The same attentions split-KV (chunks + merge kernels), as prefill kernels.
 rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-split"
 "$bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" \
   -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-split" --chips=sm_80,sm_90a \
-  --schedule='attn-import-variants,attn-split-kv{chunk-size=0}'
+  --schedule='attn-import-variants,attn-split-kv{chunk-size=0}' --split-prefill
 # sm_75 has f16 prefill kernels only: its own bundle of the f16 functions.
 awk '/^func.func @[a-z0-9_]*_f16[a-z0-9_]*\(/,/^}/' \
   "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" >"$FLASHIR_ROOT/build-gpu/prefill-f16.mlir"

@@ -21,32 +21,29 @@ if [ ! -x build-runtime/bench/gpu/flashir-decode-check ]; then
     -DFLASHIR_ENABLE_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null &&
     cmake --build build-runtime >/dev/null || echo "runtime build failed"
 fi
+# Float64 checks of every kernel of bundle $1 (log $out/$2; $3 labels the
+# count).
+check_bundle() {
+  python3 bench/gpu/gpu_check.py --bundle "$1" --no-bench --out /tmp \
+    > "$out/$2" 2>&1 || status=1
+  tail -1 "$out/$2"
+  grep -c '^PASS' "$out/$2" | sed "s/^/PASS lines$3: /"
+  grep '^FAIL' "$out/$2" | head -5
+}
 for step in $steps; do
   case $step in
   checks)
-    python3 bench/gpu/gpu_check.py --bundle "$prefill" --no-bench --out /tmp \
-      > "$out/prefill_checks.log" 2>&1 || status=1
-    tail -1 "$out/prefill_checks.log"
-    grep -c '^PASS' "$out/prefill_checks.log" | sed 's/^/PASS lines: /'
-    grep '^FAIL' "$out/prefill_checks.log" | head -5
+    check_bundle "$prefill" prefill_checks.log ""
     # The same kernels through the C++ runtime (DecodeLauncher::launchPrefill).
     for chip in sm_90a sm_80:ptx; do
       build-runtime/bench/gpu/flashir-decode-check "$prefill" $chip |
         tee -a "$out/prefill_launch.log" | tail -1
     done
-    if [ -d "$prefill-sm75" ]; then
-      # The f16 kernels' sm_75 PTX (m16n8k8, no cp.async) through the driver.
-      python3 bench/gpu/gpu_check.py --bundle "$prefill-sm75" --no-bench --out /tmp \
-        > "$out/prefill_checks_sm75.log" 2>&1 || status=1
-      tail -1 "$out/prefill_checks_sm75.log"
-      grep -c '^PASS' "$out/prefill_checks_sm75.log" | sed 's/^/PASS lines (sm_75): /'
-    fi
+    # The f16 kernels' sm_75 PTX (m16n8k8, no cp.async) through the driver.
+    [ -d "$prefill-sm75" ] && check_bundle "$prefill-sm75" prefill_checks_sm75.log " (sm_75)"
     ;;
   split)
-    python3 bench/gpu/gpu_check.py --bundle "$prefill-split" --no-bench --out /tmp \
-      > "$out/prefill_split_checks.log" 2>&1 || status=1
-    tail -1 "$out/prefill_split_checks.log"
-    grep '^FAIL' "$out/prefill_split_checks.log" | head -5
+    check_bundle "$prefill-split" prefill_split_checks.log " (split)"
     ;;
   sanitize)
     for b in "$prefill" "$prefill-sm75" "$prefill-split"; do

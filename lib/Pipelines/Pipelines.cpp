@@ -71,15 +71,17 @@ void flashir::buildAttnSchedulePipeline(OpPassManager &pm,
 
 void flashir::buildAttnToKernelsPipeline(OpPassManager &pm,
                                          const KernelOptions &options) {
-  addPipeline(pm, "attn-import-variants,convert-attn-to-gpu{chip=" +
-                      options.chip + " warps=" + std::to_string(options.warps) +
-                      " unroll=" + std::to_string(options.unroll) +
-                      " stages=" + std::to_string(options.stages) +
-                      " min-blocks=" + std::to_string(options.minBlocks) +
-                      " tensor-cores=" + std::to_string(options.tensorCores) +
-                      " bulk-copy=" + std::to_string(options.bulkCopy) +
-                      " heads-innermost=" +
-                      (options.headsInnermost ? "true" : "false") + "}");
+  addPipeline(
+      pm,
+      "attn-import-variants,convert-attn-to-gpu{chip=" + options.chip +
+          " warps=" + std::to_string(options.warps) +
+          " unroll=" + std::to_string(options.unroll) +
+          " stages=" + std::to_string(options.stages) +
+          " min-blocks=" + std::to_string(options.minBlocks) +
+          " tensor-cores=" + std::to_string(options.tensorCores) +
+          " bulk-copy=" + std::to_string(options.bulkCopy) +
+          " heads-innermost=" + (options.headsInnermost ? "true" : "false") +
+          " split-prefill=" + (options.splitPrefill ? "true" : "false") + "}");
 }
 
 void flashir::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef chip,

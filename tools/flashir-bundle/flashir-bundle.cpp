@@ -63,6 +63,11 @@ static cl::opt<int64_t>
 static cl::opt<bool> headsInnermost(
     "heads-innermost", cl::init(true),
     cl::desc("KV head fastest in the CTAs' launch order (same grid)"));
+static cl::opt<bool> splitPrefill(
+    "split-prefill", cl::init(false),
+    cl::desc("split-KV attentions with 16+ row tiles get the tensor-core "
+             "prefill kernel (grid chunks x q_tiles x heads; no runtime "
+             "runner yet) instead of the split-KV decode kernel"));
 static cl::opt<std::string> schedule(
     "schedule", cl::init(""),
     cl::desc("pass pipeline run on the program before kernel generation, "
@@ -198,6 +203,7 @@ int main(int argc, char **argv) {
                               : tensorCores.getValue();
     options.bulkCopy = info && !info->hasMbarrierTx ? 0 : bulkCopy.getValue();
     options.headsInnermost = headsInnermost;
+    options.splitPrefill = splitPrefill;
     PassManager pm(&ctx);
     if (!schedule.empty()) {
       std::string error;

@@ -64,12 +64,15 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     (computed once) and f32 `math.tanh` the hardware's `tanh.approx.f32`
     (relative error about 2^-11).
     Attentions whose `tiles` take 16 or more query rows (sm_80+, or f16 on
-    sm_75 with m16n8k8 products and no cp.async; not split-KV) get the
-    tensor-core prefill kernel instead: one CTA of
-    `tiles.q / 16` warps per (request, q tile, query head), K/V tiles of
-    `tiles.kv` keys staged CTA-wide by `cp.async` into padded rows, K and V
-    fragments by `ldmatrix` / `ldmatrix.trans`, grid (requests, q tiles,
-    query heads); `attn.launch` records `q_rows` and `kv_tile`.
+    sm_75 with m16n8k8 products and no cp.async; split-KV ones only with
+    `split-prefill`) get the tensor-core prefill kernel instead: one CTA of
+    `tiles.warps` warps of 32 rows when `tiles.q = 32 * tiles.warps`, else
+    `tiles.q / 16` warps of 16 rows, per (request, q tile, query head), K/V
+    tiles of `tiles.kv` keys staged CTA-wide by `cp.async` into padded rows,
+    K and V fragments by `ldmatrix` / `ldmatrix.trans`, grid (requests, q
+    tiles, query heads), or (chunks, q tiles, heads) with the decode
+    kernels' chunk arguments and a merge kernel when split;
+    `attn.launch` records `q_rows`, `q_tokens` and `kv_tile`.
     Kernel arguments: `q`, `qo_indptr`, `k_pool`, `v_pool`, `indptr`,
     `indices`, `last_page_len`, `out`, `lse`, `kv_maps` (the K and V pools'
     `CUtensorMap`s, [2, 16] i64, read only by kernels with tensor copies),
@@ -104,7 +107,11 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"headsInnermost", "heads-innermost", "bool", /*default=*/"true",
            "read the (x, y) CTA index in launch order as (KV head fastest, "
            "then request or chunk), so the CTAs that run together read the "
-           "same pages (same grid and arguments)">
+           "same pages (same grid and arguments)">,
+    Option<"splitPrefill", "split-prefill", "bool", /*default=*/"false",
+           "split-KV attentions whose tiles take 16+ query rows get the "
+           "tensor-core prefill kernel (grid chunks x q_tiles x heads; no "
+           "runtime runner yet) instead of the split-KV decode kernel">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -112,6 +112,8 @@ struct KernelOptions {
   int64_t bulkCopy = -1;
   /// KV head fastest in the CTAs' launch order (same grid and ABI).
   bool headsInnermost = true;
+  /// Split-KV attentions with 16+ row tiles get the prefill kernel.
+  bool splitPrefill = false;
 };
 
 /// attn → gpu.module of decode kernels (attn-import-variants,

@@ -122,8 +122,10 @@ struct ConvertAttnToGPUPass
       // rows get the tensor-core prefill kernel: tiles.q rows per CTA (32
       // per warp where tiles.warps asks exactly that, else 16), K/V tiles of
       // tiles.kv keys, its own shared-memory budget.
-      // Split-KV ones too: a CTA per (chunk, q tile, head) writes the
-      // chunk's partial states for the merge kernel.
+      // Split-KV ones too with split-prefill: a CTA per (chunk, q tile,
+      // head) writes the chunk's partial states for the merge kernel. Off by
+      // default: fused decode head groups also have 16-row tiles, and the
+      // runtime's split runner launches decode grids only.
       // sm_75 (no cp.async, no bf16 products): f16 prefill with m16n8k8
       // products and one synchronously filled K/V slot.
       int64_t prefillRows = 0, kvTile = 0, prefillWarps = 0;
@@ -133,7 +135,7 @@ struct ConvertAttnToGPUPass
                         .getElementType()
                         .isF16();
       if (reason.empty() && (useTensorCores || turing) && tiles &&
-          tiles.getQ() >= 16) {
+          tiles.getQ() >= 16 && (!op.getChunkIndptr() || splitPrefill)) {
         auto view = cast<PagedKVType>(op.getViews().front().getType());
         prefillRows = tiles.getQ();
         kvTile = tiles.getKv();

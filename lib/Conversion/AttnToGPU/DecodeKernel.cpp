@@ -215,7 +215,7 @@ DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
   Frame f = bindArguments(b, func, dynamicShared);
   Block &entry = *f.entry;
 
-  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
+  Value c1 = cIndex(b, 1);
   f.block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   f.kvHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   if (s.headsInnermost) {
@@ -238,21 +238,26 @@ DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
   f.qBegin = loadIndex(b, f.qoIndptr, f.req);
   f.numQ = arith::SubIOp::create(b, loadIndex(b, f.qoIndptr, next), f.qBegin);
   loadRequestKeys(b, f);
+  loadKeyRange(b, f, next);
+  return f;
+}
+
+void DecodeKernel::loadKeyRange(LocBuilder &b, Frame &f, Value nextRequest) {
+  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
   f.kBegin = c0;
   f.kEnd = f.numKv;
-  if (s.chunked) {
-    auto clampKeys = [&](Value v, Value lo) {
-      return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, v, lo),
-                                    f.numKv);
-    };
-    f.kBegin = clampKeys(loadIndex(b, entry.getArgument(9), f.block), c0);
-    f.kEnd = clampKeys(loadIndex(b, entry.getArgument(10), f.block), f.kBegin);
-    Value chunks =
-        arith::SubIOp::create(b, loadIndex(b, entry.getArgument(7), next),
-                              loadIndex(b, entry.getArgument(7), f.req));
-    f.direct = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunks, c1);
-  }
-  return f;
+  if (!s.chunked)
+    return;
+  Block &entry = *f.entry;
+  auto clampKeys = [&](Value v, Value lo) {
+    return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, v, lo), f.numKv);
+  };
+  f.kBegin = clampKeys(loadIndex(b, entry.getArgument(9), f.block), c0);
+  f.kEnd = clampKeys(loadIndex(b, entry.getArgument(10), f.block), f.kBegin);
+  Value chunks =
+      arith::SubIOp::create(b, loadIndex(b, entry.getArgument(7), nextRequest),
+                            loadIndex(b, entry.getArgument(7), f.req));
+  f.direct = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunks, c1);
 }
 
 SmallVector<Value> DecodeKernel::paramValues(LocBuilder &b, const Frame &f,
@@ -332,34 +337,39 @@ void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
           scf::YieldOp::create(b);
         });
       };
-      Value finalRow = arith::AddIOp::create(b, f.qBegin, i);
-      if (!s.chunked) {
-        store(b, f.out, f.lse, finalRow, /*narrowed=*/true);
-        continue;
-      }
-      // A request's only chunk writes its final rows; the merge kernel
-      // skips such requests.
-      scf::IfOp::create(
-          b, f.direct,
-          [&](OpBuilder &tb, Location loc) {
-            LocBuilder b(loc, tb);
-            store(b, f.out, f.lse, finalRow, /*narrowed=*/true);
-            scf::YieldOp::create(b);
-          },
-          [&](OpBuilder &eb, Location loc) {
-            LocBuilder b(loc, eb);
-            Value partialRow = arith::AddIOp::create(
-                b, f.block,
-                arith::MulIOp::create(
-                    b, memref::DimOp::create(b, f.entry->getArgument(8), 0),
-                    i));
-            store(b, f.partialO, f.partialLse, partialRow, /*narrowed=*/false);
-            scf::YieldOp::create(b);
-          });
+      storeRow(b, f, i, store);
     }
     scf::YieldOp::create(b);
   });
   gpu::BarrierOp::create(b);
+}
+
+void DecodeKernel::storeRow(
+    LocBuilder &b, const Frame &f, Value i,
+    function_ref<void(LocBuilder &, Value, Value, Value, bool)> store) {
+  Value finalRow = arith::AddIOp::create(b, f.qBegin, i);
+  if (!s.chunked) {
+    store(b, f.out, f.lse, finalRow, /*narrowed=*/true);
+    return;
+  }
+  // A request's only chunk writes its final rows; the merge kernel skips
+  // such requests.
+  scf::IfOp::create(
+      b, f.direct,
+      [&](OpBuilder &tb, Location loc) {
+        LocBuilder b(loc, tb);
+        store(b, f.out, f.lse, finalRow, /*narrowed=*/true);
+        scf::YieldOp::create(b);
+      },
+      [&](OpBuilder &eb, Location loc) {
+        LocBuilder b(loc, eb);
+        Value partialRow = arith::AddIOp::create(
+            b, f.block,
+            arith::MulIOp::create(
+                b, memref::DimOp::create(b, f.entry->getArgument(8), 0), i));
+        store(b, f.partialO, f.partialLse, partialRow, /*narrowed=*/false);
+        scf::YieldOp::create(b);
+      });
 }
 
 ValueRange DecodeKernel::buildStagedLoop(

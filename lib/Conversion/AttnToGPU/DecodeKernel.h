@@ -137,6 +137,19 @@ private:
     SmallVector<VariantParamAttr> params;
   };
 
+  /// The keys [f.kBegin, f.kEnd) the CTA attends (after loadRequestKeys):
+  /// the request's, or the split-KV chunk's clamped to them (then also
+  /// f.direct: the chunk is its request's only one).
+  void loadKeyRange(LocBuilder &b, Frame &f, Value nextRequest);
+
+  /// Stores query row `i` of the request through `store(b, oMem, lseMem,
+  /// row, narrowed)`: to out / lse (narrowed to the element type), or, for a
+  /// split-KV chunk that is not its request's only one, to partial row
+  /// chunk + C * i (C = chunks) of the f32 partial states.
+  void
+  storeRow(LocBuilder &b, const Frame &f, Value i,
+           function_ref<void(LocBuilder &, Value, Value, Value, bool)> store);
+
   gpu::GPUFuncOp buildSimt(OpBuilder &moduleBuilder, StringRef name);
   gpu::GPUFuncOp buildTensorCore(OpBuilder &moduleBuilder, StringRef name);
   /// The tensor-core prefill kernel (sm_80+; f16 on sm_75): CTAs of

@@ -149,22 +149,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   b.setInsertionPointToStart(&guard.getThenRegion().front());
 
   loadRequestKeys(b, f);
-  f.kBegin = c0;
-  f.kEnd = f.numKv;
-  if (s.chunked) {
-    // The chunk's keys [chunk_starts, chunk_ends) clamped to the request's;
-    // a request's only chunk writes its final rows itself.
-    auto clampKeys = [&](Value v, Value lo) {
-      return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, v, lo),
-                                    f.numKv);
-    };
-    f.kBegin = clampKeys(loadIndex(b, args.getArgument(9), f.block), c0);
-    f.kEnd = clampKeys(loadIndex(b, args.getArgument(10), f.block), f.kBegin);
-    Value chunks =
-        arith::SubIOp::create(b, loadIndex(b, args.getArgument(7), next),
-                              loadIndex(b, args.getArgument(7), f.req));
-    f.direct = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunks, c1);
-  }
+  // The keys: the request's, or (split-KV) its chunk's.
+  loadKeyRange(b, f, next);
 
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value warp = arith::DivUIOp::create(b, tid, cIndex(b, 32));
@@ -731,33 +717,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     };
     scf::IfOp::create(b, rowValid[ri], [&](OpBuilder &iob, Location loc) {
       LocBuilder b(loc, iob);
-      Value finalRow = arith::AddIOp::create(b, f.qBegin, rowOf[ri]);
-      if (!s.chunked) {
-        store(b, f.out, f.lse, finalRow, /*narrowed=*/true);
-        scf::YieldOp::create(b);
-        return;
-      }
-      // A request's only chunk writes its final rows; otherwise row i of
-      // the chunk's state goes to partial row chunk + C * i (the merge
-      // kernel's layout, C = number of chunks).
-      scf::IfOp::create(
-          b, f.direct,
-          [&](OpBuilder &tb, Location loc) {
-            LocBuilder b(loc, tb);
-            store(b, f.out, f.lse, finalRow, /*narrowed=*/true);
-            scf::YieldOp::create(b);
-          },
-          [&](OpBuilder &eb, Location loc) {
-            LocBuilder b(loc, eb);
-            Value partialRow = arith::AddIOp::create(
-                b, f.block,
-                arith::MulIOp::create(
-                    b, memref::DimOp::create(b, args.getArgument(8), 0),
-                    rowOf[ri]));
-            store(b, f.partialO, f.partialLse, partialRow,
-                  /*narrowed=*/false);
-            scf::YieldOp::create(b);
-          });
+      storeRow(b, f, rowOf[ri], store);
       scf::YieldOp::create(b);
     });
   }

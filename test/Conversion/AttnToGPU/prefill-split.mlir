@@ -1,6 +1,15 @@
-// RUN: flashir-opt %s -attn-import-variants -attn-split-kv=chunk-size=0 -convert-attn-to-gpu=chip=sm_80 | FileCheck %s
+// RUN: flashir-opt %s -attn-import-variants -attn-split-kv=chunk-size=0 "-convert-attn-to-gpu=chip=sm_80 split-prefill=true" | FileCheck %s
+// RUN: flashir-opt %s -attn-import-variants -attn-split-kv=chunk-size=0 -convert-attn-to-gpu=chip=sm_80 | FileCheck %s --check-prefix=DEFAULT
 
-// Split-KV prefill: a CTA per (chunk, q tile, query head); grid position x
+// By default split-KV attentions keep the split-KV decode kernel (the
+// runtime's SplitDecodeRunner launches its grid), even with 16+ row tiles
+// (fused decode head groups have them too).
+// DEFAULT-LABEL: gpu.func @split_decode_0
+// DEFAULT-SAME: grid = "chunks x num_kv_heads"
+// DEFAULT-LABEL: gpu.func @split_merge_0
+
+// With split-prefill, split-KV prefill: a CTA per (chunk, q tile, query
+// head); grid position x
 // serves chunk chunk_order[x] of request chunk_request[chunk], keys
 // [chunk_starts, chunk_ends) clamped to the request's; query positions
 // still count every key of the request. A request's only chunk writes out /
