@@ -480,6 +480,8 @@ def main():
                     help="bundle of split-KV kernels (flashir-bundle --schedule=...)")
     ap.add_argument("--chunk-lens", type=int, nargs="*", default=[512, 1024, 2048],
                     help="split-KV chunk lengths to time")
+    ap.add_argument("--images", nargs="*", default=None,
+                    help="check only these chips' images (e.g. sm_90a; default: all)")
     ap.add_argument("--sweep", nargs="*", default=[],
                     help="extra bundles (e.g. other warps/unroll) whose plain "
                          "kernels are timed on the B64 L4096 case only")
@@ -506,6 +508,8 @@ def main():
                 images.append((target["chip"] + " PTX (driver JIT)", target["chip"],
                                os.path.join(bundle, target["ptx"])))
         kernels_by_image = {}
+        if args.images is not None:
+            images = [i for i in images if i[1] in args.images]
         for label, chip, path in images:
             module = Module(open(path, "rb").read())
             kernels = load_kernels(manifest, module, chip)
@@ -563,7 +567,7 @@ def main():
                         print(f"{'PASS' if ok else 'FAIL'} {label:22s} {name:28s} B={len(qo):3d} "
                               f"chunk={chunk_len} rel_err={r['rel_err']:.2e} "
                               f"lse_err={r['lse_err']:.2e} nan={r['nan']}")
-        if args.small or args.no_bench:
+        if args.small or args.no_bench or "sm_90a cubin" not in kernels_by_image:
             continue
         kernels = kernels_by_image["sm_90a cubin"]
         for name, b, l, variants, page in cases_of:

@@ -7,7 +7,9 @@
 # split-KV kernels of PREFILL_BUNDLE-split with their merge kernels), sanitize
 # (compute-sanitizer memcheck + racecheck), bench (prefill_bench.py), prefix
 # (shared_prefix_bench.py). Default: all five. Needs build-runtime (built
-# here when missing). Exit status: nonzero when a check failed.
+# here when missing). FLASHIR_IMAGES="sm_90a" (or "sm_80") limits the float64
+# checks to those chips' images (to fit a step in one device call). Exit
+# status: nonzero when a check failed.
 set -uo pipefail
 prefill=$1
 out=$2
@@ -25,6 +27,7 @@ fi
 # count).
 check_bundle() {
   python3 bench/gpu/gpu_check.py --bundle "$1" --no-bench --out /tmp \
+    ${FLASHIR_IMAGES:+--images $FLASHIR_IMAGES} \
     > "$out/$2" 2>&1 || status=1
   tail -1 "$out/$2"
   grep -c '^PASS' "$out/$2" | sed "s/^/PASS lines$3: /"
