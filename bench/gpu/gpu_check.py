@@ -119,6 +119,12 @@ class Kernel:
         self.grid_z = "num_kv_heads" if entry.get("grid", "").endswith("x num_kv_heads") else "num_qo_heads"
         self.params = args[idx["kv_maps"] + 1:]
         self.box = None  # tensor-map box (kernels with tensor copies)
+
+    def q_tiles_and_heads(self, qo_lens):
+        """A prefill kernel's grid y and z: q tiles of the longest request,
+        query heads (or KV heads with fused head groups)."""
+        return (max(1, -(-max(qo_lens) // self.q_tokens)),
+                self.hkv if self.grid_z == "num_kv_heads" else self.hq)
         self.merge = None  # (function, block) of a split-KV kernel
 
 
@@ -252,8 +258,7 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
         args += memref_args(out) + memref_args(lse) + params
         grid = (batch_size, k.hkv, 1)
         if k.q_rows:
-            grid = (batch_size, max(1, -(-max(batch["qo_lens"]) // k.q_tokens)),
-                    k.hkv if k.grid_z == "num_kv_heads" else k.hq)
+            grid = (batch_size, *k.q_tiles_and_heads(batch["qo_lens"]))
 
         call_one = prepare_launch(k.fn, grid, k.block, args, k.shared)
         # The launch holds raw pointers: the callable keeps its buffers alive.
@@ -278,8 +283,7 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
     mfn, mblock = k.merge
     grid = (num_chunks, k.hkv, 1)
     if k.q_rows:  # split-KV prefill: (chunks, q tiles, heads)
-        grid = (num_chunks, max(1, -(-max(batch["qo_lens"]) // k.q_tokens)),
-                k.hkv if k.grid_z == "num_kv_heads" else k.hq)
+        grid = (num_chunks, *k.q_tiles_and_heads(batch["qo_lens"]))
     attention = prepare_launch(k.fn, grid, k.block, args, k.shared)
     merging = prepare_launch(mfn, (batch_size, k.hq, 1), mblock, margs)
 
@@ -391,6 +395,12 @@ def time_ms(fn, reps=50, warmup=10, inner=5):
         b.synchronize()
         times.append(a.elapsed_time(b) / inner)
     return statistics.median(times)
+
+
+def write_rows(out_dir, name, rows):
+    """A benchmark's rows with the device name, as out_dir/name."""
+    with open(os.path.join(out_dir, name), "w") as f:
+        json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
 
 
 def sdpa_ms(backend, q, k, v, is_causal=False, **timing):

@@ -131,8 +131,7 @@ def main():
             row[f"flashir_{label}_kv_TBps"] = b * lkv * k.hkv * k.d * 4 / ms / 1e9
         rows.append(row)
         print(json.dumps(row))
-    with open(os.path.join(args.out, "prefill_bench.json"), "w") as f:
-        json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+    gc.write_rows(args.out, "prefill_bench.json", rows)
 
 
 if __name__ == "__main__":

@@ -146,8 +146,7 @@ def main():
         row = case(dk, pk, b, prefix, suffix, chunks, gen)
         rows.append(row)
         print(json.dumps(row))
-    with open(os.path.join(args.out, "shared_prefix.json"), "w") as f:
-        json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+    gc.write_rows(args.out, "shared_prefix.json", rows)
     sys.exit(0 if all(r["ok"] for r in rows) else 1)
 
 

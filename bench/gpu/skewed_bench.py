@@ -133,8 +133,7 @@ def main():
         row = case(name, lens, wrapper, gen)
         rows.append(row)
         print(json.dumps(row))
-    with open(os.path.join(args.out, "skewed.json"), "w") as f:
-        json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+    gpu_check.write_rows(args.out, "skewed.json", rows)
 
 
 if __name__ == "__main__":

@@ -41,45 +41,44 @@ using namespace mlir;
 
 namespace flashir::conversion::decode {
 
-/// Whether the mask hook `mask` (block arguments qpos, kpos, ...) can only
-/// keep keys with kpos <= qpos: it yields `kpos sle qpos` (or `qpos sge
-/// kpos`), or a conjunction with such a term. Signed predicates only: a
-/// query row with fewer keys than rows before it has a negative qpos.
-static bool maskImpliesCausal(Region &mask) {
-  if (mask.empty())
-    return false;
+/// How a mask hook (block arguments qpos, kpos, ...) relates to causality.
+enum class CausalMask {
+  /// It may keep keys past the query position.
+  None,
+  /// It keeps only keys with kpos <= qpos: it yields a conjunction with
+  /// such a term (sliding window): tiles past the CTA's last query position
+  /// can be skipped.
+  Implied,
+  /// It yields exactly `kpos sle qpos` (or `qpos sge kpos`): tiles whose keys
+  /// all precede the CTA's first query position need no mask at all.
+  Exact,
+};
+
+/// Signed predicates only: a query row with fewer keys than rows before it
+/// has a negative qpos.
+static CausalMask classifyMask(Region &mask) {
+  if (mask.empty() || mask.front().getNumArguments() < 2)
+    return CausalMask::None;
   Block &block = mask.front();
-  if (block.getNumArguments() < 2)
-    return false;
   Value qpos = block.getArgument(0), kpos = block.getArgument(1);
+  auto isCausalTerm = [&](Value v) {
+    auto cmp = v.getDefiningOp<arith::CmpIOp>();
+    return cmp && ((cmp.getPredicate() == arith::CmpIPredicate::sle &&
+                    cmp.getLhs() == kpos && cmp.getRhs() == qpos) ||
+                   (cmp.getPredicate() == arith::CmpIPredicate::sge &&
+                    cmp.getLhs() == qpos && cmp.getRhs() == kpos));
+  };
   std::function<bool(Value)> implies = [&](Value v) {
-    if (auto cmp = v.getDefiningOp<arith::CmpIOp>())
-      return (cmp.getPredicate() == arith::CmpIPredicate::sle &&
-              cmp.getLhs() == kpos && cmp.getRhs() == qpos) ||
-             (cmp.getPredicate() == arith::CmpIPredicate::sge &&
-              cmp.getLhs() == qpos && cmp.getRhs() == kpos);
+    if (isCausalTerm(v))
+      return true;
     if (auto conj = v.getDefiningOp<arith::AndIOp>())
       return implies(conj.getLhs()) || implies(conj.getRhs());
     return false;
   };
-  return implies(block.getTerminator()->getOperand(0));
-}
-
-/// Whether the mask hook `mask` is exactly `kpos sle qpos` (or `qpos sge
-/// kpos`): then tiles whose keys all precede the CTA's first query position
-/// need no mask at all.
-static bool maskIsCausal(Region &mask) {
-  if (mask.empty() || mask.front().getNumArguments() < 2)
-    return false;
-  Value qpos = mask.front().getArgument(0), kpos = mask.front().getArgument(1);
-  auto cmp = mask.front()
-                 .getTerminator()
-                 ->getOperand(0)
-                 .getDefiningOp<arith::CmpIOp>();
-  return cmp && ((cmp.getPredicate() == arith::CmpIPredicate::sle &&
-                  cmp.getLhs() == kpos && cmp.getRhs() == qpos) ||
-                 (cmp.getPredicate() == arith::CmpIPredicate::sge &&
-                  cmp.getLhs() == qpos && cmp.getRhs() == kpos));
+  Value kept = block.getTerminator()->getOperand(0);
+  if (isCausalTerm(kept))
+    return CausalMask::Exact;
+  return implies(kept) ? CausalMask::Implied : CausalMask::None;
 }
 
 /// 2^x by ex2.approx.ftz.f32: one MUFU.EX2 (math.exp2 lowers to the
@@ -348,7 +347,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // A causal mask hides every key past the CTA's last query position:
   // those tiles are skipped (they would add exp2(-inf) = 0 and rescale by 1).
   Value kLoopEnd = f.kEnd;
-  if (maskImpliesCausal(variant.getMask())) {
+  CausalMask causal = classifyMask(variant.getMask());
+  if (causal != CausalMask::None) {
     Value lastRow = arith::SubIOp::create(
         b,
         arith::MinUIOp::create(
@@ -482,7 +482,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // exactly causal, <= the CTA's first query position (signed: rows with
   // fewer keys before them than rows have negative positions).
   bool hasMask = !variant.getMask().empty();
-  bool causalOnly = hasMask && maskIsCausal(variant.getMask());
+  bool causalOnly = causal == CausalMask::Exact;
   Value firstQpos = arith::SubIOp::create(
       b, arith::AddIOp::create(b, rowBase, f.numKv), f.numQ);
 
