@@ -38,16 +38,23 @@ inline Value negInf(LocBuilder &b) {
   return cF32(b, -std::numeric_limits<float>::infinity());
 }
 
-/// scf.for %iv = lb to ub step 1 iter_args(inits); `body` returns the yield.
-inline ValueRange buildFor(LocBuilder &b, Value lb, Value ub, ValueRange inits,
-                           BodyFn body) {
+/// scf.for %iv = lb to ub step `step` iter_args(inits); `body` returns the
+/// yield.
+inline ValueRange buildForStep(LocBuilder &b, Value lb, Value ub, Value step,
+                               ValueRange inits, BodyFn body) {
   auto loop = scf::ForOp::create(
-      b, lb, ub, cIndex(b, 1), inits,
+      b, lb, ub, step, inits,
       [&](OpBuilder &ob, Location loc, Value iv, ValueRange args) {
         LocBuilder nb(loc, ob);
         scf::YieldOp::create(nb, body(nb, iv, args));
       });
   return loop.getResults();
+}
+
+/// scf.for %iv = lb to ub step 1 iter_args(inits); `body` returns the yield.
+inline ValueRange buildFor(LocBuilder &b, Value lb, Value ub, ValueRange inits,
+                           BodyFn body) {
+  return buildForStep(b, lb, ub, cIndex(b, 1), inits, body);
 }
 
 /// A loop without loop-carried values.

@@ -101,6 +101,9 @@ Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
                            target.chip + " needs three extents in 1..256");
           target.tensorMapBoxes[k.name] = std::move(extents);
         }
+        if (const JsonValue *wait = f->get("programmatic_wait");
+            wait && wait->isBool() && wait->boolean())
+          target.programmaticWait.insert(k.name);
         if (const JsonValue *cost = f->get("cost")) {
           const JsonValue *alpha = cost->get("alpha");
           const JsonValue *beta = cost->get("beta");
@@ -155,6 +158,9 @@ struct CudaDriver::Api {
   int (*cuEventRecord)(void *, void *);
   int (*cuEventSynchronize)(void *);
   int (*cuEventElapsedTime)(float *, void *, void *);
+  /// Optional (drivers of CUDA 12+): programmatic launches fall back to
+  /// cuLaunchKernel without it.
+  int (*cuLaunchKernelEx)(const void *, void *, void **, void **);
   /// Optional (drivers of CUDA 12+): only kernels with tensor copies use it.
   int (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *, const uint64_t *,
                                 const uint64_t *, const uint32_t *,
@@ -238,6 +244,8 @@ Status CudaDriver::open(int ordinal, std::unique_ptr<CudaDriver> &out) {
   }
   *reinterpret_cast<void **>(&api.cuTensorMapEncodeTiled) =
       dlsym(lib, "cuTensorMapEncodeTiled");
+  *reinterpret_cast<void **>(&api.cuLaunchKernelEx) =
+      dlsym(lib, "cuLaunchKernelEx");
   if (Status s = driver->check(api.cuInit(0), "cuInit"); !s)
     return s;
   int &device = driver->device;
@@ -302,6 +310,43 @@ Status CudaDriver::launch(void *fn, unsigned gridX, unsigned gridY,
                                    nullptr),
                "cuLaunchKernel");
 }
+namespace {
+// cuda.h's CUlaunchAttribute and CUlaunchConfig (CUDA 12+), declared here
+// as the rest of the driver API is (no CUDA headers at build time).
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int programmaticStreamSerializationAllowed;
+  } value;
+};
+struct LaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  void *stream;
+  LaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+static_assert(sizeof(LaunchAttribute) == 72 && sizeof(LaunchConfig) == 56,
+              "CUlaunchAttribute / CUlaunchConfig layout");
+} // namespace
+
+Status CudaDriver::launchProgrammatic(void *fn, unsigned gridX, unsigned gridY,
+                                      unsigned block, void *stream,
+                                      std::vector<void *> &params,
+                                      unsigned dynamicSharedBytes) {
+  if (!api->cuLaunchKernelEx)
+    return launch(fn, gridX, gridY, block, stream, params, dynamicSharedBytes);
+  LaunchAttribute attr = {};
+  attr.id = /*CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION=*/6;
+  attr.value.programmaticStreamSerializationAllowed = 1;
+  LaunchConfig config = {gridX,  gridY, 1, block, 1, 1, dynamicSharedBytes,
+                         stream, &attr, 1};
+  return check(api->cuLaunchKernelEx(&config, fn, params.data(), nullptr),
+               "cuLaunchKernelEx");
+}
+
 Status CudaDriver::setMaxDynamicSharedMemory(void *fn, int64_t bytes) {
   return check(api->cuFuncSetAttribute(
                    fn, /*CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES=*/8,
@@ -446,6 +491,7 @@ Status DecodeLauncher::open(CudaDriver &driver, const std::string &dir,
   }
   launcher->costs = target->costs;
   launcher->tensorMapBoxes = target->tensorMapBoxes;
+  launcher->programmaticWait = target->programmaticWait;
   out = std::move(launcher);
   return Status::ok();
 }
@@ -716,6 +762,10 @@ Status DecodeLauncher::launchArgs(const std::string &kernel,
   }
   std::vector<void *> params = pack.pointers();
   size_t index = info - kernels_.data();
+  if (programmaticWait.count(kernel))
+    return driver->launchProgrammatic(functions[index], gridX, gridY,
+                                      static_cast<unsigned>(info->block),
+                                      stream, params, dynamicShared[index]);
   return driver->launch(functions[index], gridX, gridY,
                         static_cast<unsigned>(info->block), stream, params,
                         dynamicShared[index]);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 using namespace flashir::runtime;
 
@@ -62,7 +63,9 @@ TEST_F(ManifestTest, ReadsKernelsAndTargets) {
     "targets": [{"chip": "sm_80", "ptx": "kernels.sm_80.ptx", "kernels": {
       "k0": {"dynamic_shared_memory_bytes": 98304,
              "cost": {"alpha": 2.5, "beta": 0.01},
-             "tensor_map_box": [64, 1, 16]}}}]})");
+             "tensor_map_box": [64, 1, 16], "programmatic_wait": true}}},
+      {"chip": "sm_75", "ptx": "kernels.sm_75.ptx", "kernels": {
+      "k0": {"programmatic_wait": false}}}]})");
   std::vector<KernelInfo> kernels;
   std::vector<TargetInfo> targets;
   ASSERT_TRUE(readManifest(dir.string(), kernels, targets).isOk());
@@ -77,7 +80,7 @@ TEST_F(ManifestTest, ReadsKernelsAndTargets) {
   EXPECT_TRUE(kernels[0].args[0].memref);
   EXPECT_EQ(kernels[0].args[0].shape, (std::vector<int64_t>{-1, 32, 128}));
   EXPECT_FALSE(kernels[0].args[1].memref);
-  ASSERT_EQ(targets.size(), 1u);
+  ASSERT_EQ(targets.size(), 2u);
   EXPECT_EQ(targets[0].chip, "sm_80");
   EXPECT_EQ(targets[0].cubin, "");
   EXPECT_EQ(targets[0].dynamicSharedMemoryBytes.at("k0"), 98304);
@@ -86,6 +89,9 @@ TEST_F(ManifestTest, ReadsKernelsAndTargets) {
   EXPECT_EQ(targets[0].costs.at("k0").beta, 0.01);
   EXPECT_EQ(targets[0].tensorMapBoxes.at("k0"),
             (std::vector<int64_t>{64, 1, 16}));
+  EXPECT_EQ(targets[0].programmaticWait, (std::set<std::string>{"k0"}));
+  EXPECT_TRUE(targets[1].programmaticWait.empty());
+  EXPECT_TRUE(targets[1].tensorMapBoxes.empty());
 }
 
 TEST_F(ManifestTest, ReportsProblems) {

@@ -27,8 +27,10 @@ public:
   bool isArray() const { return kind_ == Kind::Array; }
   bool isString() const { return kind_ == Kind::String; }
   bool isNumber() const { return kind_ == Kind::Number; }
+  bool isBool() const { return kind_ == Kind::Bool; }
 
   double number() const { return number_; }
+  bool boolean() const { return bool_; }
   const std::string &string() const { return string_; }
   const std::vector<JsonValue> &array() const { return array_; }
   /// The member `key` of an object, or null.

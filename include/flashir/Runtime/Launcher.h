@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,9 @@ struct TargetInfo {
   /// tensor maps over the pools, in elements of (head dim, KV head, token
   /// row); absent: the kernel ignores `kv_maps`.
   std::map<std::string, std::vector<int64_t>> tensorMapBoxes;
+  /// Kernels that wait for their stream predecessor themselves
+  /// (griddepcontrol.wait): launched with programmatic stream serialization.
+  std::set<std::string> programmaticWait;
 };
 
 /// Bytes of a kernel's `kv_maps` argument: the K and V CUtensorMaps.
@@ -90,6 +94,13 @@ public:
   Status launch(void *fn, unsigned gridX, unsigned gridY, unsigned block,
                 void *stream, std::vector<void *> &params,
                 unsigned dynamicSharedBytes = 0, unsigned gridZ = 1);
+  /// launch() with programmatic stream serialization: `fn` may start before
+  /// the stream's previous kernel ends (it must wait for it itself). Without
+  /// cuLaunchKernelEx (drivers before CUDA 12): a plain launch.
+  Status launchProgrammatic(void *fn, unsigned gridX, unsigned gridY,
+                            unsigned block, void *stream,
+                            std::vector<void *> &params,
+                            unsigned dynamicSharedBytes);
   /// Lets `fn` use `bytes` of dynamic shared memory (needed above 48 KiB).
   Status setMaxDynamicSharedMemory(void *fn, int64_t bytes);
   /// Encodes a tiled CUtensorMap (128 bytes at `map`) with the 128-byte
@@ -228,6 +239,7 @@ private:
   std::vector<unsigned> dynamicShared;
   std::map<std::string, CostModel> costs;
   std::map<std::string, std::vector<int64_t>> tensorMapBoxes;
+  std::set<std::string> programmaticWait;
   /// launch()'s kv_maps on the device and what they hold.
   void *mapsBuffer = nullptr;
   KvMapsCache maps;

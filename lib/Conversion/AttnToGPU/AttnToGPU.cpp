@@ -238,6 +238,7 @@ struct ConvertAttnToGPUPass
                         op.getEffectiveScale(),
                         entry.prefillRows,
                         entry.kvTile};
+      shape.dependentLaunch = chunked && info->computeCapability >= 90;
       if (entry.prefillRows) {
         shape.warps = entry.prefillWarps;
         shape.bulkCopy = shape.tensorCopy = false;
@@ -313,8 +314,18 @@ struct ConvertAttnToGPUPass
         StringRef kind = entry.prefillRows ? "_prefill_" : "_decode_";
         std::string mergeName = name;
         mergeName.replace(mergeName.rfind(kind.str()), kind.size(), "_merge_");
-        describe(generator.buildMerge(kb, mergeName), "requests x num_qo_heads",
-                 view.getHeadDim() / kVec, false);
+        gpu::GPUFuncOp merge = generator.buildMerge(kb, mergeName);
+        describe(merge, "requests x num_qo_heads",
+                 view.getHeadDim() / kVec * mergeGroups(view.getHeadDim()),
+                 false);
+        // It waits for the split kernel itself (griddepcontrol.wait): the
+        // host may launch it early.
+        if (shape.dependentLaunch) {
+          NamedAttrList launch(
+              merge->getAttrOfType<DictionaryAttr>("attn.launch"));
+          launch.set("programmatic_wait", kb.getBoolAttr(true));
+          merge->setAttr("attn.launch", launch.getDictionary(kb.getContext()));
+        }
       }
     }
   }

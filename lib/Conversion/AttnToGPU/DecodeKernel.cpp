@@ -8,6 +8,10 @@
 
 #include "DecodeKernel.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+#include <algorithm>
+
 using namespace mlir;
 
 namespace flashir::conversion::decode {
@@ -164,6 +168,12 @@ DecodeKernel::Frame DecodeKernel::bindArguments(LocBuilder &b,
                                                 bool dynamicShared) {
   Frame f;
   f.func = func;
+  // The merge kernel's CTAs may start once every CTA here has: they wait for
+  // this grid's completion before reading its states, and in the meantime
+  // take over the SMs this grid's tail leaves idle.
+  if (s.dependentLaunch)
+    NVVM::GriddepcontrolOp::create(b,
+                                   NVVM::GridDepActionKind::launch_dependents);
   f.entry = &func.getBody().front();
   Block &entry = *f.entry;
   f.q = entry.getArgument(0);
@@ -433,12 +443,17 @@ ValueRange DecodeKernel::buildStagedLoop(
       });
 }
 
+int64_t mergeGroups(int64_t headDim) {
+  return std::clamp<int64_t>(256 / (headDim / kVec), 1, 16);
+}
+
 gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
                                         StringRef name) {
   MLIRContext *ctx = op.getContext();
   LocBuilder mb(op.getLoc(), moduleBuilder);
   Type i32 = mb.getI32Type(), f32 = mb.getF32Type();
   int64_t dyn = ShapedType::kDynamic, D = s.headDim, H = s.numQoHeads;
+  int64_t lanes = D / kVec, G = mergeGroups(D);
   SmallVector<Type> args = {
       MemRefType::get({dyn}, i32),             // qo_indptr
       MemRefType::get({dyn}, i32),             // chunk_indptr
@@ -449,22 +464,32 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
   };
   argNames = {"qo_indptr",   "chunk_indptr", "partial_o",
               "partial_lse", "out",          "lse"};
-  auto func =
-      gpu::GPUFuncOp::create(mb, name, FunctionType::get(ctx, args, {}));
+  // The groups' states of a one-row request: [group][acc | m, l, pad].
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Type statesType =
+      MemRefType::get({G, D + 4}, f32, MemRefLayoutAttrInterface(), workgroup);
+  auto func = gpu::GPUFuncOp::create(mb, name, FunctionType::get(ctx, args, {}),
+                                     TypeRange{statesType});
+  func.setWorkgroupAttributionAttr(0, StringAttr::get(ctx, "llvm.align"),
+                                   mb.getI64IntegerAttr(16));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
   func.setKnownBlockSizeAttr(
-      mb.getDenseI32ArrayAttr({int32_t(D / kVec), 1, 1}));
+      mb.getDenseI32ArrayAttr({int32_t(lanes * G), 1, 1}));
   Block &entry = func.getBody().front();
   OpBuilder ob = OpBuilder::atBlockBegin(&entry);
   LocBuilder b(op.getLoc(), ob);
   Value qoIndptr = entry.getArgument(0), chunkIndptr = entry.getArgument(1),
         partialO = entry.getArgument(2), partialLse = entry.getArgument(3),
-        out = entry.getArgument(4), lse = entry.getArgument(5);
-  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
+        out = entry.getArgument(4), lse = entry.getArgument(5),
+        states = func.getWorkgroupAttributions().front();
+  Value c0 = cIndex(b, 0), c1 = cIndex(b, 1), cG = cIndex(b, G);
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value lane = arith::RemUIOp::create(b, tid, cIndex(b, lanes));
+  Value group = arith::DivUIOp::create(b, tid, cIndex(b, lanes));
   Value req = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  Value e0 = arith::MulIOp::create(b, tid, cIndex(b, kVec));
+  Value e0 = arith::MulIOp::create(b, lane, cIndex(b, kVec));
   Value next = arith::AddIOp::create(b, req, c1);
   Value qBegin = loadIndex(b, qoIndptr, req);
   Value numQ = arith::SubIOp::create(b, loadIndex(b, qoIndptr, next), qBegin);
@@ -477,12 +502,17 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
   Value single = arith::CmpIOp::create(
       b, arith::CmpIPredicate::eq, arith::SubIOp::create(b, cEnd, cBegin), c1);
   Value rowsToMerge = arith::SelectOp::create(b, single, c0, numQ);
-  buildFor(b, c0, rowsToMerge, [&](LocBuilder &b, Value i) {
+
+  // Merges row i's chunks first, first + step, ... below cEnd (partial rows
+  // chunk + numChunks * i). The loads do not depend on the running state, but
+  // each merge does: one chain per group.
+  auto mergeChunks = [&](LocBuilder &b, Value i, Value first, Value step) {
     Value base = arith::MulIOp::create(b, numChunks, i);
-    Value zeroVec = splat(b, cF32(b, 0.0f));
-    SmallVector<Value> inits = {negInf(b), cF32(b, 0.0f), zeroVec};
-    ValueRange merged = buildFor(
-        b, cBegin, cEnd, inits, [&](LocBuilder &b, Value c, ValueRange state) {
+    SmallVector<Value> inits = {negInf(b), cF32(b, 0.0f),
+                                splat(b, cF32(b, 0.0f))};
+    return llvm::to_vector(buildForStep(
+        b, first, cEnd, step, inits,
+        [&](LocBuilder &b, Value c, ValueRange state) {
           Value prow = arith::AddIOp::create(b, c, base);
           Value m = state[0], l = state[1], acc = state[2];
           // A chunk's state: (lse, 1, normalised o); empty: lse = -inf.
@@ -493,8 +523,10 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
                     b, f32Vec(b), partialO, ValueRange{prow, head, e0},
                     /*nontemporal=*/false, llvm::MaybeAlign(16)));
           return SmallVector<Value>{m, l, acc};
-        });
-    Value m = merged[0], l = merged[1], acc = merged[2];
+        }));
+  };
+  // Normalizes a merged state into row i of out / lse.
+  auto finish = [&](LocBuilder &b, Value i, Value m, Value l, Value acc) {
     Value row = arith::AddIOp::create(b, qBegin, i);
     Value empty =
         arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, cF32(b, 0));
@@ -507,13 +539,95 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
         b, empty, negInf(b),
         arith::AddFOp::create(b, m, math::LogOp::create(b, l)));
     scf::IfOp::create(
-        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, c0),
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, c0),
         [&](OpBuilder &fob, Location loc) {
           LocBuilder b(loc, fob);
           memref::StoreOp::create(b, rowLse, lse, ValueRange{row, head});
           scf::YieldOp::create(b);
         });
-  });
+  };
+  // One row (decode): the groups take every G-th chunk, then group 0 merges
+  // their states through shared memory -- G short chains instead of one
+  // long one. Several rows (split prefill): one row per group at a time.
+  Value oneRow =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rowsToMerge, c1);
+  auto mergeRows = [&](LocBuilder &b) {
+    scf::IfOp::create(
+        b, oneRow,
+        [&](OpBuilder &tob, Location loc) {
+          LocBuilder b(loc, tob);
+          Value cFirst = arith::AddIOp::create(b, cBegin, group);
+          SmallVector<Value> st = mergeChunks(b, c0, cFirst, cG);
+          vector::StoreOp::create(b, st[2], states, ValueRange{group, e0},
+                                  /*nontemporal=*/false, llvm::MaybeAlign(16));
+          scf::IfOp::create(
+              b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, c0),
+              [&](OpBuilder &fob, Location loc) {
+                LocBuilder b(loc, fob);
+                memref::StoreOp::create(b, st[0], states,
+                                        ValueRange{group, cIndex(b, D)});
+                memref::StoreOp::create(b, st[1], states,
+                                        ValueRange{group, cIndex(b, D + 1)});
+                scf::YieldOp::create(b);
+              });
+          gpu::BarrierOp::create(b);
+          scf::IfOp::create(
+              b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, group, c0),
+              [&](OpBuilder &gob, Location loc) {
+                LocBuilder b(loc, gob);
+                // Two passes (the maximum, then the weighted sums): no chain
+                // of dependent exps.
+                Value m = negInf(b), l = cF32(b, 0.0f),
+                      acc = splat(b, cF32(b, 0.0f));
+                SmallVector<Value> ms;
+                for (int64_t g = 0; g < G; ++g) {
+                  ms.push_back(memref::LoadOp::create(
+                      b, states, ValueRange{cIndex(b, g), cIndex(b, D)}));
+                  m = arith::MaxNumFOp::create(b, m, ms.back());
+                }
+                for (int64_t g = 0; g < G; ++g) {
+                  Value gg = cIndex(b, g), w = expDiff(b, ms[g], m);
+                  Value lg = memref::LoadOp::create(
+                      b, states, ValueRange{gg, cIndex(b, D + 1)});
+                  Value accg = vector::LoadOp::create(
+                      b, f32Vec(b), states, ValueRange{gg, e0},
+                      /*nontemporal=*/false, llvm::MaybeAlign(16));
+                  l = arith::AddFOp::create(b, l,
+                                            arith::MulFOp::create(b, lg, w));
+                  acc = arith::AddFOp::create(
+                      b, acc, arith::MulFOp::create(b, accg, splat(b, w)));
+                }
+                finish(b, c0, m, l, acc);
+                scf::YieldOp::create(b);
+              });
+          scf::YieldOp::create(b);
+        },
+        [&](OpBuilder &eob, Location loc) {
+          LocBuilder b(loc, eob);
+          buildForStep(b, group, rowsToMerge, cG, {},
+                       [&](LocBuilder &b, Value i, ValueRange) {
+                         SmallVector<Value> st = mergeChunks(b, i, cBegin, c1);
+                         finish(b, i, st[0], st[1], st[2]);
+                         return SmallVector<Value>();
+                       });
+          scf::YieldOp::create(b);
+        });
+  };
+  if (!s.dependentLaunch) {
+    mergeRows(b);
+  } else {
+    // The states come from the preceding split kernel; launched early
+    // (programmatic stream serialization), this grid sees them complete only
+    // after griddepcontrol.wait. CTAs with nothing to merge do not wait.
+    scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, rowsToMerge, c0),
+        [&](OpBuilder &wob, Location loc) {
+          LocBuilder b(loc, wob);
+          NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+          mergeRows(b);
+          scf::YieldOp::create(b);
+        });
+  }
   gpu::ReturnOp::create(b);
   return func;
 }

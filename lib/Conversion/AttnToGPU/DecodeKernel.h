@@ -68,6 +68,11 @@ struct DecodeShape {
   /// Prefill with fused head groups: a CTA serves one KV head and its rows
   /// are (token, query head of the group) pairs, prefillRows / group tokens.
   bool fusedHeadGroups = false;
+  /// Split-KV on sm_90: the partial-state kernel lets its merge kernel launch
+  /// early (griddepcontrol.launch_dependents) and the merge kernel waits for
+  /// it (griddepcontrol.wait) before reading the partial states, so the
+  /// runtime may launch the merge with programmatic stream serialization.
+  bool dependentLaunch = false;
 };
 
 /// Dynamic shared memory of the prefill kernel: the K/V ring and, with 32
@@ -75,6 +80,10 @@ struct DecodeShape {
 int64_t prefillSharedMemoryBytes(int64_t kvTile, int64_t headDim,
                                  int64_t stages, int64_t elementBytes,
                                  int64_t qRows, int64_t warps);
+
+/// Lane groups of the split-KV merge kernel (D / kVec lanes each; at most
+/// 256 threads).
+int64_t mergeGroups(int64_t headDim);
 
 /// Bytes of the kernel's workgroup buffer: the larger of the cp.async
 /// staging ring and the per-warp states of the final merge.

@@ -42,12 +42,30 @@
 // CHECK: vector.store %{{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
 // CHECK: } else {
 // CHECK: vector.store %{{.*}} : memref<?x8x128xf32>, vector<8xf32>
-// CHECK: gpu.func @split_merge_0(%{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>) kernel
-// CHECK-SAME: args = ["qo_indptr", "chunk_indptr", "partial_o", "partial_lse", "out", "lse"], block = 16 : i64, grid = "requests x num_qo_heads"
+// The merge kernel: 16 groups of 16 lanes (8 columns each) share a
+// [group, D + 4] f32 state buffer.
+// CHECK: gpu.func @split_merge_0(%{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>) workgroup(%[[STATES:.*]] : memref<16x132xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// CHECK-SAME: args = ["qo_indptr", "chunk_indptr", "partial_o", "partial_lse", "out", "lse"], block = 256 : i64, grid = "requests x num_qo_heads"
+// CHECK: %[[GROUP:.*]] = arith.divui %{{.*}}, %c16
 // Requests with one chunk have no rows to merge.
 // CHECK: %[[ONE:.*]] = arith.cmpi eq, %{{.*}}, %c1
 // CHECK: %[[ROWS:.*]] = arith.select %[[ONE]], %c0, %{{.*}} : index
-// CHECK: scf.for %{{.*}} = %c0 to %[[ROWS]]
+// One row: group g merges chunks g, g + 16, ...; group 0 merges the groups.
+// CHECK: %[[ONEROW:.*]] = arith.cmpi eq, %[[ROWS]], %c1
+// CHECK: scf.if %[[ONEROW]] {
+// CHECK: %[[FIRST:.*]] = arith.addi %{{.*}}, %[[GROUP]] : index
+// CHECK: scf.for %{{.*}} = %[[FIRST]] to %{{.*}} step %c16
+// CHECK: math.exp
+// CHECK: vector.store %{{.*}}, %[[STATES]][%[[GROUP]], %{{.*}}]
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK-COUNT-16: arith.maxnumf
+// CHECK: math.exp
+// CHECK: vector.store %{{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
+// CHECK: math.log
+// Several rows: one row per group, every chunk.
+// CHECK: } else {
+// CHECK: scf.for %{{.*}} = %[[GROUP]] to %[[ROWS]] step %c16
 // CHECK: scf.for
 // CHECK: math.exp
 // CHECK: vector.store %{{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
