@@ -335,13 +335,15 @@ static_assert(sizeof(LaunchAttribute) == 72 && sizeof(LaunchConfig) == 56,
 Status CudaDriver::launchProgrammatic(void *fn, unsigned gridX, unsigned gridY,
                                       unsigned block, void *stream,
                                       std::vector<void *> &params,
-                                      unsigned dynamicSharedBytes) {
+                                      unsigned dynamicSharedBytes,
+                                      unsigned gridZ) {
   if (!api->cuLaunchKernelEx)
-    return launch(fn, gridX, gridY, block, stream, params, dynamicSharedBytes);
+    return launch(fn, gridX, gridY, block, stream, params, dynamicSharedBytes,
+                  gridZ);
   LaunchAttribute attr = {};
   attr.id = /*CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION=*/6;
   attr.value.programmaticStreamSerializationAllowed = 1;
-  LaunchConfig config = {gridX,  gridY, 1, block, 1, 1, dynamicSharedBytes,
+  LaunchConfig config = {gridX,  gridY, gridZ, block, 1, 1, dynamicSharedBytes,
                          stream, &attr, 1};
   return check(api->cuLaunchKernelEx(&config, fn, params.data(), nullptr),
                "cuLaunchKernelEx");
@@ -734,7 +736,8 @@ Status DecodeLauncher::residentCtas(const std::string &kernel,
 
 Status DecodeLauncher::launchArgs(const std::string &kernel,
                                   const std::vector<Arg> &args, unsigned gridX,
-                                  unsigned gridY, void *stream) {
+                                  unsigned gridY, void *stream,
+                                  unsigned gridZ) {
   const KernelInfo *info = find(kernel);
   if (!info)
     return invalid("no kernel named " + kernel + " in the bundle");
@@ -763,12 +766,12 @@ Status DecodeLauncher::launchArgs(const std::string &kernel,
   std::vector<void *> params = pack.pointers();
   size_t index = info - kernels_.data();
   if (programmaticWait.count(kernel))
-    return driver->launchProgrammatic(functions[index], gridX, gridY,
-                                      static_cast<unsigned>(info->block),
-                                      stream, params, dynamicShared[index]);
+    return driver->launchProgrammatic(
+        functions[index], gridX, gridY, static_cast<unsigned>(info->block),
+        stream, params, dynamicShared[index], gridZ);
   return driver->launch(functions[index], gridX, gridY,
                         static_cast<unsigned>(info->block), stream, params,
-                        dynamicShared[index]);
+                        dynamicShared[index], gridZ);
 }
 
 } // namespace flashir::runtime

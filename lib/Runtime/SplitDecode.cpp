@@ -82,21 +82,34 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
       merge->args[2].name != "partial_o")
     return invalid(config.decodeKernel + " / " + config.mergeKernel +
                    " are not a split-KV decode kernel and its merge kernel");
-  // Split-KV prefill kernels (grid "chunks x q_tiles x ...") share the ABI
-  // but need a 3-D grid and a planner over q tiles: not this runner's.
-  if (decode->grid != "chunks x num_kv_heads")
+  // Split-KV prefill kernels share the ABI; their grid adds the request's
+  // q tiles (y) and runs per query head or per KV head (fused head groups).
+  bool prefill = decode->grid == "chunks x q_tiles x num_qo_heads" ||
+                 decode->grid == "chunks x q_tiles x num_kv_heads";
+  if (decode->grid != "chunks x num_kv_heads" && !prefill)
     return invalid(config.decodeKernel + " has grid '" + decode->grid +
                    "'; SplitDecodeRunner launches split-KV decode kernels "
-                   "(grid 'chunks x num_kv_heads')");
+                   "(grid 'chunks x num_kv_heads') and split-KV prefill "
+                   "kernels (grid 'chunks x q_tiles x num_qo_heads' or "
+                   "'... x num_kv_heads')");
+  if (prefill && decode->qTokens < 1)
+    return invalid(config.decodeKernel + ": the manifest gives no q_tokens");
   if (config.options.queryTile != 0)
     return invalid("split decode kernels take whole requests (queryTile 0)");
   Config resolved = config;
+  // The heads of the grid (z for prefill, y for decode).
+  int64_t gridHeads =
+      decode->grid.substr(decode->grid.rfind(' ') + 1) == "num_qo_heads"
+          ? decode->args[0].shape[1]
+          : decode->args[2].shape[2];
   if (resolved.options.numCtas <= 0) {
+    // Per head of the grid. A prefill chunk takes one CTA per q tile too,
+    // so long prompts get fewer, longer chunks (they fill the GPU with q
+    // tiles already).
     int64_t resident = 0;
     if (Status s = bundle.residentCtas(config.decodeKernel, resident); !s)
       return s;
-    resolved.options.numCtas =
-        std::max<int64_t>(1, resident / decode->args[2].shape[2]);
+    resolved.options.numCtas = std::max<int64_t>(1, resident / gridHeads);
   }
   if (resolved.capacity.maxChunks <= 0)
     resolved.capacity.maxChunks =
@@ -119,6 +132,8 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
   runner->pageSize = decode->args[2].shape[1];
   runner->numKvHeads = decode->args[2].shape[2];
   runner->numParams = decode->args.size() - 17;
+  runner->gridHeads = gridHeads;
+  runner->qTokens = prefill ? decode->qTokens : 0;
   MetadataLayout layout(c);
   runner->metadataBytes = layout.total * 4;
   WorkspaceSize size = workspaceSize(c, runner->numQoHeads, runner->headDim);
@@ -182,6 +197,10 @@ Status SplitDecodeRunner::plan(const BatchRef &batch, void *stream) {
     return s;
   plan_ = std::move(p);
   this->batch = batch.table.batchSize;
+  maxQoRows = 0;
+  for (int64_t r = 0; r < batch.table.batchSize; ++r)
+    maxQoRows =
+        std::max<int64_t>(maxQoRows, batch.qoIndptr[r + 1] - batch.qoIndptr[r]);
   return Status::ok();
 }
 
@@ -269,10 +288,19 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
       unsigned(capacityGrids ? m : std::max<size_t>(plan_.items.size(), 1));
   unsigned requestGrid =
       unsigned(capacityGrids ? r : std::max<int64_t>(batch, 1));
-  if (Status s = bundle->launchArgs(config.decodeKernel, args, chunkGrid,
-                                    unsigned(numKvHeads), stream);
-      !s)
-    return s;
+  // Prefill: one CTA per (chunk, q tile, head); q tiles of the longest
+  // query the capacity (or the batch) allows.
+  int64_t rowsForGrid = capacityGrids ? c.maxQueryRowsPerRequest
+                                      : std::max<int64_t>(maxQoRows, 1);
+  Status launched =
+      qTokens
+          ? bundle->launchArgs(config.decodeKernel, args, chunkGrid,
+                               unsigned((rowsForGrid + qTokens - 1) / qTokens),
+                               stream, unsigned(gridHeads))
+          : bundle->launchArgs(config.decodeKernel, args, chunkGrid,
+                               unsigned(gridHeads), stream);
+  if (!launched)
+    return launched;
   std::vector<DecodeLauncher::Arg> mergeArgs = {
       qo, chunkIndptr, partialO, partialLse, out, lse};
   return bundle->launchArgs(config.mergeKernel, mergeArgs, requestGrid,

@@ -81,6 +81,8 @@ class BatchDecodeWithPagedKVCacheWrapper:
 
     # Query rows per request the workspace holds (1: decode).
     _max_qo_len = 1
+    # Partial-state kernels this wrapper takes, in order of preference.
+    _kinds = ("_decode_",)
 
     def __init__(self, bundle_dir, kernel, max_requests=256, num_ctas=None,
                  chip="sm_90a", max_chunks=None):
@@ -88,8 +90,13 @@ class BatchDecodeWithPagedKVCacheWrapper:
         torch = _torch()
         manifest = json.load(open(os.path.join(bundle_dir, "manifest.json")))
         names = [k["name"] for k in manifest["kernels"]]
-        decode = [n for n in names if n.startswith(kernel + "_decode_")]
-        merge = [n for n in names if n.startswith(kernel + "_merge_")]
+        decode, merge = [], []
+        for kind in self._kinds:
+            found = [n for n in names if n.startswith(kernel + kind)]
+            if found and not decode:
+                decode = found
+                # <kernel>_decode_<i> / <kernel>_prefill_<i> -> <kernel>_merge_<i>.
+                merge = [n for n in names if n == found[0].replace(kind, "_merge_", 1)]
         if not decode or not merge:
             raise ValueError(f"bundle {bundle_dir} has no split-KV kernels for {kernel!r} "
                              f"(kernels: {', '.join(names)})")
@@ -202,9 +209,15 @@ class BatchPrefillWithPagedKVCacheWrapper(BatchDecodeWithPagedKVCacheWrapper):
     verification), with the same split-KV kernel pair: ``qo_indptr`` may
     give a request several rows; q is [total rows, Hq, D]. The mask is the
     kernel's variant (a ``causal`` kernel aligns the last query row with the
-    last key). The kernels underneath are the decode kernels, which walk a
-    request's keys once per query row: correct for any length, fast only for
-    a few rows; tensor-core prefill kernels are issue 7's work."""
+    last key). With a split-KV prefill bundle (``flashir-bundle
+    --split-prefill``: ``<kernel>_prefill_<n>``) the tensor-core prefill
+    kernel runs, one CTA per (chunk, q tile, head); otherwise the split-KV
+    decode kernels, which walk a request's keys once per query row (correct
+    for any length, fast only for a few rows). The workspace holds
+    ``max_chunks x max_qo_len`` partial rows of f32 states: size
+    ``max_requests`` and ``max_qo_len`` to the steps you plan."""
+
+    _kinds = ("_prefill_", "_decode_")
 
     def __init__(self, bundle_dir, kernel, max_requests=64, max_qo_len=16, num_ctas=None,
                  chip="sm_90a", max_chunks=None):

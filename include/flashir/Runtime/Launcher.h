@@ -100,7 +100,7 @@ public:
   Status launchProgrammatic(void *fn, unsigned gridX, unsigned gridY,
                             unsigned block, void *stream,
                             std::vector<void *> &params,
-                            unsigned dynamicSharedBytes);
+                            unsigned dynamicSharedBytes, unsigned gridZ = 1);
   /// Lets `fn` use `bytes` of dynamic shared memory (needed above 48 KiB).
   Status setMaxDynamicSharedMemory(void *fn, int64_t bytes);
   /// Encodes a tiled CUtensorMap (128 bytes at `map`) with the 128-byte
@@ -214,10 +214,11 @@ public:
     float scalar = 0;
     bool isScalar = false;
   };
-  /// Launches `kernel` with grid (gridX, gridY) and the manifest's block;
-  /// checks the argument count and kinds against the manifest.
+  /// Launches `kernel` with grid (gridX, gridY, gridZ) and the manifest's
+  /// block; checks the argument count and kinds against the manifest.
   Status launchArgs(const std::string &kernel, const std::vector<Arg> &args,
-                    unsigned gridX, unsigned gridY, void *stream = nullptr);
+                    unsigned gridX, unsigned gridY, void *stream = nullptr,
+                    unsigned gridZ = 1);
   const KernelInfo *find(const std::string &kernel) const;
   /// CTAs of `kernel` the device runs at once (its block and dynamic shared
   /// memory on the loaded chip).

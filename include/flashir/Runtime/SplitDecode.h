@@ -2,10 +2,11 @@
 //
 // The run half of plan/run for the split-KV decode kernels of a bundle
 // (`<f>_decode_N` writing partial states per chunk, `<f>_merge_N` merging
-// them): one workspace allocated for a declared capacity, per-step metadata
-// staged in pinned memory and copied with one async copy, kernels launched
-// with capacity-sized grids from fixed addresses — so one CUDA graph
-// captured at capacity replays for any batch planned within it.
+// them; or the tensor-core split-KV prefill kernels `<f>_prefill_N`, one CTA
+// per chunk, q tile and head): one workspace allocated for a declared capacity,
+// per-step metadata staged in pinned memory and copied with one async copy,
+// kernels launched with capacity-sized grids from fixed addresses — so one CUDA
+// graph captured at capacity replays for any batch planned within it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,6 +93,11 @@ private:
   Config config;
   int64_t numQoHeads = 0, numKvHeads = 0, headDim = 0, pageSize = 0;
   size_t numParams = 0; ///< variant parameters of the decode kernel
+  /// Heads of the partial-state kernel's grid; query rows per q tile of a
+  /// split-KV prefill kernel (0: a decode kernel).
+  int64_t gridHeads = 0, qTokens = 0;
+  /// The planned batch's longest query (the q tiles of an eager launch).
+  int64_t maxQoRows = 0;
   void *workspace = nullptr, *staging = nullptr;
   int64_t workspaceBytes_ = 0, metadataBytes = 0;
   int64_t partialOOffset = 0, partialLseOffset = 0;
