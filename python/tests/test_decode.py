@@ -250,7 +250,9 @@ def test_prefill_wrapper_runs_split_kv_tensor_core_kernels():
             info = wrapper.plan(qo, b["indptr"], b["indices"], b["last"], b["pool_pages"])
             out, lse = wrapper.run(q, (b["k"], b["v"]), b["indices"].cuda())
             torch.cuda.synchronize()
-            assert info["chunks"] > len(qo_lens), info  # the long requests split
+            # The longest request splits (the planner's C, over q tiles,
+            # leaves room for it in every step here).
+            assert info["chunks"] > sum(1 for m in qo_lens if m), info
             check_close(out[:rows], lse[:rows], *ragged_reference(b, q, qo_lens, kv_lens, causal))
 
 
