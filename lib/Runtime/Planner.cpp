@@ -110,7 +110,8 @@ Status flashir::runtime::plan(const BatchRef &batch,
       int64_t q1 = std::min(rows, q0 + tile);
       int64_t perKey = options.cost.keysPerQueryRow ? q1 - q0 : 1;
       streams.push_back({int32_t(b), int32_t(q0), int32_t(q1), kvLens[b],
-                         alpha * double(q1 - q0), beta * double(perKey)});
+                         alpha * double(options.cost.fixedPerRow ? q1 - q0 : 1),
+                         beta * double(perKey)});
       work += kvLens[b] * perKey;
     }
   }

@@ -187,6 +187,7 @@ Status SplitDecodeRunner::plan(const BatchRef &batch, void *stream) {
       tileKeys += double((rows + qTokens - 1) / qTokens) * double(kvLens[r]);
     }
     options.cost.keysPerQueryRow = false;
+    options.cost.fixedPerRow = false;
     if (keys > 0 && tileKeys >= keys)
       options.numCtas = std::max<int64_t>(
           1, int64_t(double(options.numCtas) * keys / tileKeys));

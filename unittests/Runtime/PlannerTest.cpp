@@ -303,6 +303,26 @@ TEST(Planner, KeysPerQueryRowScalesTheKeyCost) {
   }
 }
 
+TEST(Planner, FixedCostPerPieceSplitsManyRowRequests) {
+  // The split-KV prefill kernel pays its fixed cost per CTA, not per row: a
+  // 300-row request over 1000 keys charged alpha * rows (9600 keys' worth)
+  // per piece is not worth splitting on 2 CTAs next to a 130-row request;
+  // charged alpha per piece it is.
+  OwnedBatch batch({300, 130}, {1000, 300}, 16);
+  PlannerOptions options = withCtas(2);
+  options.cost = {32.0, 1.0, /*keysPerQueryRow=*/false};
+  Plan perRow;
+  ASSERT_TRUE(flashir::runtime::plan(batch.ref(), options, roomy(), perRow));
+  EXPECT_EQ(perRow.items.size(), 2u);
+  options.cost.fixedPerRow = false;
+  Plan perPiece;
+  ASSERT_TRUE(flashir::runtime::plan(batch.ref(), options, roomy(), perPiece));
+  EXPECT_GT(perPiece.items.size(), 2u);
+  for (const WorkItem &item : perPiece.items)
+    EXPECT_DOUBLE_EQ(item.cost, 32.0 + (item.kEnd - item.kBegin));
+  EXPECT_LE(perPiece.makespan, 1.1 * perPiece.lowerBound);
+}
+
 TEST(Planner, Deterministic) {
   std::mt19937 rng(3);
   std::vector<int64_t> qo, kv;

@@ -27,6 +27,10 @@ struct CostModel {
   /// kernels): beta * rows * keys instead of beta * keys, and the work W of
   /// eq. (10) counts rows * keys. The same for one-row items.
   bool keysPerQueryRow = false;
+  /// A piece's fixed cost is alpha * rows (a kernel that pays it per row);
+  /// false: alpha per piece (a kernel that pays it per CTA, e.g. the
+  /// split-KV prefill kernel, which serves a q tile's rows together).
+  bool fixedPerRow = true;
 };
 
 struct PlannerOptions {
