@@ -37,7 +37,9 @@ def time_ms(fn):
     return gpu_check.time_ms(fn, reps=30, warmup=5)
 
 
-def case(name, lens, wrapper, gen):
+def paged_decode_batch(lens, gen):
+    """One query row per request over shuffled pages of a fresh pool: host
+    int32 qo / indptr / indices / last, device pools and queries."""
     dev = "cuda"
     pages_per = [(n + PAGE - 1) // PAGE for n in lens]
     num_pages = sum(pages_per) + 8
@@ -51,9 +53,18 @@ def case(name, lens, wrapper, gen):
     kp = torch.randn(num_pages, PAGE, HKV, D, generator=gen).to(dev, torch.bfloat16)
     vp = torch.randn(num_pages, PAGE, HKV, D, generator=gen).to(dev, torch.bfloat16)
     q = torch.randn(len(lens), HQ, D, generator=gen).to(dev, torch.bfloat16)
-    qo = i32(list(range(len(lens) + 1)))
-    wrapper.plan(qo, i32(indptr), i32(indices), i32(last), num_pages)
-    indices_gpu = i32(indices).to(dev)
+    return dict(qo=i32(list(range(len(lens) + 1))), indptr=i32(indptr), indices=i32(indices),
+                last=i32(last), num_pages=num_pages, kp=kp, vp=vp, q=q,
+                indptr_l=indptr, indices_l=indices)
+
+
+def case(name, lens, wrapper, gen):
+    dev = "cuda"
+    batch = paged_decode_batch(lens, gen)
+    kp, vp, q, num_pages = batch["kp"], batch["vp"], batch["q"], batch["num_pages"]
+    indptr, indices = batch["indptr_l"], batch["indices_l"]
+    wrapper.plan(batch["qo"], batch["indptr"], batch["indices"], batch["last"], num_pages)
+    indices_gpu = batch["indices"].to(dev)
     out, _ = wrapper.run(q, (kp, vp), indices_gpu)
     flashir_ms = time_ms(lambda: wrapper.run(q, (kp, vp), indices_gpu))
 
