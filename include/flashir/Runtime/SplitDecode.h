@@ -42,9 +42,12 @@ public:
     std::string decodeKernel, mergeKernel;
     /// capacity.maxChunks <= 0: maxChunksFor(numCtas, maxRequests).
     PlanCapacity capacity;
-    /// queryTile must be 0; numCtas <= 0: the decode kernel's resident CTAs
-    /// on this device (occupancy x SMs) per KV head, the C of eq. (10) for a
-    /// grid whose chunks each take one CTA per KV head.
+    /// queryTile must be 0; numCtas <= 0: the partial-state kernel's
+    /// resident CTAs on this device (occupancy x SMs) per head of its grid,
+    /// the C of eq. (10) for a grid whose chunks each take one CTA per head.
+    /// Prefill kernels plan each step with cost per key (a CTA serves one q
+    /// tile of a chunk), alpha per CTA and C divided by the step's
+    /// key-weighted q tiles per request.
     PlannerOptions options;
     /// Plan with the bundle's calibrated cost model of the decode kernel
     /// (manifest `cost`, see bench/gpu/calibrate.py) where it has one,
@@ -72,9 +75,10 @@ public:
     /// Variant parameters in declaration order (see DecodeBuffers::Param).
     std::vector<DecodeBuffers::Param> params;
   };
-  /// Launches the decode and merge kernels on `stream`. `capacityGrids`:
-  /// grids sized for the capacity (required inside a CUDA graph; unused
-  /// CTAs find empty chunks and requests), else for the planned batch.
+  /// Launches the partial-state and merge kernels on `stream` (prefill:
+  /// grid chunks x q tiles x heads). `capacityGrids`: grids sized for the
+  /// capacity (required inside a CUDA graph; unused CTAs find empty chunks,
+  /// q tiles and requests), else for the planned batch.
   /// The pools' tensor maps are uploaded (async, from the staging buffer)
   /// when they differ from the last run's, after synchronizing `stream` —
   /// which a stream capture does not allow: capture with the pools of the
