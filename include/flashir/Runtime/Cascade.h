@@ -1,0 +1,113 @@
+//===- Cascade.h - shared-prefix (cascade) decode ----------------*- C++ -*-===//
+//-*-===//
+//
+// Decoding B one-row requests that share a prefix: the split-KV prefill
+// kernel attends all B query rows to the prefix once (in Cp chunks), the
+// split-KV decode kernel each request's own suffix, and the decode kernel's
+// merge kernel merges each request's Cp + 1 states. Nothing is copied: the
+// chunk metadata places every state where the merge reads it (the kernels'
+// partial row `c + C * i`; docs/NVIDIA.md, "composition through chunk
+// metadata").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLASHIR_RUNTIME_CASCADE_H
+#define FLASHIR_RUNTIME_CASCADE_H
+
+#include "flashir/Runtime/Launcher.h"
+#include "flashir/Runtime/PageTable.h"
+
+namespace flashir::runtime {
+
+/// The metadata of both kernels for one step, C = Cp + 1 chunks per request.
+struct CascadeMetadata {
+  /// Prefill side: request 0 is the B query rows over the prefix, request 1
+  /// pads. Chunks [0, Cp) cut the prefix; chunk Cp (request 1) is empty and
+  /// never launched, so row i's chunk-k state lands at partial row k + C i.
+  std::vector<int32_t> prefixQo, prefixKvIndptr, prefixLast;    ///< 3, 3, 2
+  std::vector<int32_t> prefixChunkIndptr;                       ///< 3
+  std::vector<int32_t> prefixRequest, prefixStarts, prefixEnds; ///< C
+  std::vector<int32_t> prefixOrder;                             ///< C
+  /// Decode side, padded to maxRequests: request r < B owns chunks
+  /// [C r, C r + C) -- its Cp prefix states, then its suffix chunk C r + Cp
+  /// (over the request's own keys), whose one-row state lands at partial row
+  /// C r + Cp. `order` lists the suffix chunks first, then the padding
+  /// request's chunks [C B, C maxRequests), so a capacity grid of
+  /// maxRequests positions never runs a prefix chunk id.
+  std::vector<int32_t> qo, kvIndptr;                 ///< maxRequests + 2
+  std::vector<int32_t> last;                         ///< maxRequests + 1
+  std::vector<int32_t> chunkIndptr;                  ///< maxRequests + 2
+  std::vector<int32_t> request, starts, ends, order; ///< C maxRequests
+  int64_t prefixChunks = 0, batch = 0;
+};
+
+/// Builds the metadata of a step: a prefix of `prefixLen` tokens on
+/// `numPrefixPages` pages cut into `prefixChunks` (>= 2) chunks, and the
+/// requests' suffixes (`suffixes`, already validated; empty suffixes are
+/// allowed). Errors name the bad input.
+Status buildCascadeMetadata(int64_t prefixLen, int64_t numPrefixPages,
+                            int64_t prefixChunks, const PageTableRef &suffixes,
+                            int64_t pageSize, int64_t maxRequests,
+                            CascadeMetadata &out);
+
+class CascadeDecodeRunner {
+public:
+  struct Config {
+    /// `<f>_prefill_N` of a split-KV prefill bundle (a non-causal variant:
+    /// decode queries see the whole prefix) and `<g>_decode_N` /
+    /// `<g>_merge_N` of a split-KV decode bundle, for the same heads, head
+    /// dim, page size and element type; no variant parameters.
+    std::string prefillKernel, decodeKernel, mergeKernel;
+    int64_t maxRequests = 0;
+    /// Cp; <= 0: the prefill kernel's resident CTAs over its CTAs per chunk
+    /// (q tiles of maxRequests rows x heads), at least 2.
+    int64_t prefixChunks = 0;
+  };
+  static Status create(CudaDriver &driver, DecodeLauncher &prefillBundle,
+                       DecodeLauncher &decodeBundle, const Config &config,
+                       std::unique_ptr<CascadeDecodeRunner> &out);
+  ~CascadeDecodeRunner();
+
+  /// Validates the prefix page ids (host, numPrefixPages of them, in
+  /// [0, numPages)) and the suffix page table, builds the metadata and
+  /// enqueues its copy on `stream` (synchronize `stream` before planning
+  /// again: the staging buffer is reused).
+  Status plan(const int32_t *prefixIndices, int64_t numPrefixPages,
+              int64_t prefixLen, const PageTableRef &suffixes, int64_t numPages,
+              void *stream);
+
+  struct Buffers {
+    /// q [maxRequests, Hq, D] (rows past the batch unused), pools
+    /// [numPages, page, Hkv, D], int32 page ids of the prefix and of the
+    /// suffixes, out [maxRequests, Hq, D], lse [maxRequests, Hq] f32.
+    void *q = nullptr, *kPool = nullptr, *vPool = nullptr,
+         *prefixIndices = nullptr, *suffixIndices = nullptr, *out = nullptr,
+         *lse = nullptr;
+    int64_t numPages = 0, numPrefixIndices = 0, numSuffixIndices = 0;
+  };
+  /// Launches the prefill, decode and merge kernels on `stream`;
+  /// `capacityGrids` as SplitDecodeRunner::run (required in a CUDA graph).
+  Status run(const Buffers &buffers, void *stream, bool capacityGrids = true);
+
+  int64_t prefixChunks() const { return prefixChunks_; }
+  int64_t numQoHeads() const { return hq; }
+  int64_t numKvHeads() const { return hkv; }
+  int64_t headDim() const { return d; }
+  int64_t pageSize() const { return page; }
+
+private:
+  CascadeDecodeRunner() = default;
+  CudaDriver *driver = nullptr;
+  DecodeLauncher *prefill = nullptr, *decode = nullptr;
+  Config config;
+  int64_t hq = 0, hkv = 0, d = 0, page = 0, qTokens = 0, gridHeads = 0;
+  int64_t prefixChunks_ = 0, batch = 0;
+  void *workspace = nullptr, *staging = nullptr;
+  int64_t metadataBytes = 0, partialOOffset = 0, partialLseOffset = 0,
+          mapsOffset = 0;
+  KvMapsCache maps;
+};
+
+} // namespace flashir::runtime
+
+#endif // FLASHIR_RUNTIME_CASCADE_H

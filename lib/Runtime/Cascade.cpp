@@ -1,0 +1,330 @@
+//===- Cascade.cpp - shared-prefix (cascade) decode -----------------------===//
+
+#include "flashir/Runtime/Cascade.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+using namespace flashir::runtime;
+
+namespace {
+
+Status invalid(std::string message) {
+  return Status::error(StatusCode::InvalidArgument, std::move(message));
+}
+
+int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+/// The metadata arrays in one int32 region, in CascadeMetadata's order.
+struct CascadeLayout {
+  /// (offset, entries) of each array.
+  std::vector<std::pair<int64_t, int64_t>> at;
+  int64_t total = 0;
+  CascadeLayout(int64_t chunks, int64_t maxRequests) {
+    int64_t c = chunks, r = maxRequests;
+    for (int64_t n :
+         {int64_t(3), int64_t(3), int64_t(2), int64_t(3), c, c, c, c, r + 2,
+          r + 2, r + 1, r + 2, c * r, c * r, c * r, c * r}) {
+      at.push_back({total, n});
+      total += n;
+    }
+  }
+};
+
+std::vector<const std::vector<int32_t> *> arraysOf(const CascadeMetadata &m) {
+  return {&m.prefixQo,
+          &m.prefixKvIndptr,
+          &m.prefixLast,
+          &m.prefixChunkIndptr,
+          &m.prefixRequest,
+          &m.prefixStarts,
+          &m.prefixEnds,
+          &m.prefixOrder,
+          &m.qo,
+          &m.kvIndptr,
+          &m.last,
+          &m.chunkIndptr,
+          &m.request,
+          &m.starts,
+          &m.ends,
+          &m.order};
+}
+
+} // namespace
+
+Status flashir::runtime::buildCascadeMetadata(
+    int64_t prefixLen, int64_t numPrefixPages, int64_t prefixChunks,
+    const PageTableRef &suffixes, int64_t pageSize, int64_t maxRequests,
+    CascadeMetadata &out) {
+  int64_t b = suffixes.batchSize, cp = prefixChunks, c = cp + 1,
+          r = maxRequests;
+  if (cp < 2)
+    return invalid("a shared prefix needs >= 2 chunks (one would be written "
+                   "to the output directly), got " +
+                   std::to_string(cp));
+  if (pageSize < 1 || prefixLen < 1 ||
+      numPrefixPages != (prefixLen + pageSize - 1) / pageSize)
+    return invalid(
+        "a prefix of " + std::to_string(prefixLen) + " tokens takes " +
+        std::to_string(pageSize < 1 ? 0
+                                    : (prefixLen + pageSize - 1) / pageSize) +
+        " pages of " + std::to_string(pageSize) + ", got " +
+        std::to_string(numPrefixPages));
+  if (b < 1 || b > r)
+    return invalid("the step has " + std::to_string(b) +
+                   " requests; the runner takes 1.." + std::to_string(r) +
+                   " (maxRequests)");
+  if (int64_t(INT32_MAX) / c < r || prefixLen > INT32_MAX)
+    return invalid("chunk ids or prefix positions exceed int32");
+  CascadeMetadata m;
+  m.prefixChunks = cp;
+  m.batch = b;
+  int32_t rows = int32_t(b), pages = int32_t(numPrefixPages);
+  m.prefixQo = {0, rows, rows};
+  m.prefixKvIndptr = {0, pages, pages};
+  m.prefixLast = {int32_t(prefixLen - (numPrefixPages - 1) * pageSize), 0};
+  m.prefixChunkIndptr = {0, int32_t(cp), int32_t(c)};
+  int64_t per = (prefixLen + cp - 1) / cp;
+  for (int64_t k = 0; k < c; ++k) {
+    bool pad = k == cp;
+    m.prefixRequest.push_back(pad ? 1 : 0);
+    m.prefixStarts.push_back(pad ? 0 : int32_t(std::min(prefixLen, k * per)));
+    m.prefixEnds.push_back(pad ? 0
+                               : int32_t(std::min(prefixLen, (k + 1) * per)));
+    m.prefixOrder.push_back(int32_t(k));
+  }
+  std::vector<int64_t> lens = kvLengths(suffixes, pageSize);
+  for (int64_t i = 0; i <= r + 1; ++i) {
+    m.qo.push_back(int32_t(std::min(i, b)));
+    m.kvIndptr.push_back(suffixes.indptr[std::min(i, b)]);
+    m.chunkIndptr.push_back(int32_t(c * (i <= r ? std::min(i, b) : r)));
+  }
+  for (int64_t i = 0; i <= r; ++i)
+    m.last.push_back(i < b ? suffixes.lastPageLen[i] : 0);
+  for (int64_t k = 0; k < c * r; ++k) {
+    int64_t owner = k / c;
+    m.request.push_back(int32_t(owner < b ? owner : r));
+    m.starts.push_back(0);
+    m.ends.push_back(owner < b && k % c == cp ? int32_t(lens[owner]) : 0);
+  }
+  for (int64_t i = 0; i < b; ++i)
+    m.order.push_back(int32_t(c * i + cp));
+  for (int64_t k = c * b; k < c * r; ++k)
+    m.order.push_back(int32_t(k));
+  for (int64_t k = 0; k < c * b; ++k)
+    if (k % c != cp)
+      m.order.push_back(int32_t(k));
+  out = std::move(m);
+  return Status::ok();
+}
+
+Status CascadeDecodeRunner::create(CudaDriver &driver,
+                                   DecodeLauncher &prefillBundle,
+                                   DecodeLauncher &decodeBundle,
+                                   const Config &config,
+                                   std::unique_ptr<CascadeDecodeRunner> &out) {
+  const KernelInfo *pk = prefillBundle.find(config.prefillKernel);
+  const KernelInfo *dk = decodeBundle.find(config.decodeKernel);
+  const KernelInfo *mk = decodeBundle.find(config.mergeKernel);
+  if (!pk || !dk || !mk)
+    return invalid("the bundles have no kernels " + config.prefillKernel +
+                   " (prefill) and " + config.decodeKernel + " / " +
+                   config.mergeKernel + " (decode)");
+  auto splitAbi = [](const KernelInfo *k) {
+    return k->args.size() == 17 && k->args[11].name == "chunk_order" &&
+           k->args[12].name == "partial_o" && k->args[16].name == "kv_maps";
+  };
+  bool prefillGrid = pk->grid == "chunks x q_tiles x num_qo_heads" ||
+                     pk->grid == "chunks x q_tiles x num_kv_heads";
+  if (!splitAbi(pk) || !prefillGrid || pk->qTokens < 1)
+    return invalid(config.prefillKernel +
+                   " is not a split-KV prefill kernel without variant "
+                   "parameters (flashir-bundle --split-prefill)");
+  if (!splitAbi(dk) || dk->grid != "chunks x num_kv_heads" ||
+      mk->args.size() != 6 || mk->args[2].name != "partial_o")
+    return invalid(config.decodeKernel + " / " + config.mergeKernel +
+                   " are not a split-KV decode kernel without variant "
+                   "parameters and its merge kernel");
+  // Same q, pools and states on both sides.
+  if (pk->args[0].shape != dk->args[0].shape ||
+      pk->args[0].element != dk->args[0].element ||
+      pk->args[2].shape != dk->args[2].shape ||
+      pk->args[12].shape != mk->args[2].shape)
+    return invalid(config.prefillKernel + " and " + config.decodeKernel +
+                   " differ in heads, head dim, page size or element type");
+  if (config.maxRequests < 1)
+    return invalid("maxRequests must be >= 1");
+  std::unique_ptr<CascadeDecodeRunner> runner(new CascadeDecodeRunner());
+  CascadeDecodeRunner &rn = *runner;
+  rn.driver = &driver;
+  rn.prefill = &prefillBundle;
+  rn.decode = &decodeBundle;
+  rn.config = config;
+  rn.hq = dk->args[0].shape[1];
+  rn.d = dk->args[0].shape[2];
+  rn.page = dk->args[2].shape[1];
+  rn.hkv = dk->args[2].shape[2];
+  rn.qTokens = pk->qTokens;
+  rn.gridHeads = pk->grid.substr(pk->grid.rfind(' ') + 1) == "num_qo_heads"
+                     ? rn.hq
+                     : rn.hkv;
+  int64_t r = config.maxRequests;
+  int64_t qTiles = (r + rn.qTokens - 1) / rn.qTokens;
+  rn.prefixChunks_ = config.prefixChunks;
+  if (rn.prefixChunks_ <= 0) {
+    // One wave of the prefill kernel: resident CTAs over its CTAs per chunk.
+    int64_t resident = 0;
+    if (Status s = prefillBundle.residentCtas(config.prefillKernel, resident);
+        !s)
+      return s;
+    rn.prefixChunks_ = std::max<int64_t>(2, resident / (qTiles * rn.gridHeads));
+  }
+  if (rn.prefixChunks_ < 2)
+    return invalid("prefixChunks must be >= 2, got " +
+                   std::to_string(rn.prefixChunks_));
+  int64_t c = rn.prefixChunks_ + 1;
+  CascadeLayout layout(c, r);
+  rn.metadataBytes = layout.total * 4;
+  rn.partialOOffset = alignUp(rn.metadataBytes, 256);
+  rn.partialLseOffset =
+      alignUp(rn.partialOOffset + c * r * rn.hq * rn.d * 4, 256);
+  rn.mapsOffset = alignUp(rn.partialLseOffset + c * r * rn.hq * 4, 256);
+  if (Status s =
+          driver.alloc(rn.mapsOffset + int64_t(kKvMapsBytes), &rn.workspace);
+      !s)
+    return s;
+  if (Status s = driver.allocHost(
+          alignUp(rn.metadataBytes, 256) + int64_t(kKvMapsBytes), &rn.staging);
+      !s)
+    return s;
+  out = std::move(runner);
+  return Status::ok();
+}
+
+CascadeDecodeRunner::~CascadeDecodeRunner() {
+  if (workspace)
+    (void)driver->free(workspace);
+  if (staging)
+    (void)driver->freeHost(staging);
+}
+
+Status CascadeDecodeRunner::plan(const int32_t *prefixIndices,
+                                 int64_t numPrefixPages, int64_t prefixLen,
+                                 const PageTableRef &suffixes, int64_t numPages,
+                                 void *stream) {
+  if (!prefixIndices && numPrefixPages > 0)
+    return invalid("no prefix page ids");
+  for (int64_t i = 0; i < numPrefixPages; ++i)
+    if (prefixIndices[i] < 0 || prefixIndices[i] >= numPages)
+      return invalid("prefix page id [" + std::to_string(i) +
+                     "] = " + std::to_string(prefixIndices[i]) +
+                     " is outside the page pool [0, " +
+                     std::to_string(numPages) + ")");
+  if (Status s = validatePageTable(suffixes, numPages, page); !s)
+    return s;
+  CascadeMetadata m;
+  if (Status s = buildCascadeMetadata(prefixLen, numPrefixPages, prefixChunks_,
+                                      suffixes, page, config.maxRequests, m);
+      !s)
+    return s;
+  CascadeLayout layout(prefixChunks_ + 1, config.maxRequests);
+  auto *dst = static_cast<int32_t *>(staging);
+  std::vector<const std::vector<int32_t> *> arrays = arraysOf(m);
+  for (size_t i = 0; i < arrays.size(); ++i)
+    std::memcpy(dst + layout.at[i].first, arrays[i]->data(),
+                size_t(layout.at[i].second) * 4);
+  if (Status s =
+          driver->copyToDeviceAsync(workspace, staging, metadataBytes, stream);
+      !s)
+    return s;
+  batch = m.batch;
+  return Status::ok();
+}
+
+Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
+                                bool capacityGrids) {
+  if (batch < 1)
+    return invalid("run() before plan()");
+  if (buffers.numPages < 1 || buffers.numPrefixIndices < 1 ||
+      buffers.numSuffixIndices < 1)
+    return invalid("run() needs a page pool and both page-id arrays");
+  auto *base = static_cast<char *>(workspace);
+  // The decode kernel's tensor maps (the prefill kernel reads none).
+  if (Status s = decode->refreshKvMaps(
+          maps, config.decodeKernel, buffers.kPool, buffers.vPool,
+          buffers.numPages,
+          [&](const std::vector<unsigned char> &bytes, bool first) {
+            if (!first)
+              if (Status s = driver->synchronizeStream(stream); !s)
+                return s;
+            char *staged =
+                static_cast<char *>(staging) + alignUp(metadataBytes, 256);
+            std::memcpy(staged, bytes.data(), bytes.size());
+            return driver->copyToDeviceAsync(base + mapsOffset, staged,
+                                             bytes.size(), stream);
+          });
+      !s)
+    return s;
+  int64_t c = prefixChunks_ + 1, r = config.maxRequests;
+  CascadeLayout layout(c, r);
+  auto meta = [&](size_t i) {
+    DecodeLauncher::Arg a;
+    a.pointer = base + layout.at[i].first * 4;
+    a.sizes = {layout.at[i].second};
+    return a;
+  };
+  auto memref = [](void *p, std::vector<int64_t> sizes) {
+    DecodeLauncher::Arg a;
+    a.pointer = p;
+    a.sizes = std::move(sizes);
+    return a;
+  };
+  DecodeLauncher::Arg q = memref(buffers.q, {r, hq, d});
+  DecodeLauncher::Arg kPool =
+      memref(buffers.kPool, {buffers.numPages, page, hkv, d});
+  DecodeLauncher::Arg vPool =
+      memref(buffers.vPool, {buffers.numPages, page, hkv, d});
+  DecodeLauncher::Arg partialO = memref(base + partialOOffset, {c * r, hq, d});
+  DecodeLauncher::Arg partialLse = memref(base + partialLseOffset, {c * r, hq});
+  DecodeLauncher::Arg out = memref(buffers.out, {r, hq, d});
+  DecodeLauncher::Arg lse = memref(buffers.lse, {r, hq});
+  DecodeLauncher::Arg kvMaps = memref(base + mapsOffset, {2, 16});
+  // The prefill kernel never writes `out` / `lse` (its one request has
+  // Cp >= 2 chunks): they are passed for the ABI only.
+  std::vector<DecodeLauncher::Arg> prefillArgs = {
+      q,        meta(0),
+      kPool,    vPool,
+      meta(1),  memref(buffers.prefixIndices, {buffers.numPrefixIndices}),
+      meta(2),  meta(3),
+      meta(4),  meta(5),
+      meta(6),  meta(7),
+      partialO, partialLse,
+      out,      lse,
+      kvMaps};
+  int64_t rows = capacityGrids ? r : batch;
+  if (Status s = prefill->launchArgs(config.prefillKernel, prefillArgs,
+                                     unsigned(prefixChunks_),
+                                     unsigned((rows + qTokens - 1) / qTokens),
+                                     stream, unsigned(gridHeads));
+      !s)
+    return s;
+  std::vector<DecodeLauncher::Arg> decodeArgs = {
+      q,        meta(8),
+      kPool,    vPool,
+      meta(9),  memref(buffers.suffixIndices, {buffers.numSuffixIndices}),
+      meta(10), meta(11),
+      meta(12), meta(13),
+      meta(14), meta(15),
+      partialO, partialLse,
+      out,      lse,
+      kvMaps};
+  if (Status s = decode->launchArgs(config.decodeKernel, decodeArgs,
+                                    unsigned(rows), unsigned(hkv), stream);
+      !s)
+    return s;
+  std::vector<DecodeLauncher::Arg> mergeArgs = {meta(8),    meta(11), partialO,
+                                                partialLse, out,      lse};
+  return decode->launchArgs(config.mergeKernel, mergeArgs, unsigned(rows),
+                            unsigned(hq), stream);
+}

@@ -1,0 +1,145 @@
+//===- CascadeTest.cpp - shared-prefix metadata ---------------------------===//
+
+#include "flashir/Runtime/Cascade.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <set>
+
+using namespace flashir::runtime;
+
+namespace {
+
+/// A suffix page table for requests of `lens` tokens (pages of 16).
+struct Suffixes {
+  std::vector<int32_t> indptr{0}, indices, last;
+  Suffixes(const std::vector<int64_t> &lens) {
+    for (int64_t n : lens) {
+      int64_t pages = (n + 15) / 16;
+      for (int64_t p = 0; p < pages; ++p)
+        indices.push_back(int32_t(indices.size()));
+      indptr.push_back(int32_t(indices.size()));
+      last.push_back(int32_t(pages ? n - (pages - 1) * 16 : 0));
+    }
+  }
+  PageTableRef ref() const {
+    return {indptr.data(), indices.data(), last.data(), int64_t(last.size())};
+  }
+};
+
+/// Checks the layout contract against the kernels' partial row c + C * i:
+/// the prefill kernel's states, the decode kernel's launched chunks and the
+/// merge kernel's reads.
+void checkContract(const CascadeMetadata &m, int64_t prefixLen,
+                   const std::vector<int64_t> &lens, int64_t maxRequests) {
+  int64_t cp = m.prefixChunks, c = cp + 1, b = int64_t(lens.size()),
+          r = maxRequests;
+  // Prefill side: one request of B rows; chunks tile [0, prefixLen).
+  ASSERT_EQ(m.prefixQo, (std::vector<int32_t>{0, int32_t(b), int32_t(b)}));
+  ASSERT_EQ(m.prefixChunkIndptr,
+            (std::vector<int32_t>{0, int32_t(cp), int32_t(c)}));
+  int64_t covered = 0;
+  for (int64_t k = 0; k < cp; ++k) {
+    EXPECT_EQ(m.prefixRequest[k], 0);
+    EXPECT_EQ(m.prefixStarts[k], std::min(covered, prefixLen));
+    EXPECT_GE(m.prefixEnds[k], m.prefixStarts[k]);
+    covered = std::max<int64_t>(covered, m.prefixEnds[k]);
+  }
+  EXPECT_EQ(covered, prefixLen);
+  EXPECT_EQ(m.prefixRequest[cp], 1); // the padding request's empty chunk
+  EXPECT_EQ(m.prefixEnds[cp], 0);
+  // Rows the prefill kernel writes: k + C * i (its C = chunkIndptr's last).
+  std::set<int64_t> prefixRows;
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t k = 0; k < cp; ++k)
+      prefixRows.insert(k + m.prefixChunkIndptr.back() * i);
+  // Decode side: order is a permutation; every position a capacity grid
+  // launches is a suffix chunk or a padding chunk, never a prefix row.
+  ASSERT_EQ(int64_t(m.order.size()), c * r);
+  std::vector<int32_t> sorted = m.order;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t k = 0; k < c * r; ++k)
+    ASSERT_EQ(sorted[k], k);
+  std::set<int64_t> suffixRows;
+  for (int64_t p = 0; p < r; ++p) {
+    int64_t chunk = m.order[p];
+    EXPECT_EQ(prefixRows.count(chunk), 0u) << "position " << p;
+    if (p < b) {
+      EXPECT_EQ(chunk, c * p + cp);
+      EXPECT_EQ(m.request[chunk], p);
+      EXPECT_EQ(m.starts[chunk], 0);
+      EXPECT_EQ(m.ends[chunk], lens[p]);
+      suffixRows.insert(chunk);
+    } else {
+      EXPECT_GE(chunk, c * b);
+      EXPECT_EQ(m.request[chunk], r); // the padding request: no rows
+      EXPECT_EQ(m.ends[chunk], 0);
+    }
+  }
+  // The merge kernel reads rows [chunkIndptr[q], chunkIndptr[q + 1]) of a
+  // one-row request: exactly its Cp prefix states and its suffix state.
+  ASSERT_EQ(int64_t(m.chunkIndptr.size()), r + 2);
+  ASSERT_EQ(int64_t(m.qo.size()), r + 2);
+  for (int64_t q = 0; q < r; ++q) {
+    int64_t rows = m.qo[q + 1] - m.qo[q];
+    EXPECT_EQ(rows, q < b ? 1 : 0);
+    std::set<int64_t> read;
+    for (int64_t k = m.chunkIndptr[q]; k < m.chunkIndptr[q + 1]; ++k)
+      read.insert(k);
+    std::set<int64_t> expected;
+    if (q < b) {
+      for (int64_t k = 0; k < cp; ++k)
+        expected.insert(k + c * q);
+      expected.insert(c * q + cp);
+      EXPECT_TRUE(prefixRows.count(c * q) && suffixRows.count(c * q + cp));
+    }
+    EXPECT_EQ(read, expected) << "request " << q;
+  }
+  EXPECT_EQ(m.chunkIndptr.back(), c * r);
+}
+
+} // namespace
+
+TEST(Cascade, MetadataPlacesEveryStateWhereTheMergeReadsIt) {
+  Suffixes s({128, 0, 17, 1, 300});
+  CascadeMetadata m;
+  ASSERT_TRUE(buildCascadeMetadata(32768, 2048, 16, s.ref(), 16, 8, m));
+  checkContract(m, 32768, {128, 0, 17, 1, 300}, 8);
+  EXPECT_EQ(m.prefixLast[0], 16);
+  EXPECT_EQ(m.prefixKvIndptr, (std::vector<int32_t>{0, 2048, 2048}));
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    int64_t r = 1 + rng() % 40, b = 1 + rng() % r, cp = 2 + rng() % 20;
+    int64_t prefix = 1 + rng() % 5000;
+    std::vector<int64_t> lens;
+    for (int64_t i = 0; i < b; ++i)
+      lens.push_back(rng() % 400);
+    Suffixes t(lens);
+    CascadeMetadata mm;
+    ASSERT_TRUE(buildCascadeMetadata(prefix, (prefix + 15) / 16, cp, t.ref(),
+                                     16, r, mm))
+        << "trial " << trial;
+    checkContract(mm, prefix, lens, r);
+    EXPECT_EQ(mm.prefixLast[0], prefix - ((prefix + 15) / 16 - 1) * 16);
+  }
+}
+
+TEST(Cascade, MetadataErrorsNameTheInput) {
+  Suffixes s({5, 6});
+  CascadeMetadata m;
+  Status one = buildCascadeMetadata(100, 7, 1, s.ref(), 16, 4, m);
+  EXPECT_NE(one.message().find(">= 2 chunks"), std::string::npos);
+  Status pages = buildCascadeMetadata(100, 6, 4, s.ref(), 16, 4, m);
+  EXPECT_NE(pages.message().find("takes 7 pages of 16, got 6"),
+            std::string::npos)
+      << pages.message();
+  Status many = buildCascadeMetadata(100, 7, 4, s.ref(), 16, 1, m);
+  EXPECT_NE(many.message().find("1..1 (maxRequests)"), std::string::npos)
+      << many.message();
+  Suffixes none({});
+  EXPECT_FALSE(buildCascadeMetadata(100, 7, 4, none.ref(), 16, 4, m));
+  EXPECT_FALSE(buildCascadeMetadata(0, 0, 4, s.ref(), 16, 4, m));
+}
