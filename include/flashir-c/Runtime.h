@@ -75,6 +75,52 @@ FLASHIR_C_EXPORT int flashirDecodeRun(FlashIRDecode *decode, void *q,
 
 FLASHIR_C_EXPORT void flashirDecodeDestroy(FlashIRDecode *decode);
 
+/* Shared-prefix (cascade) decode: one-row requests that share a prefix (see
+ * flashir/Runtime/Cascade.h). */
+typedef struct FlashIRCascade FlashIRCascade;
+
+/* Loads the split-KV prefill kernel `prefill_kernel` of `prefill_bundle_dir`
+ * and the split-KV decode pair `decode_kernel` / `merge_kernel` of
+ * `decode_bundle_dir` for `chip`. `prefix_chunks` <= 0: one wave of the
+ * prefill kernel (at least 2). */
+FLASHIR_C_EXPORT int
+flashirCascadeCreate(const char *prefill_bundle_dir, const char *prefill_kernel,
+                     const char *decode_bundle_dir, const char *decode_kernel,
+                     const char *merge_kernel, const char *chip,
+                     int64_t max_requests, int64_t prefix_chunks,
+                     FlashIRCascade **out);
+
+/* Kernel shape and the prefix chunks in use. */
+FLASHIR_C_EXPORT int flashirCascadeShape(const FlashIRCascade *cascade,
+                                         int64_t *num_qo_heads,
+                                         int64_t *num_kv_heads,
+                                         int64_t *head_dim, int64_t *page_size,
+                                         int64_t *prefix_chunks);
+
+/* Validates and plans a step (host int32 arrays): the prefix's page ids
+ * prefix_indices[num_prefix_pages] holding prefix_len tokens, and the
+ * requests' own suffixes as a page table (kv_indptr[batch + 1], kv_indices,
+ * last_page_len[batch]) over a pool of `num_pages` pages. */
+FLASHIR_C_EXPORT int
+flashirCascadePlan(FlashIRCascade *cascade, const int32_t *prefix_indices,
+                   int64_t num_prefix_pages, int64_t prefix_len,
+                   const int32_t *kv_indptr, const int32_t *kv_indices,
+                   const int32_t *last_page_len, int64_t batch,
+                   int64_t num_pages, void *stream);
+
+/* Runs the planned step: q [max_requests, Hq, D], the pools, the prefix and
+ * suffix page ids (int32, device), out [max_requests, Hq, D], lse
+ * [max_requests, Hq] (f32). */
+FLASHIR_C_EXPORT int flashirCascadeRun(FlashIRCascade *cascade, void *q,
+                                       void *k_pool, void *v_pool,
+                                       int64_t num_pages, void *prefix_indices,
+                                       int64_t num_prefix_indices,
+                                       void *kv_indices, int64_t num_indices,
+                                       void *out, void *lse, void *stream,
+                                       int capacity_grids);
+
+FLASHIR_C_EXPORT void flashirCascadeDestroy(FlashIRCascade *cascade);
+
 #ifdef __cplusplus
 }
 #endif

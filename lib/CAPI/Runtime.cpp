@@ -2,6 +2,7 @@
 
 #include "flashir-c/Runtime.h"
 
+#include "flashir/Runtime/Cascade.h"
 #include "flashir/Runtime/SplitDecode.h"
 
 #include <string>
@@ -132,3 +133,117 @@ extern "C" int flashirDecodeRun(FlashIRDecode *decode, void *q, void *kPool,
 }
 
 extern "C" void flashirDecodeDestroy(FlashIRDecode *decode) { delete decode; }
+
+struct FlashIRCascade {
+  std::unique_ptr<CudaDriver> driver;
+  std::unique_ptr<DecodeLauncher> prefill, decode;
+  std::unique_ptr<CascadeDecodeRunner> runner;
+};
+
+extern "C" int flashirCascadeCreate(const char *prefillBundleDir,
+                                    const char *prefillKernel,
+                                    const char *decodeBundleDir,
+                                    const char *decodeKernel,
+                                    const char *mergeKernel, const char *chip,
+                                    int64_t maxRequests, int64_t prefixChunks,
+                                    FlashIRCascade **out) {
+  lastError.clear();
+  if (!prefillBundleDir || !prefillKernel || !decodeBundleDir ||
+      !decodeKernel || !mergeKernel || !chip || !out)
+    return invalid("flashirCascadeCreate: null argument");
+  auto cascade = std::make_unique<FlashIRCascade>();
+  if (Status s = CudaDriver::open(0, cascade->driver); !s)
+    return report(s);
+  if (Status s = DecodeLauncher::open(*cascade->driver, prefillBundleDir, chip,
+                                      cascade->prefill);
+      !s)
+    return report(s);
+  if (Status s = DecodeLauncher::open(*cascade->driver, decodeBundleDir, chip,
+                                      cascade->decode);
+      !s)
+    return report(s);
+  CascadeDecodeRunner::Config config;
+  config.prefillKernel = prefillKernel;
+  config.decodeKernel = decodeKernel;
+  config.mergeKernel = mergeKernel;
+  config.maxRequests = maxRequests;
+  config.prefixChunks = prefixChunks;
+  if (Status s = CascadeDecodeRunner::create(
+          *cascade->driver, *cascade->prefill, *cascade->decode, config,
+          cascade->runner);
+      !s)
+    return report(s);
+  *out = cascade.release();
+  return FLASHIR_OK;
+}
+
+extern "C" int flashirCascadeShape(const FlashIRCascade *cascade,
+                                   int64_t *numQoHeads, int64_t *numKvHeads,
+                                   int64_t *headDim, int64_t *pageSize,
+                                   int64_t *prefixChunks) {
+  if (!cascade)
+    return invalid("flashirCascadeShape: null handle");
+  const CascadeDecodeRunner &r = *cascade->runner;
+  for (auto [dst, value] :
+       {std::pair{numQoHeads, r.numQoHeads()},
+        std::pair{numKvHeads, r.numKvHeads()}, std::pair{headDim, r.headDim()},
+        std::pair{pageSize, r.pageSize()},
+        std::pair{prefixChunks, r.prefixChunks()}})
+    if (dst)
+      *dst = value;
+  return FLASHIR_OK;
+}
+
+extern "C" int flashirCascadePlan(FlashIRCascade *cascade,
+                                  const int32_t *prefixIndices,
+                                  int64_t numPrefixPages, int64_t prefixLen,
+                                  const int32_t *kvIndptr,
+                                  const int32_t *kvIndices,
+                                  const int32_t *lastPageLen, int64_t batch,
+                                  int64_t numPages, void *stream) {
+  lastError.clear();
+  if (!cascade)
+    return invalid("flashirCascadePlan: null handle");
+  if (batch < 0 || numPrefixPages < 0)
+    return invalid("batch and num_prefix_pages must be >= 0");
+  if (!kvIndptr || !lastPageLen)
+    return invalid("flashirCascadePlan: null page table");
+  if (Status s = cascade->driver->synchronizeStream(stream); !s)
+    return report(s); // the staging buffer may still be in use
+  PageTableRef suffixes{kvIndptr, kvIndices, lastPageLen, batch};
+  if (Status s = cascade->runner->plan(prefixIndices, numPrefixPages, prefixLen,
+                                       suffixes, numPages, stream);
+      !s)
+    return report(s);
+  return FLASHIR_OK;
+}
+
+extern "C" int flashirCascadeRun(FlashIRCascade *cascade, void *q, void *kPool,
+                                 void *vPool, int64_t numPages,
+                                 void *prefixIndices, int64_t numPrefixIndices,
+                                 void *kvIndices, int64_t numIndices, void *out,
+                                 void *lse, void *stream, int capacityGrids) {
+  lastError.clear();
+  if (!cascade)
+    return invalid("flashirCascadeRun: null handle");
+  if (!q || !kPool || !vPool || !prefixIndices || !kvIndices || !out || !lse)
+    return invalid("flashirCascadeRun: null device pointer");
+  CascadeDecodeRunner::Buffers buffers;
+  buffers.q = q;
+  buffers.kPool = kPool;
+  buffers.vPool = vPool;
+  buffers.prefixIndices = prefixIndices;
+  buffers.suffixIndices = kvIndices;
+  buffers.out = out;
+  buffers.lse = lse;
+  buffers.numPages = numPages;
+  buffers.numPrefixIndices = numPrefixIndices;
+  buffers.numSuffixIndices = numIndices;
+  if (Status s = cascade->runner->run(buffers, stream, capacityGrids != 0); !s)
+    return report(s);
+  return FLASHIR_OK;
+}
+
+extern "C" void flashirCascadeDestroy(FlashIRCascade *cascade) {
+  delete cascade;
+}

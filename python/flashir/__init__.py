@@ -20,7 +20,7 @@ import math
 import os
 
 __all__ = ["BatchDecodeWithPagedKVCacheWrapper", "BatchPrefillWithPagedKVCacheWrapper",
-           "FlashIRError", "merge_state", "merge_states"]
+           "BatchSharedPrefixDecodeWrapper", "FlashIRError", "merge_state", "merge_states"]
 
 
 class FlashIRError(RuntimeError):
@@ -55,6 +55,13 @@ def _library():
     lib.flashirDecodeRun.argtypes = [vp, vp, vp, vp, i64, vp, i64, vp, vp, vp, ctypes.c_int]
     lib.flashirDecodeDestroy.argtypes = [vp]
     lib.flashirDecodeDestroy.restype = None
+    lib.flashirCascadeCreate.argtypes = [ctypes.c_char_p] * 6 + [i64] * 2 + [ctypes.POINTER(vp)]
+    lib.flashirCascadeShape.argtypes = [vp] + [ctypes.POINTER(i64)] * 5
+    lib.flashirCascadePlan.argtypes = [vp, i32p, i64, i64, i32p, i32p, i32p, i64, i64, vp]
+    lib.flashirCascadeRun.argtypes = [vp, vp, vp, vp, i64, vp, i64, vp, i64, vp, vp, vp,
+                                      ctypes.c_int]
+    lib.flashirCascadeDestroy.argtypes = [vp]
+    lib.flashirCascadeDestroy.restype = None
     _lib = lib
     return lib
 
@@ -226,6 +233,134 @@ class BatchPrefillWithPagedKVCacheWrapper(BatchDecodeWithPagedKVCacheWrapper):
         self._max_qo_len = max_qo_len
         super().__init__(bundle_dir, kernel, max_requests=max_requests, num_ctas=num_ctas,
                          chip=chip, max_chunks=max_chunks)
+
+
+def _kernel_named(bundle_dir, func, kind):
+    """The bundle's `<func><kind><n>` kernel's manifest entry, or None."""
+    import json
+    manifest = json.load(open(os.path.join(bundle_dir, "manifest.json")))
+    found = [k for k in manifest["kernels"] if k["name"].startswith(func + kind)]
+    return found[0] if found else None
+
+
+def _int32_host(name, t):
+    torch = _torch()
+    if not isinstance(t, torch.Tensor) or t.dim() != 1:
+        raise TypeError(f"{name} must be a 1-D tensor")
+    if t.dtype != torch.int32:
+        raise TypeError(f"{name} must be int32, got {t.dtype}")
+    return t.detach().to("cpu").contiguous()
+
+
+class BatchSharedPrefixDecodeWrapper:
+    """Shared-prefix (cascade) decode: B one-row requests attend to a prefix
+    they all share plus their own suffix. The prefix's pages are read once,
+    by the split-KV prefill kernel for all B query rows (in chunks); each
+    suffix by the split-KV decode kernel; the merge kernel merges each
+    request's states. ``prefill_kernel``: a function of a ``--split-prefill``
+    bundle with a non-causal variant (decode queries see the whole prefix),
+    e.g. fused head groups; ``decode_kernel``: a function of a split-KV decode
+    bundle with the same heads, head dim, page size and dtype.
+    ``prefix_chunks``: default one wave of the prefill kernel."""
+
+    def __init__(self, prefill_bundle, prefill_kernel, decode_bundle, decode_kernel,
+                 max_requests=64, prefix_chunks=None, chip="sm_90a"):
+        torch = _torch()
+        pre = _kernel_named(prefill_bundle, prefill_kernel, "_prefill_")
+        dec = _kernel_named(decode_bundle, decode_kernel, "_decode_")
+        if pre is None:
+            raise ValueError(f"bundle {prefill_bundle} has no split-KV prefill kernel for "
+                             f"{prefill_kernel!r} (flashir-bundle --split-prefill)")
+        if dec is None:
+            raise ValueError(f"bundle {decode_bundle} has no split-KV decode kernel for "
+                             f"{decode_kernel!r}")
+        merge = dec["name"].replace("_decode_", "_merge_", 1)
+        handle = ctypes.c_void_p()
+        _check(_library().flashirCascadeCreate(
+            prefill_bundle.encode(), pre["name"].encode(), decode_bundle.encode(),
+            dec["name"].encode(), merge.encode(), chip.encode(), max_requests,
+            prefix_chunks or 0, ctypes.byref(handle)))
+        self._handle = handle
+        shape = [ctypes.c_int64() for _ in range(5)]
+        _check(_library().flashirCascadeShape(handle, *[ctypes.byref(s) for s in shape]))
+        (self.num_qo_heads, self.num_kv_heads, self.head_dim, self.page_size,
+         self.prefix_chunks) = [s.value for s in shape]
+        self.max_requests = max_requests
+        self.dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[dec["args"][0]["element"]]
+        self._planned = None
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _library().flashirCascadeDestroy(self._handle)
+            self._handle = None
+
+    def plan(self, prefix_indices, prefix_len, kv_indptr, kv_indices, kv_last_page_len,
+             num_pages):
+        """prefix_indices: the prefix's page ids (prefix_len tokens);
+        kv_indptr / kv_indices / kv_last_page_len: each request's own suffix
+        pages (int32 tensors, copied to the host)."""
+        torch = _torch()
+        pre = _int32_host("prefix_indices", prefix_indices)
+        kvp = _int32_host("kv_indptr", kv_indptr)
+        idx = _int32_host("kv_indices", kv_indices)
+        last = _int32_host("kv_last_page_len", kv_last_page_len)
+        batch = last.numel()
+        if kvp.numel() != batch + 1:
+            raise ValueError(f"kv_indptr needs {batch + 1} entries (kv_last_page_len has "
+                             f"{batch}), got {kvp.numel()}")
+        if idx.numel() < int(kvp.max()):
+            raise ValueError(f"kv_indices has {idx.numel()} entries; kv_indptr reaches "
+                             f"{int(kvp.max())}")
+        if idx.numel() == 0:
+            idx = torch.zeros(1, dtype=torch.int32)
+        p = lambda t: ctypes.cast(t.data_ptr(), ctypes.POINTER(ctypes.c_int32))
+        stream = torch.cuda.current_stream().cuda_stream
+        _check(_library().flashirCascadePlan(self._handle, p(pre), pre.numel(), int(prefix_len),
+                                             p(kvp), p(idx), p(last), batch, num_pages,
+                                             ctypes.c_void_p(stream)))
+        self._planned = dict(batch=batch)
+        return self._planned
+
+    def run(self, q, paged_kv_cache, prefix_indices, kv_indices):
+        """q [B, Hq, D]; paged_kv_cache = (k_pool, v_pool), each [num_pages,
+        page_size, Hkv, D]; prefix_indices, kv_indices: int32 CUDA tensors.
+        Returns (out [B, Hq, D], lse [B, Hq])."""
+        torch = _torch()
+        if self._planned is None:
+            raise RuntimeError("run() before plan()")
+        k_pool, v_pool = paged_kv_cache
+        b = self._planned["batch"]
+        for name, t in (("q", q), ("k_pool", k_pool), ("v_pool", v_pool)):
+            if not isinstance(t, torch.Tensor) or not t.is_cuda:
+                raise ValueError(f"{name} must be a CUDA tensor")
+            if t.dtype != self.dtype:
+                raise TypeError(f"{name} must be {self.dtype}, got {t.dtype}")
+            if not t.is_contiguous():
+                raise ValueError(f"{name} must be contiguous")
+        if tuple(q.shape) != (b, self.num_qo_heads, self.head_dim):
+            raise ValueError(f"q must be [{b}, {self.num_qo_heads}, {self.head_dim}] for the "
+                             f"planned step, got {list(q.shape)}")
+        pool = (self.page_size, self.num_kv_heads, self.head_dim)
+        for name, t in (("k_pool", k_pool), ("v_pool", v_pool)):
+            if t.dim() != 4 or tuple(t.shape[1:]) != pool or t.shape[0] != k_pool.shape[0]:
+                raise ValueError(f"{name} must be [num_pages, {', '.join(map(str, pool))}], "
+                                 f"got {list(t.shape)}")
+        for name, t in (("prefix_indices", prefix_indices), ("kv_indices", kv_indices)):
+            if not isinstance(t, torch.Tensor) or not t.is_cuda or t.dtype != torch.int32:
+                raise ValueError(f"{name} must be an int32 CUDA tensor")
+        cap = self.max_requests
+        out = torch.empty((cap, self.num_qo_heads, self.head_dim), dtype=self.dtype,
+                          device=q.device)
+        lse = torch.empty((cap, self.num_qo_heads), dtype=torch.float32, device=q.device)
+        indices = kv_indices if kv_indices.numel() else torch.zeros(1, dtype=torch.int32,
+                                                                    device=q.device)
+        stream = torch.cuda.current_stream().cuda_stream
+        v = lambda t: ctypes.c_void_p(t.data_ptr())
+        _check(_library().flashirCascadeRun(
+            self._handle, v(q), v(k_pool), v(v_pool), k_pool.shape[0], v(prefix_indices),
+            prefix_indices.numel(), v(indices), indices.numel(), v(out), v(lse),
+            ctypes.c_void_p(stream), 0))
+        return out[:b], lse[:b]
 
 
 def merge_state(v_a, s_a, v_b, s_b):

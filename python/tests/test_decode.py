@@ -256,6 +256,48 @@ def test_prefill_wrapper_runs_split_kv_tensor_core_kernels():
             check_close(out[:rows], lse[:rows], *ragged_reference(b, q, qo_lens, kv_lens, causal))
 
 
+@requires_prefill_bundle
+def test_shared_prefix_wrapper_matches_float64():
+    # One prefix read once for all rows (split-KV prefill kernel, fused head
+    # groups) + each request's suffix (split-KV decode kernel), merged by the
+    # merge kernel; partial prefix pages, an empty suffix, several steps.
+    w = flashir.BatchSharedPrefixDecodeWrapper(PREFILL_BUNDLE, "plain_d128_g4_p16_bf16_fused",
+                                               BUNDLE, KERNEL, max_requests=16)
+    assert w.prefix_chunks >= 2
+    hq, hkv, d = 32, 8, 128
+    for step, (prefix_len, suffix_lens) in enumerate(((1000, [128, 0, 17, 1, 300]),
+                                                       (4096, [5] * 16), (33, [64, 2]))):
+        b = make_batch([prefix_len] + suffix_lens, pool_pages=800, seed=40 + step)
+        ip = b["indptr"]
+        prefix_pages = b["indices"][:int(ip[1])]
+        s_indptr = ip[1:] - ip[1]
+        s_indices = b["indices"][int(ip[1]):]
+        q = b["q"][1:].contiguous()
+        w.plan(prefix_pages, prefix_len, s_indptr, s_indices, b["last"][1:], b["pool_pages"])
+        out, lse = w.run(q, (b["k"], b["v"]), prefix_pages.cuda(), s_indices.cuda())
+        torch.cuda.synchronize()
+        tokens = lambda pool, pages, n: pool[pages.long().cuda()].reshape(-1, hkv, d)[:n]
+        ref_o, ref_l = [], []
+        for r, n in enumerate(suffix_lens):
+            pages = s_indices[int(s_indptr[r]):int(s_indptr[r + 1])]
+            kk = torch.cat([tokens(b["k"], prefix_pages, prefix_len), tokens(b["k"], pages, n)])
+            vv = torch.cat([tokens(b["v"], prefix_pages, prefix_len), tokens(b["v"], pages, n)])
+            kk = kk.double().repeat_interleave(hq // hkv, 1)
+            vv = vv.double().repeat_interleave(hq // hkv, 1)
+            sc = torch.einsum("hd,lhd->hl", q[r].double(), kk) / math.sqrt(d)
+            l = torch.logsumexp(sc, dim=1)
+            ref_o.append(torch.einsum("hl,lhd->hd", torch.exp(sc - l[:, None]), vv))
+            ref_l.append(l)
+        check_close(out, lse, torch.stack(ref_o), torch.stack(ref_l))
+    with raises(ValueError, match="prefix page id"):
+        w.plan(torch.tensor([800], dtype=torch.int32), 16, s_indptr, s_indices,
+               b["last"][1:], b["pool_pages"])
+    with raises(ValueError, match="takes 2 pages of 16"):
+        w.plan(prefix_pages[:1], 17, s_indptr, s_indices, b["last"][1:], b["pool_pages"])
+    with raises(ValueError, match="no split-KV prefill kernel"):
+        flashir.BatchSharedPrefixDecodeWrapper(PREFILL_BUNDLE, "no_such", BUNDLE, KERNEL)
+
+
 @requires_gpu
 def test_merge_state_matches_attention_over_all_keys():
     gen = torch.Generator().manual_seed(7)

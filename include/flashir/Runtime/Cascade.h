@@ -1,4 +1,4 @@
-//===- Cascade.h - shared-prefix (cascade) decode ----------------*- C++ -*-===//
+//===- Cascade.h - shared-prefix (cascade) decode --------------*- C++ -*-===//
 //-*-===//
 //
 // Decoding B one-row requests that share a prefix: the split-KV prefill
