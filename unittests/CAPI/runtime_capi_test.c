@@ -1,0 +1,68 @@
+/*===- runtime_capi_test.c - the runtime C API's error paths --------------===*\
+|*                                                                            *|
+|* Runs without a GPU: null handles and arguments are refused with a status   *|
+|* and a message, and creating a runner without a driver or bundle reports    *|
+|* why instead of crashing.                                                   *|
+\*===----------------------------------------------------------------------===*/
+
+#include "flashir-c/Runtime.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int failures = 0;
+
+static void expect(int ok, const char *what) {
+  if (!ok) {
+    fprintf(stderr, "FAIL: %s (last error: '%s')\n", what, flashirLastError());
+    ++failures;
+  }
+}
+
+static int says(const char *text) {
+  return strstr(flashirLastError(), text) != NULL;
+}
+
+int main(void) {
+  int32_t zero = 0;
+  FlashIRDecode *decode = NULL;
+  FlashIRCascade *cascade = NULL;
+  expect(flashirDecodeCreate(NULL, "sm_90a", "d", "m", 1, 0, 1, 0, &decode) ==
+                 FLASHIR_INVALID_ARGUMENT &&
+             says("null argument"),
+         "flashirDecodeCreate refuses a null bundle");
+  expect(flashirDecodePlan(NULL, &zero, &zero, &zero, &zero, 0, 1, NULL,
+                           NULL) == FLASHIR_INVALID_ARGUMENT &&
+             says("null handle"),
+         "flashirDecodePlan refuses a null handle");
+  expect(flashirDecodeRun(NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, NULL,
+                          0) == FLASHIR_INVALID_ARGUMENT,
+         "flashirDecodeRun refuses a null handle");
+  expect(flashirCascadeCreate("b", "p", "b", "d", NULL, "sm_90a", 1, 0,
+                              &cascade) == FLASHIR_INVALID_ARGUMENT &&
+             says("null argument"),
+         "flashirCascadeCreate refuses a null merge kernel");
+  expect(flashirCascadePlan(NULL, &zero, 1, 16, &zero, &zero, &zero, 0, 1,
+                            NULL) == FLASHIR_INVALID_ARGUMENT &&
+             says("null handle"),
+         "flashirCascadePlan refuses a null handle");
+  expect(flashirCascadeRun(NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL,
+                           NULL, NULL, 0) == FLASHIR_INVALID_ARGUMENT,
+         "flashirCascadeRun refuses a null handle");
+  expect(flashirCascadeShape(NULL, NULL, NULL, NULL, NULL, NULL) ==
+             FLASHIR_INVALID_ARGUMENT,
+         "flashirCascadeShape refuses a null handle");
+  /* A real call: no GPU (CI) -> the driver is missing; a GPU -> the bundle
+   * directory is. Either way a status and a message, no handle. */
+  int rc =
+      flashirCascadeCreate("/nonexistent-bundle", "p", "/nonexistent-bundle",
+                           "d", "m", "sm_90a", 4, 0, &cascade);
+  expect(rc != FLASHIR_OK && cascade == NULL && strlen(flashirLastError()) > 0,
+         "flashirCascadeCreate without a driver or bundle reports an error");
+  flashirCascadeDestroy(NULL);
+  flashirDecodeDestroy(NULL);
+  if (failures)
+    return 1;
+  printf("runtime C API: all error paths report\n");
+  return 0;
+}
