@@ -108,9 +108,9 @@ flashirCascadePlan(FlashIRCascade *cascade, const int32_t *prefix_indices,
                    const int32_t *last_page_len, int64_t batch,
                    int64_t num_pages, void *stream);
 
-/* Runs the planned step: q [max_requests, Hq, D], the pools, the prefix and
- * suffix page ids (int32, device), out [max_requests, Hq, D], lse
- * [max_requests, Hq] (f32). */
+/* Runs the planned step: q [batch, Hq, D], the pools, the prefix and
+ * suffix page ids (int32, device), out [batch, Hq, D], lse [batch, Hq]
+ * (f32); more rows are fine, the kernels touch rows < batch only. */
 FLASHIR_C_EXPORT int flashirCascadeRun(FlashIRCascade *cascade, void *q,
                                        void *k_pool, void *v_pool,
                                        int64_t num_pages, void *prefix_indices,

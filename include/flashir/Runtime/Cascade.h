@@ -77,9 +77,9 @@ public:
               void *stream);
 
   struct Buffers {
-    /// q [maxRequests, Hq, D] (rows past the batch unused), pools
+    /// q [B, Hq, D] (or more rows: the kernels touch rows < B only), pools
     /// [numPages, page, Hkv, D], int32 page ids of the prefix and of the
-    /// suffixes, out [maxRequests, Hq, D], lse [maxRequests, Hq] f32.
+    /// suffixes, out [B, Hq, D] and lse [B, Hq] f32 (or more rows).
     void *q = nullptr, *kPool = nullptr, *vPool = nullptr,
          *prefixIndices = nullptr, *suffixIndices = nullptr, *out = nullptr,
          *lse = nullptr;
