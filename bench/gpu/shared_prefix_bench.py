@@ -9,7 +9,8 @@ d 128, page 16.
   prefill kernel (fused head groups) over the prefix in C chunks for all B
   query rows, the split-KV decode kernel over each suffix, and the decode
   merge kernel merging each request's C + 1 states, all through chunk
-  metadata (see cascade());
+  metadata (see cascade()); and the same through the runtime
+  (flashir.BatchSharedPrefixDecodeWrapper, where libflashir_c.so is built);
 - composed with a PyTorch merge: the unsplit prefill kernel with the C
   chunks as C "requests" of B rows, the decode kernel, then PyTorch ops for
   the merge of the C + 1 states (eq. 6; the earlier form);
@@ -147,7 +148,7 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
     return out, lse, call
 
 
-def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None):
+def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None):
     hq, hkv, d = dk.hq, dk.hkv, dk.d
     prefix_pages, suffix_pages = prefix // PAGE, suffix // PAGE
     num_pages = prefix_pages + b * suffix_pages
@@ -213,6 +214,27 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None):
         row["ok"] = row["ok"] and kernels_ok
         if kernels_ok:
             row["composed_ms"] = min(row["composed_ms"], row["composed_kernels_ms"])
+    if runtime is not None:
+        try:
+            # The same composition through the runtime (CascadeDecodeRunner via
+            # the Python package; its own prefix chunk count).
+            prefix_ids = torch.tensor(shared, dtype=torch.int32)
+            s_indptr = torch.tensor([len(own[0]) * r for r in range(b + 1)], dtype=torch.int32)
+            s_indices = torch.tensor([p for o in own for p in o], dtype=torch.int32)
+            s_last = torch.full((b,), PAGE, dtype=torch.int32)
+            runtime.plan(prefix_ids, prefix, s_indptr, s_indices, s_last, num_pages)
+            pid, sid = prefix_ids.cuda(), s_indices.cuda()
+            fn = lambda: runtime.run(q, (kp, vp), pid, sid)
+            out_r, lse_r = fn()
+            torch.cuda.synchronize()
+            row["runtime_prefix_chunks"] = runtime.prefix_chunks
+            row["runtime_rel_err"] = rel(out_r)
+            row["runtime_lse_err"] = (lse_r.double() - ref_l).abs().max().item()
+            row["runtime_ms"] = gc.time_ms(fn, reps=20)
+            row["ok"] = row["ok"] and row["runtime_rel_err"] <= 1e-2 and row["runtime_lse_err"] <= 1e-2
+        except Exception as e:  # recorded; the other paths' numbers stand
+            row["runtime_error"] = f"{type(e).__name__}: {e}"[:300]
+            row["ok"] = False
     row["speedup"] = row["not_composed_ms"] / row["composed_ms"]
     # What a runtime would run: composition where it is faster (the prefix
     # is read once instead of B times, against two more launches + a merge).
@@ -235,9 +257,20 @@ def main():
     split = args.split_bundle or args.decode_bundle + "-split"
     prefill_split = args.prefill_split_bundle or args.prefill_bundle + "-split"
     sk = spk = None
+    runtime = {}
     if all(os.path.exists(os.path.join(p, "manifest.json")) for p in (split, prefill_split)):
         sk = load(split, "plain_h32_p16")
         spk = load(prefill_split, "plain_d128_g4_p16_bf16_fused")
+        try:  # the runtime's cascade (needs libflashir_c.so)
+            sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                            "..", "python"))
+            import flashir
+            for b in (64, 16):
+                runtime[b] = flashir.BatchSharedPrefixDecodeWrapper(
+                    prefill_split, "plain_d128_g4_p16_bf16_fused", split, "plain_h32_p16",
+                    max_requests=b)
+        except Exception as e:  # reported, not fatal: the kernels' path still runs
+            print(f"runtime cascade unavailable: {e}")
     # The prefix part: fused head groups (a CTA's 128 rows are 32 queries x
     # the 4 query heads of one KV head), so each KV head's keys are read by
     # B / 32 CTAs instead of B / 128 x 4.
@@ -247,7 +280,7 @@ def main():
     # Chunks: B64 -> 16 chunks x 2 q tiles x 8 KV heads = 256 CTAs, one wave
     # of the H200's 132 SMs x 2.
     for b, prefix, suffix, chunks in ((64, 32768, 128, 16), (16, 1024, 128, 4)):
-        row = case(dk, pk, b, prefix, suffix, chunks, gen, sk, spk)
+        row = case(dk, pk, b, prefix, suffix, chunks, gen, sk, spk, runtime.get(b))
         rows.append(row)
         print(json.dumps(row))
     gc.write_rows(args.out, "shared_prefix.json", rows)
