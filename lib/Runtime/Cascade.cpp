@@ -231,9 +231,14 @@ Status CascadeDecodeRunner::plan(const int32_t *prefixIndices,
   CascadeLayout layout(prefixChunks_ + 1, config.maxRequests);
   auto *dst = static_cast<int32_t *>(staging);
   std::vector<const std::vector<int32_t> *> arrays = arraysOf(m);
-  for (size_t i = 0; i < arrays.size(); ++i)
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    if (int64_t(arrays[i]->size()) != layout.at[i].second)
+      return Status::error(StatusCode::InvalidArgument,
+                           "internal: cascade metadata array " +
+                               std::to_string(i) + " has the wrong size");
     std::memcpy(dst + layout.at[i].first, arrays[i]->data(),
                 size_t(layout.at[i].second) * 4);
+  }
   if (Status s =
           driver->copyToDeviceAsync(workspace, staging, metadataBytes, stream);
       !s)
