@@ -49,7 +49,9 @@ python3 bench/gpu/gpu_check.py --bundle "$bundle" --out "$out" ${split:+--split-
 status=${PIPESTATUS[0]}
 if [ -n "$prefill" ]; then
   # Prefill kernels (issue 7): checks, sanitizers, benchmarks.
-  bench/gpu/prefill_check.sh "$prefill" "$out" "$bundle" || status=1
+  # (The Python tests ran above.)
+  bench/gpu/prefill_check.sh "$prefill" "$out" "$bundle" checks split sanitize bench prefix ||
+    status=1
 fi
 if [ -n "${FLASHIR_NCU:-}" ] && command -v ncu >/dev/null; then
   # Where the decode kernel's bandwidth goes next to cuDNN's (one launch

@@ -6,16 +6,16 @@
 # the C++ launcher, the sm_75 f16 bundle PREFILL_BUNDLE-sm75), split (the
 # split-KV kernels of PREFILL_BUNDLE-split with their merge kernels), sanitize
 # (compute-sanitizer memcheck + racecheck), bench (prefill_bench.py), prefix
-# (shared_prefix_bench.py). Default: all five. Needs build-runtime (built
-# here when missing). FLASHIR_IMAGES="sm_90a" (or "sm_80") limits the float64
-# checks to those chips' images (to fit a step in one device call). Exit
-# status: nonzero when a check failed.
+# (shared_prefix_bench.py), runtime (pytest of python/tests). Default: all
+# six. Needs build-runtime (built here when missing). FLASHIR_IMAGES="sm_90a"
+# (or "sm_80") limits the float64 checks to those chips' images (to fit a
+# step in one device call). Exit status: nonzero when a check failed.
 set -uo pipefail
 prefill=$1
 out=$2
 decode=$3
 shift 3
-steps=${*:-checks split sanitize bench prefix}
+steps=${*:-checks split sanitize bench prefix runtime}
 export PYTHONUNBUFFERED=1
 status=0
 if [ ! -x build-runtime/bench/gpu/flashir-decode-check ]; then
@@ -67,6 +67,14 @@ for step in $steps; do
     python3 bench/gpu/prefill_bench.py --bundle "$prefill" --out "$out" \
       > "$out/prefill_bench.log" 2>&1 || status=1
     tail -4 "$out/prefill_bench.log"
+    ;;
+  runtime)
+    # The Python package over the C API: split-KV decode, split-KV prefill
+    # through plan/run, the shared-prefix runner (bundles DECODE-split and
+    # PREFILL-split).
+    FLASHIR_BUNDLE_SPLIT="$decode-split" FLASHIR_BUNDLE_PREFILL_SPLIT="$prefill-split" \
+      python3 -m pytest -q python/tests > "$out/python_tests.log" 2>&1 || status=1
+    tail -3 "$out/python_tests.log"
     ;;
   prefix)
     # Shared-prefix decoding composed from the prefill and decode kernels.
