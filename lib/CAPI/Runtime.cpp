@@ -181,6 +181,7 @@ extern "C" int flashirCascadeShape(const FlashIRCascade *cascade,
                                    int64_t *numQoHeads, int64_t *numKvHeads,
                                    int64_t *headDim, int64_t *pageSize,
                                    int64_t *prefixChunks) {
+  lastError.clear();
   if (!cascade)
     return invalid("flashirCascadeShape: null handle");
   const CascadeDecodeRunner &r = *cascade->runner;

@@ -95,6 +95,10 @@ Status flashir::runtime::buildCascadeMetadata(
     m.prefixOrder.push_back(int32_t(k));
   }
   std::vector<int64_t> lens = kvLengths(suffixes, pageSize);
+  for (int64_t n : lens)
+    if (n > INT32_MAX)
+      return invalid("a suffix of " + std::to_string(n) +
+                     " tokens exceeds int32 positions");
   for (int64_t i = 0; i <= r + 1; ++i) {
     m.qo.push_back(int32_t(std::min(i, b)));
     m.kvIndptr.push_back(suffixes.indptr[std::min(i, b)]);
@@ -141,6 +145,16 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
     return invalid(config.prefillKernel +
                    " is not a split-KV prefill kernel without variant "
                    "parameters (flashir-bundle --split-prefill)");
+  // Decode queries see the whole prefix: a mask (e.g. causal, which would
+  // line row i up with key prefixLen - B + i) would drop prefix keys.
+  if (pk->variant != "plain")
+    return invalid(config.prefillKernel + " has variant '" + pk->variant +
+                   "'; the prefix needs an unmasked one ('plain')");
+  // It gets the decode kernel's kv_maps: it must not read them.
+  if (prefillBundle.usesTensorMaps(config.prefillKernel))
+    return invalid(config.prefillKernel +
+                   " reads tensor maps; the cascade passes the decode "
+                   "kernel's");
   if (!splitAbi(dk) || dk->grid != "chunks x num_kv_heads" ||
       mk->args.size() != 6 || mk->args[2].name != "partial_o")
     return invalid(config.decodeKernel + " / " + config.mergeKernel +
@@ -244,6 +258,8 @@ Status CascadeDecodeRunner::plan(const int32_t *prefixIndices,
       !s)
     return s;
   batch = m.batch;
+  plannedPrefixPages = numPrefixPages;
+  plannedSuffixPages = suffixes.indptr[suffixes.batchSize];
   return Status::ok();
 }
 
@@ -251,9 +267,14 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
                                 bool capacityGrids) {
   if (batch < 1)
     return invalid("run() before plan()");
-  if (buffers.numPages < 1 || buffers.numPrefixIndices < 1 ||
-      buffers.numSuffixIndices < 1)
-    return invalid("run() needs a page pool and both page-id arrays");
+  if (buffers.numPages < 1 || buffers.numPrefixIndices < plannedPrefixPages ||
+      buffers.numSuffixIndices < std::max<int64_t>(plannedSuffixPages, 1))
+    return invalid("run() needs a page pool and the planned page ids (" +
+                   std::to_string(plannedPrefixPages) + " of the prefix, " +
+                   std::to_string(plannedSuffixPages) +
+                   " of the suffixes), got " +
+                   std::to_string(buffers.numPrefixIndices) + " and " +
+                   std::to_string(buffers.numSuffixIndices));
   auto *base = static_cast<char *>(workspace);
   // The decode kernel's tensor maps (the prefill kernel reads none).
   if (Status s = decode->refreshKvMaps(

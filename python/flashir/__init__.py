@@ -321,10 +321,11 @@ class BatchSharedPrefixDecodeWrapper:
         self._planned = dict(batch=batch)
         return self._planned
 
-    def run(self, q, paged_kv_cache, prefix_indices, kv_indices):
+    def run(self, q, paged_kv_cache, prefix_indices, kv_indices, capacity_grids=False):
         """q [B, Hq, D]; paged_kv_cache = (k_pool, v_pool), each [num_pages,
         page_size, Hkv, D]; prefix_indices, kv_indices: int32 CUDA tensors.
-        Returns (out [B, Hq, D], lse [B, Hq])."""
+        capacity_grids: grids sized for max_requests (what a CUDA graph
+        captured once needs). Returns (out [B, Hq, D], lse [B, Hq])."""
         torch = _torch()
         if self._planned is None:
             raise RuntimeError("run() before plan()")
@@ -359,7 +360,7 @@ class BatchSharedPrefixDecodeWrapper:
         _check(_library().flashirCascadeRun(
             self._handle, v(q), v(k_pool), v(v_pool), k_pool.shape[0], v(prefix_indices),
             prefix_indices.numel(), v(indices), indices.numel(), v(out), v(lse),
-            ctypes.c_void_p(stream), 0))
+            ctypes.c_void_p(stream), int(bool(capacity_grids))))
         return out[:b], lse[:b]
 
 

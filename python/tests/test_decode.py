@@ -256,6 +256,7 @@ def test_prefill_wrapper_runs_split_kv_tensor_core_kernels():
             check_close(out[:rows], lse[:rows], *ragged_reference(b, q, qo_lens, kv_lens, causal))
 
 
+@requires_gpu
 @requires_prefill_bundle
 def test_shared_prefix_wrapper_matches_float64():
     # One prefix read once for all rows (split-KV prefill kernel, fused head
@@ -274,7 +275,9 @@ def test_shared_prefix_wrapper_matches_float64():
         s_indices = b["indices"][int(ip[1]):]
         q = b["q"][1:].contiguous()
         w.plan(prefix_pages, prefix_len, s_indptr, s_indices, b["last"][1:], b["pool_pages"])
-        out, lse = w.run(q, (b["k"], b["v"]), prefix_pages.cuda(), s_indices.cuda())
+        # Step 0 with grids for the capacity (16 requests, 5 planned).
+        out, lse = w.run(q, (b["k"], b["v"]), prefix_pages.cuda(), s_indices.cuda(),
+                         capacity_grids=step == 0)
         torch.cuda.synchronize()
         tokens = lambda pool, pages, n: pool[pages.long().cuda()].reshape(-1, hkv, d)[:n]
         ref_o, ref_l = [], []

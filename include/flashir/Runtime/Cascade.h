@@ -1,5 +1,4 @@
 //===- Cascade.h - shared-prefix (cascade) decode --------------*- C++ -*-===//
-//-*-===//
 //
 // Decoding B one-row requests that share a prefix: the split-KV prefill
 // kernel attends all B query rows to the prefix once (in Cp chunks), the
@@ -102,6 +101,8 @@ private:
   Config config;
   int64_t hq = 0, hkv = 0, d = 0, page = 0, qTokens = 0, gridHeads = 0;
   int64_t prefixChunks_ = 0, batch = 0;
+  /// Page ids the planned step reads (run() checks the arrays hold them).
+  int64_t plannedPrefixPages = 0, plannedSuffixPages = 0;
   void *workspace = nullptr, *staging = nullptr;
   int64_t metadataBytes = 0, partialOOffset = 0, partialLseOffset = 0,
           mapsOffset = 0;

@@ -220,6 +220,10 @@ public:
                     unsigned gridX, unsigned gridY, void *stream = nullptr,
                     unsigned gridZ = 1);
   const KernelInfo *find(const std::string &kernel) const;
+  /// Whether `kernel` reads tensor maps (`kv_maps`) on the loaded chip.
+  bool usesTensorMaps(const std::string &kernel) const {
+    return tensorMapBoxes.count(kernel) != 0;
+  }
   /// CTAs of `kernel` the device runs at once (its block and dynamic shared
   /// memory on the loaded chip).
   Status residentCtas(const std::string &kernel, int64_t &ctas) const;
