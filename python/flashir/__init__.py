@@ -163,10 +163,12 @@ class BatchDecodeWithPagedKVCacheWrapper:
         self._planned = dict(rows=int(qo[-1]), batch=batch, chunks=chunks.value)
         return self._planned
 
-    def run(self, q, paged_kv_cache, kv_indices):
+    def run(self, q, paged_kv_cache, kv_indices, capacity_grids=False):
         """Attention of the planned step: q [rows, Hq, D]; paged_kv_cache =
         (k_pool, v_pool), each [num_pages, page_size, Hkv, D]; kv_indices on
-        the device (int32). Returns (out [rows, Hq, D], lse [rows, Hq])."""
+        the device (int32). capacity_grids: grids sized for the capacity
+        (launches identical for every step, as a CUDA graph captured once
+        needs). Returns (out [rows, Hq, D], lse [rows, Hq])."""
         torch = _torch()
         if self._planned is None:
             raise RuntimeError("run() before plan()")
@@ -206,7 +208,7 @@ class BatchDecodeWithPagedKVCacheWrapper:
             ctypes.c_void_p(v_pool.data_ptr()), k_pool.shape[0],
             ctypes.c_void_p(indices.data_ptr()), indices.numel(),
             ctypes.c_void_p(out.data_ptr()), ctypes.c_void_p(lse.data_ptr()),
-            ctypes.c_void_p(stream), 0))
+            ctypes.c_void_p(stream), int(bool(capacity_grids))))
         return out[:rows], lse[:rows]
 
 

@@ -91,9 +91,10 @@ def reference(b):
     return torch.stack(outs), torch.stack(lses)
 
 
-def run(wrapper, b):
+def run(wrapper, b, capacity_grids=False):
     wrapper.plan(b["qo"], b["indptr"], b["indices"], b["last"], b["pool_pages"])
-    return wrapper.run(b["q"], (b["k"], b["v"]), b["indices"].cuda())
+    return wrapper.run(b["q"], (b["k"], b["v"]), b["indices"].cuda(),
+                       capacity_grids=capacity_grids)
 
 
 def check_close(out, lse, ref_o, ref_l):
@@ -123,7 +124,8 @@ def test_one_wrapper_many_steps():
         lens = torch.randint(0, 2500, (int(torch.randint(1, 64, (1,), generator=gen)),),
                              generator=gen).tolist()
         b = make_batch(lens, seed=10 + step)
-        out, lse = run(wrapper, b)
+        # Odd steps with grids for the capacity (64 requests).
+        out, lse = run(wrapper, b, capacity_grids=step % 2 == 1)
         torch.cuda.synchronize()
         check_close(out, lse, *reference(b))
 
