@@ -1,20 +1,17 @@
 //===- Cascade.cpp - shared-prefix (cascade) decode -----------------------===//
 
 #include "flashir/Runtime/Cascade.h"
+#include "Internal.h"
 
 #include <algorithm>
 #include <climits>
 #include <cstring>
 
 using namespace flashir::runtime;
+using detail::alignUp;
+using detail::invalid;
 
 namespace {
-
-Status invalid(std::string message) {
-  return Status::error(StatusCode::InvalidArgument, std::move(message));
-}
-
-int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 /// The metadata arrays in one int32 region, in CascadeMetadata's order.
 struct CascadeLayout {

@@ -1,6 +1,7 @@
 //===- Launcher.cpp - kernel bundles on the CUDA driver API ---------------===//
 
 #include "flashir/Runtime/Launcher.h"
+#include "Internal.h"
 #include "flashir/Runtime/Json.h"
 
 #include <dlfcn.h>
@@ -11,9 +12,7 @@
 
 namespace flashir::runtime {
 
-static Status invalid(std::string message) {
-  return Status::error(StatusCode::InvalidArgument, std::move(message));
-}
+using detail::invalid;
 
 static Status readFile(const std::string &path, std::string &out) {
   std::ifstream in(path, std::ios::binary);

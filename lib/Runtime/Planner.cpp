@@ -1,6 +1,7 @@
 //===- Planner.cpp - per-step work split for split-KV kernels -------------===//
 
 #include "flashir/Runtime/Planner.h"
+#include "Internal.h"
 
 #include <algorithm>
 #include <cstring>
@@ -9,12 +10,10 @@
 #include <string>
 
 using namespace flashir::runtime;
+using detail::alignUp;
+using detail::invalid;
 
 namespace {
-
-Status invalid(std::string message) {
-  return Status::error(StatusCode::InvalidArgument, std::move(message));
-}
 
 Status overCapacity(const std::string &what, int64_t need, int64_t limit,
                     const char *field) {

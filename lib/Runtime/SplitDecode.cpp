@@ -1,18 +1,15 @@
 //===- SplitDecode.cpp - planned split-KV decode (plan/run) ---------------===//
 
 #include "flashir/Runtime/SplitDecode.h"
+#include "Internal.h"
 
 #include <cstring>
 
 using namespace flashir::runtime;
+using detail::alignUp;
+using detail::invalid;
 
 namespace {
-
-Status invalid(std::string message) {
-  return Status::error(StatusCode::InvalidArgument, std::move(message));
-}
-
-int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 /// Element offsets of the metadata arrays in the (int32) metadata region.
 struct MetadataLayout {

@@ -77,6 +77,28 @@ def _torch():
     return torch
 
 
+def _check_step_tensors(w, q, rows, k_pool, v_pool):
+    """q [rows, Hq, D] and the pools [num_pages, page_size, Hkv, D] of
+    wrapper `w`: CUDA, w.dtype, contiguous, the kernels' shapes."""
+    torch = _torch()
+    for name, t in (("q", q), ("k_pool", k_pool), ("v_pool", v_pool)):
+        if not isinstance(t, torch.Tensor) or not t.is_cuda:
+            raise ValueError(f"{name} must be a CUDA tensor")
+        if t.dtype != w.dtype:
+            raise TypeError(f"{name} must be {w.dtype}, got {t.dtype}")
+        if not t.is_contiguous():
+            raise ValueError(f"{name} must be contiguous")
+    if tuple(q.shape) != (rows, w.num_qo_heads, w.head_dim):
+        raise ValueError(f"q must be [{rows}, {w.num_qo_heads}, {w.head_dim}] "
+                         f"for the planned step, got {list(q.shape)}")
+    for name, t in (("k_pool", k_pool), ("v_pool", v_pool)):
+        if t.dim() != 4 or tuple(t.shape[1:]) != (w.page_size, w.num_kv_heads, w.head_dim):
+            raise ValueError(f"{name} must be [num_pages, {w.page_size}, "
+                             f"{w.num_kv_heads}, {w.head_dim}], got {list(t.shape)}")
+    if v_pool.shape[0] != k_pool.shape[0]:
+        raise ValueError("k_pool and v_pool hold different numbers of pages")
+
+
 class BatchDecodeWithPagedKVCacheWrapper:
     """plan()/run() for one split-KV decode kernel pair of a bundle.
 
@@ -174,23 +196,7 @@ class BatchDecodeWithPagedKVCacheWrapper:
             raise RuntimeError("run() before plan()")
         k_pool, v_pool = paged_kv_cache
         rows = self._planned["rows"]
-        for name, t in (("q", q), ("k_pool", k_pool), ("v_pool", v_pool)):
-            if not isinstance(t, torch.Tensor) or not t.is_cuda:
-                raise ValueError(f"{name} must be a CUDA tensor")
-            if t.dtype != self.dtype:
-                raise TypeError(f"{name} must be {self.dtype}, got {t.dtype}")
-            if not t.is_contiguous():
-                raise ValueError(f"{name} must be contiguous")
-        if tuple(q.shape) != (rows, self.num_qo_heads, self.head_dim):
-            raise ValueError(f"q must be [{rows}, {self.num_qo_heads}, {self.head_dim}] "
-                             f"for the planned step, got {list(q.shape)}")
-        pool = (k_pool.shape[0], self.page_size, self.num_kv_heads, self.head_dim)
-        for name, t in (("k_pool", k_pool), ("v_pool", v_pool)):
-            if t.dim() != 4 or tuple(t.shape[1:]) != pool[1:]:
-                raise ValueError(f"{name} must be [num_pages, {self.page_size}, "
-                                 f"{self.num_kv_heads}, {self.head_dim}], got {list(t.shape)}")
-        if v_pool.shape[0] != k_pool.shape[0]:
-            raise ValueError("k_pool and v_pool hold different numbers of pages")
+        _check_step_tensors(self, q, rows, k_pool, v_pool)
         if not kv_indices.is_cuda or kv_indices.dtype != torch.int32:
             raise ValueError("kv_indices must be an int32 CUDA tensor")
         # Capacity-sized outputs (the kernels address rows up to the
@@ -333,21 +339,7 @@ class BatchSharedPrefixDecodeWrapper:
             raise RuntimeError("run() before plan()")
         k_pool, v_pool = paged_kv_cache
         b = self._planned["batch"]
-        for name, t in (("q", q), ("k_pool", k_pool), ("v_pool", v_pool)):
-            if not isinstance(t, torch.Tensor) or not t.is_cuda:
-                raise ValueError(f"{name} must be a CUDA tensor")
-            if t.dtype != self.dtype:
-                raise TypeError(f"{name} must be {self.dtype}, got {t.dtype}")
-            if not t.is_contiguous():
-                raise ValueError(f"{name} must be contiguous")
-        if tuple(q.shape) != (b, self.num_qo_heads, self.head_dim):
-            raise ValueError(f"q must be [{b}, {self.num_qo_heads}, {self.head_dim}] for the "
-                             f"planned step, got {list(q.shape)}")
-        pool = (self.page_size, self.num_kv_heads, self.head_dim)
-        for name, t in (("k_pool", k_pool), ("v_pool", v_pool)):
-            if t.dim() != 4 or tuple(t.shape[1:]) != pool or t.shape[0] != k_pool.shape[0]:
-                raise ValueError(f"{name} must be [num_pages, {', '.join(map(str, pool))}], "
-                                 f"got {list(t.shape)}")
+        _check_step_tensors(self, q, b, k_pool, v_pool)
         for name, t in (("prefix_indices", prefix_indices), ("kv_indices", kv_indices)):
             if not isinstance(t, torch.Tensor) or not t.is_cuda or t.dtype != torch.int32:
                 raise ValueError(f"{name} must be an int32 CUDA tensor")
