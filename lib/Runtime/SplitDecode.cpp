@@ -65,6 +65,31 @@ Status flashir::runtime::buildStepMetadata(const BatchRef &batch,
   return Status::ok();
 }
 
+PlannerOptions flashir::runtime::prefillPlannerOptions(
+    const PlannerOptions &options, const BatchRef &batch, int64_t qTokens) {
+  // A prefill CTA serves one q tile of a chunk: its time follows the
+  // chunk's keys, not the request's rows, and each chunk takes the
+  // request's q tiles in CTAs. So cost per key only, and C divided by the
+  // key-weighted mean q tiles: the chunks' CTAs then fill the C slots, and
+  // steps whose q tiles fill the GPU already are not split.
+  PlannerOptions out = options;
+  out.cost.keysPerQueryRow = false;
+  out.cost.fixedPerRow = false;
+  double keys = 0, tileKeys = 0;
+  std::vector<int64_t> kvLens = kvLengths(batch.table, batch.pageSize);
+  for (int64_t r = 0; r < batch.table.batchSize; ++r) {
+    int64_t rows = batch.qoIndptr[r + 1] - batch.qoIndptr[r];
+    if (rows < 1 || kvLens[r] < 1)
+      continue; // no CTA work (plan() rejects malformed tables)
+    keys += double(kvLens[r]);
+    tileKeys += double((rows + qTokens - 1) / qTokens) * double(kvLens[r]);
+  }
+  if (keys > 0 && tileKeys >= keys)
+    out.numCtas = std::max<int64_t>(
+        1, int64_t(double(options.numCtas) * keys / tileKeys));
+  return out;
+}
+
 Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
                                  const Config &config,
                                  std::unique_ptr<SplitDecodeRunner> &out) {
@@ -167,28 +192,9 @@ Status SplitDecodeRunner::plan(const BatchRef &batch, void *stream) {
                    std::to_string(numQoHeads) + "/" +
                    std::to_string(numKvHeads) + " and " +
                    std::to_string(pageSize));
-  PlannerOptions options = config.options;
-  if (qTokens) {
-    // A prefill CTA serves one q tile of a chunk: its time follows the
-    // chunk's keys, not the request's rows, and each chunk takes the
-    // request's q tiles in CTAs. So cost per key only, and C divided by the
-    // key-weighted mean q tiles: the chunks' CTAs then fill the C slots,
-    // and steps whose q tiles fill the GPU already are not split.
-    double keys = 0, tileKeys = 0;
-    std::vector<int64_t> kvLens = kvLengths(batch.table, batch.pageSize);
-    for (int64_t r = 0; r < batch.table.batchSize; ++r) {
-      int64_t rows = batch.qoIndptr[r + 1] - batch.qoIndptr[r];
-      if (rows < 1 || kvLens[r] < 1)
-        continue; // no CTA work (plan() rejects malformed tables)
-      keys += double(kvLens[r]);
-      tileKeys += double((rows + qTokens - 1) / qTokens) * double(kvLens[r]);
-    }
-    options.cost.keysPerQueryRow = false;
-    options.cost.fixedPerRow = false;
-    if (keys > 0 && tileKeys >= keys)
-      options.numCtas = std::max<int64_t>(
-          1, int64_t(double(options.numCtas) * keys / tileKeys));
-  }
+  PlannerOptions options =
+      qTokens ? prefillPlannerOptions(config.options, batch, qTokens)
+              : config.options;
   Plan p;
   if (Status s = flashir::runtime::plan(batch, options, config.capacity, p); !s)
     return s;

@@ -323,6 +323,36 @@ TEST(Planner, FixedCostPerPieceSplitsManyRowRequests) {
   EXPECT_LE(perPiece.makespan, 1.1 * perPiece.lowerBound);
 }
 
+TEST(Planner, PrefillOptionsSplitOnlyWhatQTilesLeaveIdle) {
+  // The split-KV prefill runner's options (C = 8 CTAs per head, q tiles of
+  // 128 rows): the steps of bench/gpu/probes/split_prefill.py, whose H200
+  // runs chose 8, 8, 2 and 2 chunks.
+  struct Step {
+    std::vector<int64_t> qo, kv;
+    size_t chunks;
+    int64_t ctas;
+  } steps[] = {{{128}, {32768}, 8, 8},
+               {{128, 128, 128, 128}, {16384, 16384, 16384, 16384}, 8, 8},
+               {{512, 512}, {8192, 8192}, 2, 2},
+               {{4096, 4096}, {4096, 4096}, 2, 1}};
+  for (const Step &step : steps) {
+    OwnedBatch batch(step.qo, step.kv);
+    PlannerOptions options =
+        prefillPlannerOptions(withCtas(8), batch.ref(), /*qTokens=*/128);
+    EXPECT_FALSE(options.cost.keysPerQueryRow);
+    EXPECT_FALSE(options.cost.fixedPerRow);
+    EXPECT_EQ(options.numCtas, step.ctas);
+    Plan plan;
+    ASSERT_TRUE(flashir::runtime::plan(batch.ref(), options, roomy(), plan));
+    EXPECT_EQ(plan.items.size(), step.chunks) << step.qo.size() << " requests";
+  }
+  // Requests without rows or keys do not weigh in; C never drops below 1.
+  OwnedBatch idle({0, 3000, 1}, {100000, 0, 64});
+  EXPECT_EQ(prefillPlannerOptions(withCtas(8), idle.ref(), 128).numCtas, 8);
+  OwnedBatch huge({1 << 12}, {1 << 12});
+  EXPECT_EQ(prefillPlannerOptions(withCtas(8), huge.ref(), 16).numCtas, 1);
+}
+
 TEST(Planner, Deterministic) {
   std::mt19937 rng(3);
   std::vector<int64_t> qo, kv;

@@ -32,6 +32,13 @@ struct StepMetadata {
   std::vector<int32_t> chunkOrder; ///< maxChunks: the plan's, then padding
 };
 
+/// The planner options for one step of a split-KV prefill kernel with
+/// `qTokens` query rows per q tile: cost per key with alpha per CTA, and C
+/// (options.numCtas, CTAs per grid head) divided by the step's key-weighted
+/// q tiles per request (at least 1), so that the chunks' CTAs fill C.
+PlannerOptions prefillPlannerOptions(const PlannerOptions &options,
+                                     const BatchRef &batch, int64_t qTokens);
+
 /// Fills `out` from a batch and its plan (queryTile = 0).
 Status buildStepMetadata(const BatchRef &batch, const Plan &plan,
                          const PlanCapacity &capacity, StepMetadata &out);
