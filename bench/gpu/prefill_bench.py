@@ -72,6 +72,8 @@ def main():
               ("4x4096", False, 128, "plain_d128_g4_p16_bf16_q64", False),
               # attn-select-tiles' sm_90a choice at d 256; 64-key tiles at d 64.
               ("4x4096", False, 256, "plain_d256_g4_p16_bf16_q128", False),
+              # d 256 with Q in shared memory (tiles' q_shared): registers.
+              ("4x4096", False, 256, "plain_d256_g4_p16_bf16_qsmem", False),
               ("4x4096", False, 64, "plain_d64_g4_p16_bf16_kv64", False)]
     for shape, causal, d, func, with_flex in cases:
         b, s = (int(x) for x in shape.split("x"))

@@ -265,10 +265,10 @@ int64_t effectiveRows(const TileRequest &request) {
 
 int64_t prefillSharedMemoryBytes(int64_t q, int64_t kv, int64_t warps,
                                  int64_t stages, int64_t headDim,
-                                 int64_t elementBytes) {
+                                 int64_t elementBytes, bool qShared) {
   int64_t row = satMul(headDim + kPrefillRowPad, elementBytes);
   int64_t bytes = satMul(satMul(satMul(stages, 2), kv), row);
-  if (q <= 16 * warps)
+  if (q <= 16 * warps && !qShared)
     return bytes;
   int64_t qBytes = satMul(q, row);
   return bytes > std::numeric_limits<int64_t>::max() - qBytes

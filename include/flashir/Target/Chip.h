@@ -165,10 +165,11 @@ inline constexpr int64_t kPrefillRowPad = 8;
 /// Dynamic shared memory of the tensor-core prefill kernel
 /// (convert-attn-to-gpu) for `q` rows on `warps` warps: a ring of `stages`
 /// K/V tiles of `kv` padded rows, plus the padded Q tile when the warps own
-/// 32 rows each (q == 32 * warps); saturates at INT64_MAX.
+/// 32 rows each (q == 32 * warps) or `qShared` (tiles' q_shared); saturates
+/// at INT64_MAX.
 int64_t prefillSharedMemoryBytes(int64_t q, int64_t kv, int64_t warps,
                                  int64_t stages, int64_t headDim,
-                                 int64_t elementBytes);
+                                 int64_t elementBytes, bool qShared = false);
 
 /// Warps of a CTA with a `q`-row tile of head dim `headDim`: 4 for decode
 /// (q = 1); for the prefill kernel 32 rows per warp (q = 128 on 4 warps, Q in

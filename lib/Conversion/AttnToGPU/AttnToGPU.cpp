@@ -110,6 +110,8 @@ struct ConvertAttnToGPUPass
       bool tensorCores;
       /// Prefill: query rows per CTA (0: decode), keys per K/V tile, warps.
       int64_t prefillRows = 0, kvTile = 0, prefillWarps = 0;
+      /// Prefill: Q in shared memory with 16 rows per warp too.
+      bool prefillQShared = false;
     };
     SmallVector<Kernel> kernels;
     bool failedAny = false;
@@ -145,7 +147,7 @@ struct ConvertAttnToGPUPass
         int64_t bytes = prefillSharedMemoryBytes(
             kvTile, view.getHeadDim(), opStages,
             view.getElementType().getIntOrFloatBitWidth() / 8, prefillRows,
-            prefillWarps);
+            prefillWarps, tiles.getQShared());
         if (bytes > info->maxSharedMemoryPerBlock)
           reason = "at most " + std::to_string(info->maxSharedMemoryPerBlock) +
                    " bytes of shared memory per CTA on " + chip +
@@ -198,7 +200,8 @@ struct ConvertAttnToGPUPass
           (prefillRows ? "_prefill_" : "_decode_") +
           std::to_string(kernels.size());
       kernels.push_back({op, name, opStages, opTensorCores || prefillRows > 0,
-                         prefillRows, kvTile, prefillWarps});
+                         prefillRows, kvTile, prefillWarps,
+                         prefillRows > 0 && tiles.getQShared()});
     });
     if (failedAny)
       return signalPassFailure();
@@ -246,6 +249,7 @@ struct ConvertAttnToGPUPass
         // Head groups fuse where a tile holds whole tokens' groups.
         shape.fusedHeadGroups =
             op.getFusedHeadGroups() && entry.prefillRows % shape.group == 0;
+        shape.prefillQShared = entry.prefillQShared;
       }
       DecodeKernel generator(op, variant, shape);
       // What the host needs to launch each kernel.
@@ -279,7 +283,8 @@ struct ConvertAttnToGPUPass
               entry.prefillRows ? prefillSharedMemoryBytes(
                                       entry.kvTile, shape.headDim, shape.stages,
                                       shape.element.getIntOrFloatBitWidth() / 8,
-                                      entry.prefillRows, entry.prefillWarps)
+                                      entry.prefillRows, entry.prefillWarps,
+                                      entry.prefillQShared)
               : entry.tensorCores ? sharedMemoryBytes(shape)
                                   : 0;
           launch.push_back(kb.getNamedAttr("dynamic_shared_memory",

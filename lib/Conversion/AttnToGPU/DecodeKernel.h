@@ -68,6 +68,9 @@ struct DecodeShape {
   /// Prefill with fused head groups: a CTA serves one KV head and its rows
   /// are (token, query head of the group) pairs, prefillRows / group tokens.
   bool fusedHeadGroups = false;
+  /// Prefill with 16 rows per warp: Q in shared memory (tiles' q_shared), as
+  /// with 32 rows per warp.
+  bool prefillQShared = false;
   /// Split-KV on sm_90: the partial-state kernel lets its merge kernel launch
   /// early (griddepcontrol.launch_dependents) and the merge kernel waits for
   /// it (griddepcontrol.wait) before reading the partial states, so the
@@ -76,10 +79,11 @@ struct DecodeShape {
 };
 
 /// Dynamic shared memory of the prefill kernel: the K/V ring and, with 32
-/// query rows per warp (qRows = 32 warps), the Q tile.
+/// query rows per warp (qRows = 32 warps) or `qShared`, the Q tile.
 int64_t prefillSharedMemoryBytes(int64_t kvTile, int64_t headDim,
                                  int64_t stages, int64_t elementBytes,
-                                 int64_t qRows, int64_t warps);
+                                 int64_t qRows, int64_t warps,
+                                 bool qShared = false);
 
 /// Lane groups of the split-KV merge kernel (D / kVec lanes each; at most
 /// 256 threads).

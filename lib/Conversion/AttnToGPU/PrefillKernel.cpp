@@ -94,9 +94,9 @@ static Value exp2Ftz(LocBuilder &b, Value x) {
 
 int64_t prefillSharedMemoryBytes(int64_t kvTile, int64_t headDim,
                                  int64_t stages, int64_t elementBytes,
-                                 int64_t qRows, int64_t warps) {
-  return flashir::target::prefillSharedMemoryBytes(qRows, kvTile, warps, stages,
-                                                   headDim, elementBytes);
+                                 int64_t qRows, int64_t warps, bool qShared) {
+  return flashir::target::prefillSharedMemoryBytes(
+      qRows, kvTile, warps, stages, headDim, elementBytes, qShared);
 }
 
 gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
@@ -110,10 +110,11 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           chunksPerRow = D / kVec;
   bool bf16 = s.element.isBF16();
 
-  gpu::GPUFuncOp func = createKernel(
-      moduleBuilder, name,
-      prefillSharedMemoryBytes(KV, D, S, elementBytes, s.prefillRows, W),
-      /*dynamicShared=*/true);
+  gpu::GPUFuncOp func =
+      createKernel(moduleBuilder, name,
+                   prefillSharedMemoryBytes(KV, D, S, elementBytes,
+                                            s.prefillRows, W, s.prefillQShared),
+                   /*dynamicShared=*/true);
   Block &entry = func.getBody().front();
   OpBuilder ob = OpBuilder::atBlockBegin(&entry);
   LocBuilder b(op.getLoc(), ob);
@@ -162,7 +163,9 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // (row index ri = 2 * block + half); their token within the request and
   // their query head.
   int64_t rowsPerWarp = s.prefillRows / W, M = rowsPerWarp / 16, R = 2 * M;
-  bool qShared = M > 1;
+  // Q in shared memory: always with two m blocks per warp (registers are
+  // short next to their O), on request (tiles' q_shared) with one.
+  bool qShared = M > 1 || s.prefillQShared;
   SmallVector<Value> rowOf(R), headOf(R), rowValid(R), qpos(R);
   SmallVector<SmallVector<Value>> paramsOf(R);
   Value warpRow = arith::MulIOp::create(b, warp, cIndex(b, rowsPerWarp));

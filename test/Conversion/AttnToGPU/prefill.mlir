@@ -193,3 +193,34 @@ func.func @rows32(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128x
       -> tensor<?x8x128xbf16>, tensor<?x8xf32>
   return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
 }
+
+// -----
+
+!q    = !attn.ragged_q<heads = 8, head_dim = 256, bf16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 256, bf16>
+!pool = tensor<?x16x2x256xbf16>
+
+// q_shared: 16 rows per warp (64 rows on 4 warps) with Q in shared memory
+// after the K/V ring (2 * 2 * 32 * 264 * 2 + 64 * 264 * 2 bytes), read by
+// ldmatrix per k-step instead of held in registers next to the d256 O.
+// CHECK-LABEL: gpu.func @qshared_prefill_0
+// CHECK-SAME: block = 128 : i64
+// CHECK-SAME: dynamic_shared_memory = 101376 : i64
+// CHECK-SAME: q_rows = 64 : i64
+// CHECK: memref.view {{.*}} to memref<64x264xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy {{.*}} : memref<?x8x256xbf16> to memref<64x264xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_create_group
+// CHECK: scf.for
+// CHECK: nvvm.ldmatrix
+// CHECK: nvvm.mma.sync
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+func.func @qshared(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x256xbf16>)
+    -> (tensor<?x8x256xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x256xbf16> -> !q
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2, q_shared = true>} : !q, !kv
+      -> tensor<?x8x256xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x256xbf16>, tensor<?x8xf32>
+}

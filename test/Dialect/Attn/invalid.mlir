@@ -1238,6 +1238,12 @@ func.func @f() attributes {t = #attn.tiles<q = 16, kv = 64, warps = 4, stages = 
 
 // -----
 
+// Q in shared memory is a prefill-kernel layout (q >= 16).
+// expected-error @+1 {{q_shared needs a prefill tile (q >= 16), got q = 1}}
+func.func @f() attributes {t = #attn.tiles<q = 1, kv = 64, warps = 4, stages = 2, q_shared = true>} { return }
+
+// -----
+
 // chunked_state has the head shape rules of state.
 // expected-error @+1 {{head_dim must be an even number in 2..1024 (hooks pair element i with i + head_dim/2), got 5}}
 func.func @f(%s: !attn.chunked_state<heads = 4, head_dim = 5, @plain>) { return }

@@ -223,3 +223,13 @@ func.func @schedule_forms(%k: tensor<?x16x2x8xf16>, %v: tensor<?x16x2x8xf16>,
       -> !attn.state<heads = 4, head_dim = 8, @causal>
   return %s : !attn.state<heads = 4, head_dim = 8, @causal>
 }
+
+// Tile configurations round-trip; q_shared prints only when set.
+// CHECK-LABEL: func.func @tile_attrs
+// CHECK-SAME: a = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2, q_shared = true>
+// CHECK-SAME: b = #attn.tiles<q = 16, kv = 64, warps = 4, stages = 2>
+func.func @tile_attrs() attributes {
+    a = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2, q_shared = true>,
+    b = #attn.tiles<q = 16, kv = 64, warps = 4, stages = 2, q_shared = false>} {
+  return
+}

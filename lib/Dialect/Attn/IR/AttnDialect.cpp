@@ -173,7 +173,8 @@ ChunkedStateType::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t q,
-                       int64_t kv, int64_t warps, int64_t stages) {
+                       int64_t kv, int64_t warps, int64_t stages,
+                       bool qShared) {
   if (!llvm::is_contained({1, 16, 32, 64, 128}, q))
     return emitError() << "q tile must be 1, 16, 32, 64 or 128, got " << q;
   if (!llvm::is_contained({32, 64, 128}, kv))
@@ -182,5 +183,8 @@ TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t q,
     return emitError() << "warps must be 1, 2, 4, 8 or 16, got " << warps;
   if (stages < 1 || stages > 8)
     return emitError() << "stages must be in 1..8, got " << stages;
+  if (qShared && q < 16)
+    return emitError() << "q_shared needs a prefill tile (q >= 16), got q = "
+                       << q;
   return success();
 }

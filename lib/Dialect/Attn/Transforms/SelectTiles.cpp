@@ -142,8 +142,9 @@ struct SelectTilesPass
         }
       }
       // Any configuration already present is replaced.
-      op.setTilesAttr(
-          TileConfigAttr::get(ctx, tile.q, tile.kv, tile.warps, tile.stages));
+      op.setTilesAttr(TileConfigAttr::get(ctx, tile.q, tile.kv, tile.warps,
+                                          tile.stages,
+                                          /*qShared=*/false));
     });
 
     module->setAttr("attn.target",

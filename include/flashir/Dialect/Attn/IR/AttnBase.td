@@ -158,15 +158,20 @@ def Attn_TileConfigAttr : Attn_Attr<"TileConfig", "tiles"> {
     {32, 64, 128}, `warps` per CTA, `stages` of the K/V pipeline. The loop
     lowering visits keys tile by tile: one running-max rescale per tile. The
     tensor-core prefill kernel (`q >= 16`) gives each warp 32 rows when
-    `q = 32 * warps`, else 16 (`q / 16` warps).
+    `q = 32 * warps`, else 16 (`q / 16` warps). With 32 rows per warp the Q
+    tile waits in shared memory (re-read by `ldmatrix` per k step); with 16
+    it stays in registers unless `q_shared = true` asks for shared memory
+    too (fewer registers next to a large O, e.g. at head dim 256).
 
-    Example: `#attn.tiles<q = 16, kv = 64, warps = 4, stages = 2>`
+    Example: `#attn.tiles<q = 16, kv = 64, warps = 4, stages = 2>`,
+    `#attn.tiles<q = 64, kv = 32, warps = 4, stages = 2, q_shared = true>`
   }];
   let parameters = (ins "int64_t":$q, "int64_t":$kv, "int64_t":$warps,
-                        "int64_t":$stages);
+                        "int64_t":$stages,
+                        DefaultValuedParameter<"bool", "false">:$qShared);
   let assemblyFormat = [{
     `<` `q` `=` $q `,` `kv` `=` $kv `,` `warps` `=` $warps `,`
-        `stages` `=` $stages `>`
+        `stages` `=` $stages (`,` `q_shared` `=` $qShared^)? `>`
   }];
   let genVerifyDecl = 1;
 }
