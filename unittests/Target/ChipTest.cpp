@@ -157,6 +157,11 @@ TEST(Budget, ByHandSm90aThirtyTwoRowsPerWarp) {
   // The same tile does not fit sm_86's 101376 bytes per CTA.
   EXPECT_FALSE(estimate(chip("sm_86"), TileChoice{128, 64, 4, 2}, 128, 2)
                    .fitsSharedMemory);
+  // 16 rows per warp keep Q in registers unless the tiles ask for q_shared:
+  // d256, q 64 on 4 warps, kv 32: 67584 (ring) + 64 * 264 * 2 (Q) bytes.
+  EXPECT_EQ(prefillSharedMemoryBytes(64, 32, 4, 2, 256, 2), 67584);
+  EXPECT_EQ(prefillSharedMemoryBytes(64, 32, 4, 2, 256, 2, /*qShared=*/true),
+            101376);
 }
 
 TEST(Budget, ByHandSm75SixteenRows) {
