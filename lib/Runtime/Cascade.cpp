@@ -136,8 +136,7 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
     return k->args.size() == 17 && k->args[11].name == "chunk_order" &&
            k->args[12].name == "partial_o" && k->args[16].name == "kv_maps";
   };
-  bool prefillGrid = pk->grid == "chunks x q_tiles x num_qo_heads" ||
-                     pk->grid == "chunks x q_tiles x num_kv_heads";
+  bool prefillGrid = detail::isSplitPrefillGrid(pk->grid);
   if (!splitAbi(pk) || !prefillGrid || pk->qTokens < 1)
     return invalid(config.prefillKernel +
                    " is not a split-KV prefill kernel without variant "
@@ -177,9 +176,7 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
   rn.page = dk->args[2].shape[1];
   rn.hkv = dk->args[2].shape[2];
   rn.qTokens = pk->qTokens;
-  rn.gridHeads = pk->grid.substr(pk->grid.rfind(' ') + 1) == "num_qo_heads"
-                     ? rn.hq
-                     : rn.hkv;
+  rn.gridHeads = detail::gridHeads(*pk);
   int64_t r = config.maxRequests;
   int64_t qTiles = (r + rn.qTokens - 1) / rn.qTokens;
   rn.prefixChunks_ = config.prefixChunks;
@@ -277,32 +274,20 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
   if (Status s = decode->refreshKvMaps(
           maps, config.decodeKernel, buffers.kPool, buffers.vPool,
           buffers.numPages,
-          [&](const std::vector<unsigned char> &bytes, bool first) {
-            if (!first)
-              if (Status s = driver->synchronizeStream(stream); !s)
-                return s;
-            char *staged =
-                static_cast<char *>(staging) + alignUp(metadataBytes, 256);
-            std::memcpy(staged, bytes.data(), bytes.size());
-            return driver->copyToDeviceAsync(base + mapsOffset, staged,
-                                             bytes.size(), stream);
-          });
+          detail::kvMapsUpload(*driver, stream,
+                               static_cast<char *>(staging) +
+                                   alignUp(metadataBytes, 256),
+                               base + mapsOffset));
       !s)
     return s;
   int64_t c = prefixChunks_ + 1, r = config.maxRequests;
   CascadeLayout layout(c, r);
   auto meta = [&](size_t i) {
-    DecodeLauncher::Arg a;
-    a.pointer = base + layout.at[i].first * 4;
-    a.sizes = {layout.at[i].second};
-    return a;
+    return DecodeLauncher::Arg::memref(base + layout.at[i].first * 4,
+                                       {layout.at[i].second});
   };
-  auto memref = [](void *p, std::vector<int64_t> sizes) {
-    DecodeLauncher::Arg a;
-    a.pointer = p;
-    a.sizes = std::move(sizes);
-    return a;
-  };
+
+  auto memref = DecodeLauncher::Arg::memref;
   DecodeLauncher::Arg q = memref(buffers.q, {r, hq, d});
   DecodeLauncher::Arg kPool =
       memref(buffers.kPool, {buffers.numPages, page, hkv, d});

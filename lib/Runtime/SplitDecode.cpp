@@ -106,8 +106,7 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
                    " are not a split-KV decode kernel and its merge kernel");
   // Split-KV prefill kernels share the ABI; their grid adds the request's
   // q tiles (y) and runs per query head or per KV head (fused head groups).
-  bool prefill = decode->grid == "chunks x q_tiles x num_qo_heads" ||
-                 decode->grid == "chunks x q_tiles x num_kv_heads";
+  bool prefill = detail::isSplitPrefillGrid(decode->grid);
   if (decode->grid != "chunks x num_kv_heads" && !prefill)
     return invalid(config.decodeKernel + " has grid '" + decode->grid +
                    "'; SplitDecodeRunner launches split-KV decode kernels "
@@ -120,10 +119,7 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
     return invalid("split decode kernels take whole requests (queryTile 0)");
   Config resolved = config;
   // The heads of the grid (z for prefill, y for decode).
-  int64_t gridHeads =
-      decode->grid.substr(decode->grid.rfind(' ') + 1) == "num_qo_heads"
-          ? decode->args[0].shape[1]
-          : decode->args[2].shape[2];
+  int64_t gridHeads = detail::gridHeads(*decode);
   if (resolved.options.numCtas <= 0) {
     // Per head of the grid. A prefill chunk takes one CTA per q tile too,
     // so long prompts get fewer, longer chunks (they fill the GPU with q
@@ -241,31 +237,15 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
   if (Status s = bundle->refreshKvMaps(
           maps, config.decodeKernel, buffers.kPool, buffers.vPool,
           buffers.numPages,
-          [&](const std::vector<unsigned char> &bytes, bool first) {
-            // Launches still in flight may read the previous maps (or their
-            // copy the staging bytes).
-            if (!first)
-              if (Status s = driver->synchronizeStream(stream); !s)
-                return s;
-            char *staged = static_cast<char *>(staging) + stagingMapsOffset;
-            std::memcpy(staged, bytes.data(), bytes.size());
-            return driver->copyToDeviceAsync(base + mapsOffset, staged,
-                                             bytes.size(), stream);
-          });
+          detail::kvMapsUpload(*driver, stream,
+                               static_cast<char *>(staging) + stagingMapsOffset,
+                               base + mapsOffset));
       !s)
     return s;
   auto meta = [&](int64_t offset, int64_t size) {
-    DecodeLauncher::Arg a;
-    a.pointer = base + offset * 4;
-    a.sizes = {size};
-    return a;
+    return DecodeLauncher::Arg::memref(base + offset * 4, {size});
   };
-  auto memref = [](void *p, std::vector<int64_t> sizes) {
-    DecodeLauncher::Arg a;
-    a.pointer = p;
-    a.sizes = std::move(sizes);
-    return a;
-  };
+  auto memref = DecodeLauncher::Arg::memref;
   int64_t rows = c.maxRequests * c.maxQueryRowsPerRequest;
   int64_t partialRows = c.maxChunks * c.maxQueryRowsPerRequest;
   int64_t r = c.maxRequests, m = c.maxChunks;

@@ -77,6 +77,34 @@ def _torch():
     return torch
 
 
+def _kernel_named(bundle_dir, func, kind):
+    """The bundle's `<func><kind><n>` kernel's manifest entry, or None."""
+    import json
+    manifest = json.load(open(os.path.join(bundle_dir, "manifest.json")))
+    found = [k for k in manifest["kernels"] if k["name"].startswith(func + kind)]
+    return found[0] if found else None
+
+
+def _int32_host(name, t):
+    torch = _torch()
+    if not isinstance(t, torch.Tensor) or t.dim() != 1:
+        raise TypeError(f"{name} must be a 1-D tensor")
+    if t.dtype != torch.int32:
+        raise TypeError(f"{name} must be int32, got {t.dtype}")
+    return t.detach().to("cpu").contiguous()
+
+
+def _page_ids_for(kv_indptr, kv_indices):
+    """Host kv_indices checked to hold the kv_indptr's pages; an empty one
+    becomes one zero (the C API takes a non-null array)."""
+    if kv_indices.numel() < int(kv_indptr.max()):
+        raise ValueError(f"kv_indices has {kv_indices.numel()} entries; kv_indptr "
+                         f"reaches {int(kv_indptr.max())}")
+    if kv_indices.numel() == 0:
+        return _torch().zeros(1, dtype=_torch().int32)
+    return kv_indices
+
+
 def _check_step_tensors(w, q, rows, k_pool, v_pool):
     """q [rows, Hq, D] and the pools [num_pages, page_size, Hkv, D] of
     wrapper `w`: CUDA, w.dtype, contiguous, the kernels' shapes."""
@@ -158,24 +186,14 @@ class BatchDecodeWithPagedKVCacheWrapper:
         """Validates the page table (host or device int32 tensors; copied to
         the host) and plans the step. Errors raise ValueError/FlashIRError."""
         torch = _torch()
-        arrays = []
-        for name, t in (("qo_indptr", qo_indptr), ("kv_indptr", kv_indptr),
-                        ("kv_indices", kv_indices), ("kv_last_page_len", kv_last_page_len)):
-            if not isinstance(t, torch.Tensor) or t.dim() != 1:
-                raise TypeError(f"{name} must be a 1-D tensor")
-            if t.dtype != torch.int32:
-                raise TypeError(f"{name} must be int32, got {t.dtype}")
-            arrays.append(t.detach().to("cpu").contiguous())
-        qo, kvp, idx, last = arrays
+        qo, kvp, idx, last = [_int32_host(name, t) for name, t in (
+            ("qo_indptr", qo_indptr), ("kv_indptr", kv_indptr), ("kv_indices", kv_indices),
+            ("kv_last_page_len", kv_last_page_len))]
         batch = last.numel()
         if qo.numel() != batch + 1 or kvp.numel() != batch + 1:
             raise ValueError(f"qo_indptr and kv_indptr need {batch + 1} entries "
                              f"(kv_last_page_len has {batch}), got {qo.numel()} and {kvp.numel()}")
-        if idx.numel() < int(kvp.max()):
-            raise ValueError(f"kv_indices has {idx.numel()} entries; kv_indptr "
-                             f"reaches {int(kvp.max())}")
-        if idx.numel() == 0:
-            idx = torch.zeros(1, dtype=torch.int32)
+        idx = _page_ids_for(kvp, idx)
         p = lambda t: ctypes.cast(t.data_ptr(), ctypes.POINTER(ctypes.c_int32))
         chunks = ctypes.c_int64()
         stream = torch.cuda.current_stream().cuda_stream
@@ -243,23 +261,6 @@ class BatchPrefillWithPagedKVCacheWrapper(BatchDecodeWithPagedKVCacheWrapper):
                          chip=chip, max_chunks=max_chunks)
 
 
-def _kernel_named(bundle_dir, func, kind):
-    """The bundle's `<func><kind><n>` kernel's manifest entry, or None."""
-    import json
-    manifest = json.load(open(os.path.join(bundle_dir, "manifest.json")))
-    found = [k for k in manifest["kernels"] if k["name"].startswith(func + kind)]
-    return found[0] if found else None
-
-
-def _int32_host(name, t):
-    torch = _torch()
-    if not isinstance(t, torch.Tensor) or t.dim() != 1:
-        raise TypeError(f"{name} must be a 1-D tensor")
-    if t.dtype != torch.int32:
-        raise TypeError(f"{name} must be int32, got {t.dtype}")
-    return t.detach().to("cpu").contiguous()
-
-
 class BatchSharedPrefixDecodeWrapper:
     """Shared-prefix (cascade) decode: B one-row requests attend to a prefix
     they all share plus their own suffix. The prefix's pages are read once,
@@ -316,11 +317,7 @@ class BatchSharedPrefixDecodeWrapper:
         if kvp.numel() != batch + 1:
             raise ValueError(f"kv_indptr needs {batch + 1} entries (kv_last_page_len has "
                              f"{batch}), got {kvp.numel()}")
-        if idx.numel() < int(kvp.max()):
-            raise ValueError(f"kv_indices has {idx.numel()} entries; kv_indptr reaches "
-                             f"{int(kvp.max())}")
-        if idx.numel() == 0:
-            idx = torch.zeros(1, dtype=torch.int32)
+        idx = _page_ids_for(kvp, idx)
         p = lambda t: ctypes.cast(t.data_ptr(), ctypes.POINTER(ctypes.c_int32))
         stream = torch.cuda.current_stream().cuda_stream
         _check(_library().flashirCascadePlan(self._handle, p(pre), pre.numel(), int(prefix_len),

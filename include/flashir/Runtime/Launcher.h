@@ -213,6 +213,12 @@ public:
     std::vector<int64_t> sizes;
     float scalar = 0;
     bool isScalar = false;
+    static Arg memref(void *pointer, std::vector<int64_t> sizes) {
+      Arg a;
+      a.pointer = pointer;
+      a.sizes = std::move(sizes);
+      return a;
+    }
   };
   /// Launches `kernel` with grid (gridX, gridY, gridZ) and the manifest's
   /// block; checks the argument count and kinds against the manifest.
