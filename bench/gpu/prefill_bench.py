@@ -11,6 +11,7 @@ count 4 * B * Hq * Sq * Skv * D (half of it causal).
 
 import argparse
 import json
+import re
 import os
 import sys
 
@@ -46,6 +47,9 @@ def main():
     ap.add_argument("--out", default=".")
     ap.add_argument("--shapes", nargs="*", default=["4x4096", "1x16384"],
                     help="B x S of the d128 cases (query and key lengths equal)")
+    ap.add_argument("--only", default=None,
+                    help="regular expression: time only the kernels it matches (A/B runs)")
+    ap.add_argument("--no-flex", action="store_true", help="skip FlexAttention")
     args = ap.parse_args()
     manifest = json.load(open(os.path.join(args.bundle, "manifest.json")))
     images = {}
@@ -72,10 +76,13 @@ def main():
               ("4x4096", False, 128, "plain_d128_g4_p16_bf16_q64", False),
               # attn-select-tiles' sm_90a choice at d 256; 64-key tiles at d 64.
               ("4x4096", False, 256, "plain_d256_g4_p16_bf16_q128", False),
-              # d 256 with Q in shared memory (tiles' q_shared): registers.
+              # the same with Q in shared memory (tiles' q_shared).
               ("4x4096", False, 256, "plain_d256_g4_p16_bf16_qsmem", False),
               ("4x4096", False, 64, "plain_d64_g4_p16_bf16_kv64", False)]
+    if args.only:
+        cases = [c for c in cases if re.search(args.only, c[3])]
     for shape, causal, d, func, with_flex in cases:
+        with_flex = with_flex and not args.no_flex
         b, s = (int(x) for x in shape.split("x"))
         row = {"case": f"B{b} S{s} d{d} Hq32/Hkv8", "causal": causal, "kernel": func}
         k = None
@@ -125,6 +132,8 @@ def main():
     # (a CTA's 64 rows: 16 tokens x 4 heads, so 32 of them are real here
     # instead of 8).
     for func in ("causal_d128_g4_p16_bf16", "causal_d128_g4_p16_bf16_fused"):
+        if args.only and not re.search(args.only, func):
+            continue
         b, lq, lkv = 64, 8, 4096
         row = {"case": f"B{b} qo {lq} kv {lkv} d128 causal", "kernel": func}
         for label, (k, ms) in time_flashir(kernels, func, [lq] * b, [lkv] * b, 4,

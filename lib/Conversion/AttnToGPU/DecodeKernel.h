@@ -24,6 +24,9 @@ using namespace flashir::attn;
 /// Elements per 16-byte vector load.
 constexpr int64_t kVec = 8;
 constexpr float kLog2E = 1.4426950408889634f, kLn2 = 0.6931471805599453f;
+/// How far (base 2) a prefill row's scores may exceed its reference maximum
+/// before the warp rescales its accumulators (probabilities stay <= 256).
+constexpr float kLazyRescale = 8.0f;
 /// cp.async ring stages where the chip has cp.async and none is asked for.
 constexpr int64_t kDefaultStages = 4;
 /// The same for the tensor-core kernel (16-key tiles are larger stages).

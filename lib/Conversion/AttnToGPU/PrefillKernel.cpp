@@ -245,14 +245,19 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       memref::ExtractAlignedPointerAsIndexOp::create(b, f.buf));
   int64_t ringBytes = prefillSharedMemoryBytes(KV, D, S, elementBytes, 0, 1);
   int64_t threads = 32 * W;
+  auto sharedPtr = [&](LocBuilder &b, Value address) -> Value {
+    return LLVM::IntToPtrOp::create(
+        b, LLVM::LLVMPointerType::get(ctx, /*shared=*/3), address);
+  };
   Type nvgpuToken = nvgpu::DeviceAsyncTokenType::get(ctx);
-  // Thread tid's 16-byte pieces p0 + tid (p0 = 0, threads, ...) of `pieces`.
+  // Thread tid's 16-byte pieces p0 + tid (p0 = 0, threads, ...) of `pieces`
+  // (fn gets the piece and p0).
   auto forEachPiece = [&](LocBuilder &b, int64_t pieces,
-                          function_ref<void(LocBuilder &, Value)> fn) {
+                          function_ref<void(LocBuilder &, Value, int64_t)> fn) {
     for (int64_t p0 = 0; p0 < pieces; p0 += threads) {
       Value piece = arith::AddIOp::create(b, tid, cIndex(b, p0));
       if (p0 + threads <= pieces) {
-        fn(b, piece);
+        fn(b, piece, p0);
         continue;
       }
       scf::IfOp::create(b,
@@ -260,7 +265,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                                               piece, cIndex(b, pieces)),
                         [&](OpBuilder &iob, Location loc) {
                           LocBuilder ib(loc, iob);
-                          fn(ib, piece);
+                          fn(ib, piece, p0);
                           scf::YieldOp::create(ib);
                         });
     }
@@ -294,17 +299,18 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         f.buf, cIndex(b, ringBytes), ValueRange{});
     Value lastRow = arith::SubIOp::create(
         b, arith::AddIOp::create(b, f.qBegin, f.numQ), c1);
-    forEachPiece(b, s.prefillRows * chunksPerRow, [&](LocBuilder &b, Value p) {
-      Value r = arith::DivUIOp::create(b, p, cIndex(b, chunksPerRow));
-      Value col = arith::MulIOp::create(
-          b, arith::RemUIOp::create(b, p, cIndex(b, chunksPerRow)),
-          cIndex(b, kVec));
-      auto [token, qHead] = tokenAndHead(b, r);
-      // Rows past the request copy its last row (never stored).
-      Value row = arith::MinUIOp::create(
-          b, arith::AddIOp::create(b, f.qBegin, token), lastRow);
-      copy16(b, qView, {r, col}, f.q, {row, qHead, col});
-    });
+    forEachPiece(
+        b, s.prefillRows * chunksPerRow, [&](LocBuilder &b, Value p, int64_t) {
+          Value r = arith::DivUIOp::create(b, p, cIndex(b, chunksPerRow));
+          Value col = arith::MulIOp::create(
+              b, arith::RemUIOp::create(b, p, cIndex(b, chunksPerRow)),
+              cIndex(b, kVec));
+          auto [token, qHead] = tokenAndHead(b, r);
+          // Rows past the request copy its last row (never stored).
+          Value row = arith::MinUIOp::create(
+              b, arith::AddIOp::create(b, f.qBegin, token), lastRow);
+          copy16(b, qView, {r, col}, f.q, {row, qHead, col});
+        });
     if (!s.turing)
       qToken =
           nvgpu::DeviceAsyncCreateGroupOp::create(b, nvgpuToken, ValueRange{});
@@ -374,25 +380,127 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // Copies of tile `it` into slot it % S: pieces (key, 16-byte chunk) of K
   // and V, thread t taking t, t + threads, ...; keys past the end copy the
   // last key (valid memory; masked).
+  // Raw cp.async sources (sm_80+, pools with contiguous pages): each thread
+  // keeps one 16-byte column of its keys, so its global base (pool + head +
+  // column) and shared offset are loop invariant; a piece then costs the
+  // page id load, 32-bit key arithmetic and one wide multiply (memref
+  // indexing would linearize every piece in 64 bits).
+  auto kPoolType = cast<MemRefType>(f.kPool.getType());
+  SmallVector<int64_t> poolStrides;
+  int64_t poolOffset = 0;
+  bool rawCopies =
+      !s.turing && threads % chunksPerRow == 0 &&
+      succeeded(kPoolType.getStridesAndOffset(poolStrides, poolOffset)) &&
+      poolOffset == 0 && poolStrides.size() == 4 &&
+      poolStrides[0] == P * poolStrides[1] && poolStrides[3] == 1 &&
+      cast<MemRefType>(f.vPool.getType()) == kPoolType;
+  Value kThreadBase, vThreadBase, copyDst;
+  auto cI64 = [&](LocBuilder &b, int64_t v) -> Value {
+    return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
+  };
+  auto cI32 = [&](LocBuilder &b, int64_t v) -> Value {
+    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
+  };
+  auto toI64 = [&](LocBuilder &b, Value v) -> Value {
+    return arith::IndexCastOp::create(b, b.getI64Type(), v);
+  };
+  auto toI32 = [&](LocBuilder &b, Value v) -> Value {
+    return arith::IndexCastOp::create(b, i32, v);
+  };
+  if (rawCopies) {
+    Value key = arith::DivUIOp::create(b, tid, cIndex(b, chunksPerRow));
+    Value col = arith::MulIOp::create(
+        b, arith::RemUIOp::create(b, tid, cIndex(b, chunksPerRow)),
+        cIndex(b, kVec));
+    Value inRow = toI64(
+        b,
+        arith::MulIOp::create(
+            b,
+            arith::AddIOp::create(
+                b,
+                arith::MulIOp::create(b, f.kvHead, cIndex(b, poolStrides[2])),
+                col),
+            cIndex(b, elementBytes)));
+    auto threadBase = [&](Value pool) -> Value {
+      return arith::AddIOp::create(
+          b, toI64(b, memref::ExtractAlignedPointerAsIndexOp::create(b, pool)),
+          inRow);
+    };
+    kThreadBase = threadBase(f.kPool);
+    vThreadBase = threadBase(f.vPool);
+    copyDst = toI64(
+        b, arith::MulIOp::create(
+               b,
+               arith::AddIOp::create(
+                   b, arith::MulIOp::create(b, key, cIndex(b, rowStride)), col),
+               cIndex(b, elementBytes)));
+  }
+  auto issueRaw = [&](LocBuilder &b, Value slot, Value t0) {
+    Value slotBase = arith::AddIOp::create(
+        b, arith::AddIOp::create(b, ringBase, copyDst),
+        arith::MulIOp::create(b, toI64(b, slot),
+                              cI64(b, 2 * KV * rowStride * elementBytes)));
+    Value dst = sharedPtr(b, slotBase);
+    Value firstKey = arith::AddIOp::create(
+        b, toI32(b, t0),
+        toI32(b, arith::DivUIOp::create(b, tid, cIndex(b, chunksPerRow))));
+    Value last32 = toI32(b, lastKey), pageBegin32 = toI32(b, f.pageBegin);
+    Value rowBytes = cI64(b, poolStrides[1] * elementBytes);
+    auto globalPtr = LLVM::LLVMPointerType::get(ctx, /*global=*/1);
+    forEachPiece(b, KV * chunksPerRow, [&](LocBuilder &b, Value, int64_t p0) {
+      int64_t keyOffset = p0 / chunksPerRow;
+      Value j = arith::MinSIOp::create(
+          b, arith::AddIOp::create(b, firstKey, cI32(b, keyOffset)), last32);
+      Value pageSlot = arith::AddIOp::create(
+          b, pageBegin32, arith::DivUIOp::create(b, j, cI32(b, P)));
+      Value page =
+          memref::LoadOp::create(b, f.indices,
+                                 ValueRange{arith::IndexCastUIOp::create(
+                                     b, b.getIndexType(), pageSlot)});
+      Value row =
+          arith::AddIOp::create(b, arith::MulIOp::create(b, page, cI32(b, P)),
+                                arith::RemUIOp::create(b, j, cI32(b, P)));
+      Value offset = arith::MulIOp::create(
+          b, arith::ExtUIOp::create(b, b.getI64Type(), row), rowBytes);
+      for (int64_t kind = 0; kind < 2; ++kind) {
+        Value src = LLVM::IntToPtrOp::create(
+            b, globalPtr,
+            Value(arith::AddIOp::create(b, kind ? vThreadBase : kThreadBase,
+                                        offset)));
+        int64_t dstOffset = (kind * KV + keyOffset) * rowStride * elementBytes;
+        Value d = LLVM::GEPOp::create(b, dst.getType(), b.getI8Type(), dst,
+                                      ArrayRef<LLVM::GEPArg>{dstOffset});
+        NVVM::CpAsyncOp::create(b, d, src, 16u, NVVM::LoadCacheModifierKind::CG,
+                                Value());
+      }
+    });
+  };
+  // Copies of tile `it` into slot it % S: pieces (key, 16-byte chunk) of K
+  // and V, thread t taking t, t + threads, ...; keys past the end copy the
+  // last key (valid memory; masked).
   auto issue = [&](LocBuilder &b, Value it, ArrayRef<Value>) {
     Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
     Value t0 = arith::AddIOp::create(
         b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
-    forEachPiece(b, KV * chunksPerRow, [&](LocBuilder &b, Value piece) {
-      Value key = arith::DivUIOp::create(b, piece, cIndex(b, chunksPerRow));
-      Value chunk = arith::RemUIOp::create(b, piece, cIndex(b, chunksPerRow));
-      Value j =
-          arith::MinSIOp::create(b, arith::AddIOp::create(b, t0, key), lastKey);
-      Value page = loadIndex(
-          b, f.indices,
-          arith::AddIOp::create(b, f.pageBegin,
-                                arith::DivUIOp::create(b, j, cIndex(b, P))));
-      Value inPage = arith::RemUIOp::create(b, j, cIndex(b, P));
-      Value col = arith::MulIOp::create(b, chunk, cIndex(b, kVec));
-      for (int64_t kind = 0; kind < 2; ++kind)
-        copy16(b, ring, {slot, cIndex(b, kind), key, col},
-               kind ? f.vPool : f.kPool, {page, inPage, f.kvHead, col});
-    });
+    if (rawCopies)
+      return issueRaw(b, slot, t0);
+    forEachPiece(
+        b, KV * chunksPerRow, [&](LocBuilder &b, Value piece, int64_t) {
+          Value key = arith::DivUIOp::create(b, piece, cIndex(b, chunksPerRow));
+          Value chunk =
+              arith::RemUIOp::create(b, piece, cIndex(b, chunksPerRow));
+          Value j = arith::MinSIOp::create(b, arith::AddIOp::create(b, t0, key),
+                                           lastKey);
+          Value page = loadIndex(
+              b, f.indices,
+              arith::AddIOp::create(
+                  b, f.pageBegin, arith::DivUIOp::create(b, j, cIndex(b, P))));
+          Value inPage = arith::RemUIOp::create(b, j, cIndex(b, P));
+          Value col = arith::MulIOp::create(b, chunk, cIndex(b, kVec));
+          for (int64_t kind = 0; kind < 2; ++kind)
+            copy16(b, ring, {slot, cIndex(b, kind), key, col},
+                   kind ? f.vPool : f.kPool, {page, inPage, f.kvHead, col});
+        });
   };
   // ldmatrix.x4 at `offset` bytes past the shared pointer `base` of the
   // lane's row (a GEP, so the offset folds into the instruction).
@@ -430,10 +538,6 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   Value kLane = laneBytes(b, lmHigh, lmLow),
         vLane = laneBytes(b, lmLow, lmHigh);
   int64_t tileBytes = KV * rowStride * elementBytes;
-  auto sharedPtr = [&](LocBuilder &b, Value address) -> Value {
-    return LLVM::IntToPtrOp::create(
-        b, LLVM::LLVMPointerType::get(ctx, /*shared=*/3), address);
-  };
   // The lane's K (kind 0) or V (kind 1) row pointer in slot `slot`.
   auto slotPtr = [&](LocBuilder &b, Value slot, int64_t kind) {
     Value slotBytes = arith::MulIOp::create(
@@ -494,6 +598,21 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   SmallVector<Value> inits(R, negInf(b));
   inits.append(R, zeroF);
   inits.append(M * 4 * oTiles, zeroF);
+  // A row's maximum or sum as a balanced tree: depth log2(n) instead of a
+  // chain of n dependent instructions (the softmax is latency-bound).
+  auto pairwise = [](LocBuilder &b, ArrayRef<Value> values,
+                     function_ref<Value(LocBuilder &, Value, Value)> combine) {
+    SmallVector<Value> level(values);
+    while (level.size() > 1) {
+      SmallVector<Value> up;
+      for (size_t i = 0; i + 1 < level.size(); i += 2)
+        up.push_back(combine(b, level[i], level[i + 1]));
+      if (level.size() % 2)
+        up.push_back(level.back());
+      level = std::move(up);
+    }
+    return level.front();
+  };
   ValueRange done = buildStagedLoop(
       b, numTiles, inits, {},
       [&](LocBuilder &, Value) { return SmallVector<Value>(); }, issue,
@@ -601,29 +720,71 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           for (int64_t i = 0; i < 2 * sTiles; ++i)
             x[ri][i] = flat[ri * 2 * sTiles + i];
 
-        // Online softmax of the lane's rows over the tile (base 2).
+        // Online softmax of the lane's rows over the tile (base 2), with the
+        // running maximum kept lazily: a warp rescales O and l only when
+        // one of its rows' tile maximum exceeds that row's reference by more
+        // than kLazyRescale (then every row moves to its true maximum).
+        // Otherwise P = exp2(x - m) <= 2^kLazyRescale: exact in f32 sums
+        // and bf16 P, and O / l and lse = m + log l use the same m. Once the
+        // maxima settle most tiles skip the 4 * oTiles * M multiplies.
         SmallVector<Value> m(carried.begin(), carried.begin() + R),
-            l(carried.begin() + R, carried.begin() + 2 * R), corr(R), negM(R);
+            l(carried.begin() + R, carried.begin() + 2 * R), tileMax(R);
+        Value grows;
         for (int64_t ri = 0; ri < R; ++ri) {
-          Value tileMax = x[ri][0];
-          for (int64_t i = 1; i < 2 * sTiles; ++i)
-            tileMax = arith::MaxNumFOp::create(b, tileMax, x[ri][i]);
+          Value tm = pairwise(b, x[ri], [&](LocBuilder &b, Value u, Value v) {
+            return arith::MaxNumFOp::create(b, u, v).getResult();
+          });
           for (int32_t off : {1, 2})
-            tileMax = arith::MaxNumFOp::create(b, tileMax,
-                                               shuffleXor(b, tileMax, off));
+            tm = arith::MaxNumFOp::create(b, tm, shuffleXor(b, tm, off));
           if (factor != 1.0f)
-            tileMax = arith::MulFOp::create(b, tileMax, cF32(b, factor));
-          Value mNew = arith::MaxNumFOp::create(b, m[ri], tileMax);
-          Value mSafe = arith::SelectOp::create(b, isNegInf(b, mNew),
-                                                cF32(b, 0.0f), mNew);
-          corr[ri] = exp2Ftz(b, arith::SubFOp::create(b, m[ri], mSafe));
-          negM[ri] = arith::NegFOp::create(b, mSafe);
-          l[ri] = arith::MulFOp::create(b, l[ri], corr[ri]);
-          m[ri] = mNew;
+            tm = arith::MulFOp::create(b, tm, cF32(b, factor));
+          tileMax[ri] = tm;
+          Value up = arith::CmpFOp::create(
+              b, arith::CmpFPredicate::OGT, tm,
+              arith::AddFOp::create(b, m[ri], cF32(b, kLazyRescale)));
+          grows = grows ? arith::OrIOp::create(b, grows, up).getResult() : up;
+        }
+        Value rescale = NVVM::VoteSyncOp::create(
+            b, b.getI1Type(),
+            arith::ConstantOp::create(b, b.getI32IntegerAttr(-1)), grows,
+            NVVM::VoteSyncKindAttr::get(ctx, NVVM::VoteSyncKind::any));
+        int64_t oValues = M * 4 * oTiles;
+        SmallVector<Value> state = buildIf(
+            b, rescale,
+            [&](LocBuilder &b) {
+              SmallVector<Value> next, corr(R);
+              for (int64_t ri = 0; ri < R; ++ri) {
+                Value mNew = arith::MaxNumFOp::create(b, m[ri], tileMax[ri]);
+                Value mSafe = arith::SelectOp::create(b, isNegInf(b, mNew),
+                                                      cF32(b, 0.0f), mNew);
+                corr[ri] = exp2Ftz(b, arith::SubFOp::create(b, m[ri], mSafe));
+                next.push_back(mNew);
+              }
+              for (int64_t ri = 0; ri < R; ++ri)
+                next.push_back(arith::MulFOp::create(b, l[ri], corr[ri]));
+              for (int64_t i = 0; i < oValues; ++i) {
+                int64_t mb = i / (4 * oTiles), e = i % 4;
+                next.push_back(arith::MulFOp::create(b, carried[2 * R + i],
+                                                     corr[2 * mb + e / 2]));
+              }
+              return next;
+            },
+            [&](LocBuilder &) {
+              return SmallVector<Value>(carried.begin(),
+                                        carried.begin() + 2 * R + oValues);
+            });
+        SmallVector<Value> negM(R);
+        for (int64_t ri = 0; ri < R; ++ri) {
+          m[ri] = state[ri];
+          l[ri] = state[R + ri];
+          negM[ri] = arith::NegFOp::create(
+              b, arith::SelectOp::create(b, isNegInf(b, m[ri]), cF32(b, 0.0f),
+                                         m[ri]));
         }
         // P as A fragments: pFrag[mb * sTiles / 2 + kk] covers n-tiles 2kk,
         // 2kk + 1 of m block mb.
         SmallVector<std::array<Value, 4>> pFrag(M * sTiles / 2);
+        SmallVector<SmallVector<Value>> rowP(R);
         for (int64_t ri = 0; ri < R; ++ri)
           for (int64_t nt = 0; nt < sTiles; ++nt) {
             Value p[2];
@@ -636,24 +797,26 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                       : arith::AddFOp::create(b, x[ri][2 * nt + e], negM[ri])
                             .getResult();
               p[e] = exp2Ftz(b, arg);
-              l[ri] = arith::AddFOp::create(b, l[ri], p[e]);
+              rowP[ri].push_back(p[e]);
             }
             Value pair = vector::FromElementsOp::create(
                 b, VectorType::get({2}, f32), ValueRange{p[0], p[1]});
             pFrag[(ri / 2) * (sTiles / 2) + nt / 2][ri % 2 + 2 * (nt % 2)] =
                 operand(b, arith::TruncFOp::create(b, pairType, pair));
           }
+        for (int64_t ri = 0; ri < R; ++ri)
+          l[ri] = arith::AddFOp::create(
+              b, l[ri],
+              pairwise(b, rowP[ri], [&](LocBuilder &b, Value u, Value v) {
+                return arith::AddFOp::create(b, u, v).getResult();
+              }));
         // O = O * corr + P.V: ldmatrix.trans gives the B fragments of two
         // n-tiles of 8 head dims (matrices: key half lmLow, n-tile lmHigh).
         SmallVector<Value> next(m);
         next.append(l);
         SmallVector<std::array<Value, 4>> o(M * oTiles);
-        for (int64_t mb = 0; mb < M; ++mb)
-          for (int64_t nd = 0; nd < oTiles; ++nd)
-            for (int64_t e = 0; e < 4; ++e)
-              o[mb * oTiles + nd][e] = arith::MulFOp::create(
-                  b, carried[2 * R + 4 * (mb * oTiles + nd) + e],
-                  corr[2 * mb + e / 2]);
+        for (int64_t i = 0; i < oValues; ++i)
+          o[i / 4][i % 4] = state[2 * R + i];
         for (int64_t kk = 0; kk < sTiles / 2; ++kk) {
           SmallVector<std::array<Value, 4>> a;
           for (int64_t mb = 0; mb < M; ++mb)

@@ -23,7 +23,21 @@
 // loop ends at min(max(last qpos + 1, 0), keys).
 // CHECK: %[[VISIBLE:.*]] = arith.maxsi
 // CHECK: arith.minsi %[[VISIBLE]]
-// CHECK: nvgpu.device_async_copy {{.*}} 8 {bypassL1}
+// K/V copies: each thread's global base (pool + KV head + its 16-byte
+// column) is loop invariant; a piece costs 32-bit key arithmetic, the page
+// id and one wide multiply (row = page * 16 + key % 16, 512-byte rows).
+// CHECK: memref.extract_aligned_pointer_as_index %arg2 : memref<?x16x2x128xbf16>
+// CHECK: memref.extract_aligned_pointer_as_index %arg3 : memref<?x16x2x128xbf16>
+// CHECK: %[[KEY:.*]] = arith.minsi %{{.*}}, %{{.*}} : i32
+// CHECK: arith.divui %[[KEY]], %c16_i32
+// CHECK: %[[PAGE:.*]] = memref.load %arg5
+// CHECK: %[[SCALED:.*]] = arith.muli %[[PAGE]], %c16_i32
+// CHECK: %[[IN:.*]] = arith.remui %[[KEY]], %c16_i32
+// CHECK: %[[ROW:.*]] = arith.addi %[[SCALED]], %[[IN]] : i32
+// CHECK: %[[WIDE:.*]] = arith.extui %[[ROW]] : i32 to i64
+// CHECK: arith.muli %[[WIDE]], %c512_i64
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache =  cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache =  cg : !llvm.ptr<3>, !llvm.ptr<1>
 // CHECK: nvgpu.device_async_create_group
 // CHECK: scf.for
 // CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
@@ -35,6 +49,15 @@
 // CHECK: scf.if
 // CHECK: } else {
 // CHECK: arith.cmpi sle
+// Lazy rescaling: the warp rescales O and l (and moves its maxima) only
+// when a row's tile maximum exceeds its reference by more than 8 (base 2).
+// CHECK: arith.cmpf ogt
+// CHECK: %[[ANY:.*]] = nvvm.vote.sync  any %c-1_i32, %{{.*}} -> i1
+// CHECK: scf.if %[[ANY]] -> (f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK: arith.mulf
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %arg
 // Probabilities by ex2.approx.ftz (one MUFU.EX2 each).
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // P.V: V's B fragments by ldmatrix.trans.
