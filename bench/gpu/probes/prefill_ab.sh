@@ -29,10 +29,16 @@ if [ "$ncuk" != - ]; then
   sec="--section WarpStateStats --section InstructionStats --section ComputeWorkloadAnalysis --section SchedulerStats --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio"
   for k in prefill flash_fwd; do
     ncu --clock-control none -k regex:$k --launch-skip 2 --launch-count 1 $sec \
+      --section SourceCounters -o "/tmp/ncu_$k" -f \
       python3 bench/gpu/probes/prefill_ncu.py --bundle "$b" --kernel "$ncuk" \
-      > "$out/ncu_$k.txt" 2>&1
+      > "$out/ncu_$k.log" 2>&1
+    ncu --import "/tmp/ncu_$k.ncu-rep" > "$out/ncu_$k.txt" 2>&1
     echo "ncu $k: $(grep -c . "$out/ncu_$k.txt") lines"
   done
+  # Per-SASS-instruction stall samples of the FlashIR kernel.
+  ncu --import /tmp/ncu_prefill.ncu-rep --page source --csv --print-source sass \
+    > "$out/ncu_source.csv" 2>&1
+  echo "ncu source: $(wc -l < "$out/ncu_source.csv") lines"
   cuobjdump -sass -fun "$(python3 -c "
 import json; m=json.load(open('$b/manifest.json'))
 print([k['name'] for k in m['kernels'] if k['name'].rsplit('_prefill_',1)[0]=='$ncuk'][0])")" \

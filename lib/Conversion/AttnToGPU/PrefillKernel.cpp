@@ -377,9 +377,6 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   Value numTiles = arith::DivUIOp::create(
       b, arith::AddIOp::create(b, span, cIndex(b, KV - 1)), cIndex(b, KV));
   Value lastKey = arith::SubIOp::create(b, f.kEnd, c1);
-  // Copies of tile `it` into slot it % S: pieces (key, 16-byte chunk) of K
-  // and V, thread t taking t, t + threads, ...; keys past the end copy the
-  // last key (valid memory; masked).
   // Raw cp.async sources (sm_80+, pools with contiguous pages): each thread
   // keeps one 16-byte column of its keys, so its global base (pool + head +
   // column) and shared offset are loop invariant; a piece then costs the
@@ -435,55 +432,126 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                    b, arith::MulIOp::create(b, key, cIndex(b, rowStride)), col),
                cIndex(b, elementBytes)));
   }
-  auto issueRaw = [&](LocBuilder &b, Value slot, Value t0) {
-    Value slotBase = arith::AddIOp::create(
-        b, arith::AddIOp::create(b, ringBase, copyDst),
-        arith::MulIOp::create(b, toI64(b, slot),
-                              cI64(b, 2 * KV * rowStride * elementBytes)));
-    Value dst = sharedPtr(b, slotBase);
+  // With at most 32 pages under a tile, lane L of every warp holds the id of
+  // the tile's L-th page, loaded one tile ahead by the staged loop (the
+  // load's latency hides behind a tile's math), and a piece takes its page
+  // id by a shuffle instead of a dependent global load.
+  bool warpPages = rawCopies && (KV - 1) / P + 2 <= 32;
+  Value lane32 = toI32(b, lane);
+  auto pagesOf = [&](LocBuilder &b, Value it) -> SmallVector<Value> {
+    if (!warpPages)
+      return {};
+    Value t0 =
+        toI32(b, arith::AddIOp::create(
+                     b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV))));
+    Value slot = arith::MinUIOp::create(
+        b,
+        arith::AddIOp::create(b, arith::DivUIOp::create(b, t0, cI32(b, P)),
+                              lane32),
+        arith::DivUIOp::create(b, toI32(b, lastKey), cI32(b, P)));
+    return {memref::LoadOp::create(
+        b, f.indices,
+        ValueRange{arith::IndexCastUIOp::create(
+            b, b.getIndexType(),
+            arith::AddIOp::create(b, toI32(b, f.pageBegin), slot))})};
+  };
+  // Tile `it`'s raw copies as passes (pass p: the K and V pieces p * threads
+  // + tid), emitted by the returned function wherever the caller places
+  // them. With `valid` false (a tile past the last) they copy zero bytes:
+  // branch-free, so they can sit between another tile's MMAs.
+  int64_t pieces = KV * chunksPerRow,
+          copyPasses = (pieces + threads - 1) / threads;
+  auto rawTile =
+      [&](LocBuilder &b, Value it, ArrayRef<Value> pages,
+          Value valid) -> std::function<void(LocBuilder &, int64_t)> {
+    Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
+    Value t32 =
+        toI32(b, arith::AddIOp::create(
+                     b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV))));
+    Value dst = sharedPtr(
+        b,
+        arith::AddIOp::create(
+            b, arith::AddIOp::create(b, ringBase, copyDst),
+            arith::MulIOp::create(b, toI64(b, slot),
+                                  cI64(b, 2 * KV * rowStride * elementBytes))));
     Value firstKey = arith::AddIOp::create(
-        b, toI32(b, t0),
+        b, t32,
         toI32(b, arith::DivUIOp::create(b, tid, cIndex(b, chunksPerRow))));
     Value last32 = toI32(b, lastKey), pageBegin32 = toI32(b, f.pageBegin);
-    Value rowBytes = cI64(b, poolStrides[1] * elementBytes);
-    auto globalPtr = LLVM::LLVMPointerType::get(ctx, /*global=*/1);
-    forEachPiece(b, KV * chunksPerRow, [&](LocBuilder &b, Value, int64_t p0) {
-      int64_t keyOffset = p0 / chunksPerRow;
+    Value firstPage = arith::DivUIOp::create(b, t32, cI32(b, P));
+    Value size =
+        valid ? arith::SelectOp::create(b, valid, cI32(b, 16), cI32(b, 0))
+                    .getResult()
+              : Value();
+    Value page0 = warpPages ? pages[0] : Value();
+    return [=](LocBuilder &b, int64_t pass) {
+      auto globalPtr = LLVM::LLVMPointerType::get(ctx, /*global=*/1);
+      int64_t p0 = pass * threads, keyOffset = p0 / chunksPerRow;
       Value j = arith::MinSIOp::create(
           b, arith::AddIOp::create(b, firstKey, cI32(b, keyOffset)), last32);
-      Value pageSlot = arith::AddIOp::create(
-          b, pageBegin32, arith::DivUIOp::create(b, j, cI32(b, P)));
+      Value pageOfKey = arith::DivUIOp::create(b, j, cI32(b, P));
+      // Every lane shuffles (outside the guard of a partial pass).
       Value page =
-          memref::LoadOp::create(b, f.indices,
-                                 ValueRange{arith::IndexCastUIOp::create(
-                                     b, b.getIndexType(), pageSlot)});
+          warpPages
+              ? gpu::ShuffleOp::create(
+                    b, page0, arith::SubIOp::create(b, pageOfKey, firstPage),
+                    cI32(b, 32), gpu::ShuffleMode::IDX)
+                    .getShuffleResult()
+              : memref::LoadOp::create(
+                    b, f.indices,
+                    ValueRange{arith::IndexCastUIOp::create(
+                        b, b.getIndexType(),
+                        arith::AddIOp::create(b, pageBegin32, pageOfKey))})
+                    .getResult();
       Value row =
           arith::AddIOp::create(b, arith::MulIOp::create(b, page, cI32(b, P)),
                                 arith::RemUIOp::create(b, j, cI32(b, P)));
       Value offset = arith::MulIOp::create(
-          b, arith::ExtUIOp::create(b, b.getI64Type(), row), rowBytes);
-      for (int64_t kind = 0; kind < 2; ++kind) {
-        Value src = LLVM::IntToPtrOp::create(
-            b, globalPtr,
-            Value(arith::AddIOp::create(b, kind ? vThreadBase : kThreadBase,
-                                        offset)));
-        int64_t dstOffset = (kind * KV + keyOffset) * rowStride * elementBytes;
-        Value d = LLVM::GEPOp::create(b, dst.getType(), b.getI8Type(), dst,
-                                      ArrayRef<LLVM::GEPArg>{dstOffset});
-        NVVM::CpAsyncOp::create(b, d, src, 16u, NVVM::LoadCacheModifierKind::CG,
-                                Value());
+          b, arith::ExtUIOp::create(b, b.getI64Type(), row),
+          cI64(b, poolStrides[1] * elementBytes));
+      auto copies = [&](LocBuilder &b) {
+        for (int64_t kind = 0; kind < 2; ++kind) {
+          Value src = LLVM::IntToPtrOp::create(
+              b, globalPtr,
+              Value(arith::AddIOp::create(b, kind ? vThreadBase : kThreadBase,
+                                          offset)));
+          int64_t dstOffset =
+              (kind * KV + keyOffset) * rowStride * elementBytes;
+          Value d = LLVM::GEPOp::create(b, dst.getType(), b.getI8Type(), dst,
+                                        ArrayRef<LLVM::GEPArg>{dstOffset});
+          NVVM::CpAsyncOp::create(b, d, src, 16u,
+                                  NVVM::LoadCacheModifierKind::CG, size);
+        }
+      };
+      if (p0 + threads <= pieces) {
+        copies(b);
+        return;
       }
-    });
+      scf::IfOp::create(
+          b,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                arith::AddIOp::create(b, tid, cIndex(b, p0)),
+                                cIndex(b, pieces)),
+          [&](OpBuilder &iob, Location loc) {
+            LocBuilder ib(loc, iob);
+            copies(ib);
+            scf::YieldOp::create(ib);
+          });
+    };
   };
   // Copies of tile `it` into slot it % S: pieces (key, 16-byte chunk) of K
   // and V, thread t taking t, t + threads, ...; keys past the end copy the
   // last key (valid memory; masked).
-  auto issue = [&](LocBuilder &b, Value it, ArrayRef<Value>) {
+  auto issue = [&](LocBuilder &b, Value it, ArrayRef<Value> pages) {
     Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
     Value t0 = arith::AddIOp::create(
         b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
-    if (rawCopies)
-      return issueRaw(b, slot, t0);
+    if (rawCopies) {
+      auto pass = rawTile(b, it, pages, Value());
+      for (int64_t p = 0; p < copyPasses; ++p)
+        pass(b, p);
+      return;
+    }
     forEachPiece(
         b, KV * chunksPerRow, [&](LocBuilder &b, Value piece, int64_t) {
           Value key = arith::DivUIOp::create(b, piece, cIndex(b, chunksPerRow));
@@ -613,232 +681,297 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     }
     return level.front();
   };
-  ValueRange done = buildStagedLoop(
-      b, numTiles, inits, {},
-      [&](LocBuilder &, Value) { return SmallVector<Value>(); }, issue,
-      [&](LocBuilder &b) -> Value {
-        if (s.turing)
-          return Value();
-        return nvgpu::DeviceAsyncCreateGroupOp::create(b, nvgpuToken,
-                                                       ValueRange{});
-      },
-      [&](LocBuilder &b, Value, Value token) {
-        if (!s.turing)
-          nvgpu::DeviceAsyncWaitOp::create(b, token,
-                                           b.getI32IntegerAttr(S - 1));
-        gpu::BarrierOp::create(b);
-      },
-      [&](LocBuilder &b, Value it, ValueRange carried) {
-        Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
-        Value t0 = arith::AddIOp::create(
-            b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
-        // S = Q.K^T: n-tiles of 8 keys; ldmatrix.x4 gives the B fragments
-        // of two n-tiles (matrices: k half lmLow, n-tile lmHigh).
-        // score[mb * sTiles + nt]: 4 accumulators.
-        SmallVector<std::array<Value, 4>> score(M * sTiles);
-        for (auto &acc : score)
-          acc = {zeroF, zeroF, zeroF, zeroF};
-        Value kPtr = slotPtr(b, slot, 0), vPtr = slotPtr(b, slot, 1);
-        for (int64_t c = 0; c < D / 16; ++c) {
-          SmallVector<std::array<Value, 4>> a = qFragments(b, c);
-          for (int64_t nt = 0; nt < sTiles; nt += 2) {
-            productPairs(
-                b, a, kPtr, (8 * nt * rowStride + 16 * c) * elementBytes,
-                /*transpose=*/false,
-                [&](int64_t mb) { return score[mb * sTiles + nt].data(); },
-                [&](int64_t mb) { return score[mb * sTiles + nt + 1].data(); });
+  SmallVector<Value> noPages;
+  if (warpPages)
+    noPages.push_back(cI32(b, 0));
+  // One key tile: S = Q.K^T, online softmax, O += P.V. `copiesAt(b, c)`,
+  // when given, emits copies of a later tile after k-step c of Q.K^T.
+  auto tileBody = [&](LocBuilder &b, Value it, ValueRange carried,
+                      function_ref<void(LocBuilder &, int64_t)> copiesAt)
+      -> SmallVector<Value> {
+    Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
+    Value t0 = arith::AddIOp::create(
+        b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
+    // S = Q.K^T: n-tiles of 8 keys; ldmatrix.x4 gives the B fragments
+    // of two n-tiles (matrices: k half lmLow, n-tile lmHigh).
+    // score[mb * sTiles + nt]: 4 accumulators.
+    SmallVector<std::array<Value, 4>> score(M * sTiles);
+    for (auto &acc : score)
+      acc = {zeroF, zeroF, zeroF, zeroF};
+    Value kPtr = slotPtr(b, slot, 0), vPtr = slotPtr(b, slot, 1);
+    for (int64_t c = 0; c < D / 16; ++c) {
+      SmallVector<std::array<Value, 4>> a = qFragments(b, c);
+      for (int64_t nt = 0; nt < sTiles; nt += 2) {
+        productPairs(
+            b, a, kPtr, (8 * nt * rowStride + 16 * c) * elementBytes,
+            /*transpose=*/false,
+            [&](int64_t mb) { return score[mb * sTiles + nt].data(); },
+            [&](int64_t mb) { return score[mb * sTiles + nt + 1].data(); });
+      }
+      if (copiesAt)
+        copiesAt(b, c);
+    }
+    // val of every score: x[ri][2 nt + e] (row ri, key t0 + 8 nt + 2tig
+    // + e).
+    SmallVector<SmallVector<Value>> x(R);
+    for (int64_t ri = 0; ri < R; ++ri)
+      for (int64_t nt = 0; nt < sTiles; ++nt)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value raw = score[(ri / 2) * sTiles + nt][2 * (ri % 2) + e];
+          if (rawScores) {
+            x[ri].push_back(raw);
+            continue;
           }
+          Value j = arith::AddIOp::create(
+              b, t0, arith::AddIOp::create(b, tig2, cIndex(b, 8 * nt + e)));
+          SmallVector<Value> hookArgs = {
+              arith::MulFOp::create(b, raw, cF32(b, s.scale)), qpos[ri], j,
+              headOf[ri]};
+          hookArgs.append(paramsOf[ri]);
+          Value v = variant.getLogits().empty()
+                        ? hookArgs[0]
+                        : inlineHook(b, variant.getLogits(), hookArgs);
+          x[ri].push_back(arith::MulFOp::create(b, v, cF32(b, kLog2E)));
         }
-        // val of every score: x[ri][2 nt + e] (row ri, key t0 + 8 nt + 2tig
-        // + e).
-        SmallVector<SmallVector<Value>> x(R);
-        for (int64_t ri = 0; ri < R; ++ri)
-          for (int64_t nt = 0; nt < sTiles; ++nt)
-            for (int64_t e = 0; e < 2; ++e) {
-              Value raw = score[(ri / 2) * sTiles + nt][2 * (ri % 2) + e];
-              if (rawScores) {
-                x[ri].push_back(raw);
-                continue;
-              }
-              Value j = arith::AddIOp::create(
-                  b, t0, arith::AddIOp::create(b, tig2, cIndex(b, 8 * nt + e)));
-              SmallVector<Value> hookArgs = {
-                  arith::MulFOp::create(b, raw, cF32(b, s.scale)), qpos[ri], j,
-                  headOf[ri]};
+    // Masking: keys past kEnd and the mask hook's; skipped on tiles that
+    // need none.
+    auto masked = [&](LocBuilder &b) {
+      SmallVector<Value> flat;
+      for (int64_t ri = 0; ri < R; ++ri)
+        for (int64_t nt = 0; nt < sTiles; ++nt)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value j = arith::AddIOp::create(
+                b, t0, arith::AddIOp::create(b, tig2, cIndex(b, 8 * nt + e)));
+            Value keep =
+                arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, f.kEnd);
+            if (hasMask) {
+              SmallVector<Value> hookArgs = {qpos[ri], j, headOf[ri]};
               hookArgs.append(paramsOf[ri]);
-              Value v = variant.getLogits().empty()
-                            ? hookArgs[0]
-                            : inlineHook(b, variant.getLogits(), hookArgs);
-              x[ri].push_back(arith::MulFOp::create(b, v, cF32(b, kLog2E)));
+              keep = arith::AndIOp::create(
+                  b, keep, inlineHook(b, variant.getMask(), hookArgs));
             }
-        // Masking: keys past kEnd and the mask hook's; skipped on tiles that
-        // need none.
-        auto masked = [&](LocBuilder &b) {
-          SmallVector<Value> flat;
-          for (int64_t ri = 0; ri < R; ++ri)
-            for (int64_t nt = 0; nt < sTiles; ++nt)
-              for (int64_t e = 0; e < 2; ++e) {
-                Value j = arith::AddIOp::create(
-                    b, t0,
-                    arith::AddIOp::create(b, tig2, cIndex(b, 8 * nt + e)));
-                Value keep = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
-                                                   j, f.kEnd);
-                if (hasMask) {
-                  SmallVector<Value> hookArgs = {qpos[ri], j, headOf[ri]};
-                  hookArgs.append(paramsOf[ri]);
-                  keep = arith::AndIOp::create(
-                      b, keep, inlineHook(b, variant.getMask(), hookArgs));
-                }
-                flat.push_back(arith::SelectOp::create(
-                    b, keep, x[ri][2 * nt + e], negInf(b)));
-              }
-          return flat;
-        };
-        SmallVector<Value> flat;
-        if (hasMask && !causalOnly) {
-          flat = masked(b);
-        } else {
-          Value tEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
-          Value full =
-              arith::CmpIOp::create(b, arith::CmpIPredicate::ule, tEnd, f.kEnd);
-          if (causalOnly)
-            full = arith::AndIOp::create(
-                b, full,
-                arith::CmpIOp::create(b, arith::CmpIPredicate::sle, tEnd,
-                                      arith::AddIOp::create(b, firstQpos, c1)));
-          flat = llvm::to_vector(buildIf(
-              b, full,
-              [&](LocBuilder &) {
-                SmallVector<Value> all;
-                for (auto &row : x)
-                  all.append(row.begin(), row.end());
-                return all;
-              },
-              masked));
-        }
-        for (int64_t ri = 0; ri < R; ++ri)
-          for (int64_t i = 0; i < 2 * sTiles; ++i)
-            x[ri][i] = flat[ri * 2 * sTiles + i];
+            flat.push_back(
+                arith::SelectOp::create(b, keep, x[ri][2 * nt + e], negInf(b)));
+          }
+      return flat;
+    };
+    SmallVector<Value> flat;
+    if (hasMask && !causalOnly) {
+      flat = masked(b);
+    } else {
+      Value tEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
+      Value full =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ule, tEnd, f.kEnd);
+      if (causalOnly)
+        full = arith::AndIOp::create(
+            b, full,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::sle, tEnd,
+                                  arith::AddIOp::create(b, firstQpos, c1)));
+      flat = llvm::to_vector(buildIf(
+          b, full,
+          [&](LocBuilder &) {
+            SmallVector<Value> all;
+            for (auto &row : x)
+              all.append(row.begin(), row.end());
+            return all;
+          },
+          masked));
+    }
+    for (int64_t ri = 0; ri < R; ++ri)
+      for (int64_t i = 0; i < 2 * sTiles; ++i)
+        x[ri][i] = flat[ri * 2 * sTiles + i];
 
-        // Online softmax of the lane's rows over the tile (base 2), with the
-        // running maximum kept lazily: a warp rescales O and l only when
-        // one of its rows' tile maximum exceeds that row's reference by more
-        // than kLazyRescale (then every row moves to its true maximum).
-        // Otherwise P = exp2(x - m) <= 2^kLazyRescale: exact in f32 sums
-        // and bf16 P, and O / l and lse = m + log l use the same m. Once the
-        // maxima settle most tiles skip the 4 * oTiles * M multiplies.
-        SmallVector<Value> m(carried.begin(), carried.begin() + R),
-            l(carried.begin() + R, carried.begin() + 2 * R), tileMax(R);
-        Value grows;
-        for (int64_t ri = 0; ri < R; ++ri) {
-          Value tm = pairwise(b, x[ri], [&](LocBuilder &b, Value u, Value v) {
-            return arith::MaxNumFOp::create(b, u, v).getResult();
-          });
-          for (int32_t off : {1, 2})
-            tm = arith::MaxNumFOp::create(b, tm, shuffleXor(b, tm, off));
-          if (factor != 1.0f)
-            tm = arith::MulFOp::create(b, tm, cF32(b, factor));
-          tileMax[ri] = tm;
-          Value up = arith::CmpFOp::create(
-              b, arith::CmpFPredicate::OGT, tm,
-              arith::AddFOp::create(b, m[ri], cF32(b, kLazyRescale)));
-          grows = grows ? arith::OrIOp::create(b, grows, up).getResult() : up;
-        }
-        Value rescale = NVVM::VoteSyncOp::create(
-            b, b.getI1Type(),
-            arith::ConstantOp::create(b, b.getI32IntegerAttr(-1)), grows,
-            NVVM::VoteSyncKindAttr::get(ctx, NVVM::VoteSyncKind::any));
-        int64_t oValues = M * 4 * oTiles;
-        SmallVector<Value> state = buildIf(
-            b, rescale,
-            [&](LocBuilder &b) {
-              SmallVector<Value> next, corr(R);
-              for (int64_t ri = 0; ri < R; ++ri) {
-                Value mNew = arith::MaxNumFOp::create(b, m[ri], tileMax[ri]);
-                Value mSafe = arith::SelectOp::create(b, isNegInf(b, mNew),
-                                                      cF32(b, 0.0f), mNew);
-                corr[ri] = exp2Ftz(b, arith::SubFOp::create(b, m[ri], mSafe));
-                next.push_back(mNew);
-              }
-              for (int64_t ri = 0; ri < R; ++ri)
-                next.push_back(arith::MulFOp::create(b, l[ri], corr[ri]));
-              for (int64_t i = 0; i < oValues; ++i) {
-                int64_t mb = i / (4 * oTiles), e = i % 4;
-                next.push_back(arith::MulFOp::create(b, carried[2 * R + i],
-                                                     corr[2 * mb + e / 2]));
-              }
-              return next;
-            },
-            [&](LocBuilder &) {
-              return SmallVector<Value>(carried.begin(),
-                                        carried.begin() + 2 * R + oValues);
-            });
-        SmallVector<Value> negM(R);
-        for (int64_t ri = 0; ri < R; ++ri) {
-          m[ri] = state[ri];
-          l[ri] = state[R + ri];
-          negM[ri] = arith::NegFOp::create(
-              b, arith::SelectOp::create(b, isNegInf(b, m[ri]), cF32(b, 0.0f),
-                                         m[ri]));
-        }
-        // P as A fragments: pFrag[mb * sTiles / 2 + kk] covers n-tiles 2kk,
-        // 2kk + 1 of m block mb.
-        SmallVector<std::array<Value, 4>> pFrag(M * sTiles / 2);
-        SmallVector<SmallVector<Value>> rowP(R);
-        for (int64_t ri = 0; ri < R; ++ri)
-          for (int64_t nt = 0; nt < sTiles; ++nt) {
-            Value p[2];
-            for (int64_t e = 0; e < 2; ++e) {
-              Value arg =
-                  factor != 1.0f
-                      ? math::FmaOp::create(b, x[ri][2 * nt + e],
-                                            cF32(b, factor), negM[ri])
-                            .getResult()
-                      : arith::AddFOp::create(b, x[ri][2 * nt + e], negM[ri])
-                            .getResult();
-              p[e] = exp2Ftz(b, arg);
-              rowP[ri].push_back(p[e]);
-            }
-            Value pair = vector::FromElementsOp::create(
-                b, VectorType::get({2}, f32), ValueRange{p[0], p[1]});
-            pFrag[(ri / 2) * (sTiles / 2) + nt / 2][ri % 2 + 2 * (nt % 2)] =
-                operand(b, arith::TruncFOp::create(b, pairType, pair));
-          }
-        for (int64_t ri = 0; ri < R; ++ri)
-          l[ri] = arith::AddFOp::create(
-              b, l[ri],
-              pairwise(b, rowP[ri], [&](LocBuilder &b, Value u, Value v) {
-                return arith::AddFOp::create(b, u, v).getResult();
-              }));
-        // O = O * corr + P.V: ldmatrix.trans gives the B fragments of two
-        // n-tiles of 8 head dims (matrices: key half lmLow, n-tile lmHigh).
-        SmallVector<Value> next(m);
-        next.append(l);
-        SmallVector<std::array<Value, 4>> o(M * oTiles);
-        for (int64_t i = 0; i < oValues; ++i)
-          o[i / 4][i % 4] = state[2 * R + i];
-        for (int64_t kk = 0; kk < sTiles / 2; ++kk) {
-          SmallVector<std::array<Value, 4>> a;
-          for (int64_t mb = 0; mb < M; ++mb)
-            a.push_back(pFrag[mb * (sTiles / 2) + kk]);
-          for (int64_t nd = 0; nd < oTiles; nd += 2) {
-            productPairs(
-                b, a, vPtr, (16 * kk * rowStride + 8 * nd) * elementBytes,
-                /*transpose=*/true,
-                [&](int64_t mb) { return o[mb * oTiles + nd].data(); },
-                [&](int64_t mb) { return o[mb * oTiles + nd + 1].data(); });
-          }
-        }
-        for (auto &acc : o)
-          next.append(acc.begin(), acc.end());
-        // Every warp is done with this slot before it is refilled.
-        gpu::BarrierOp::create(b);
-        return next;
+    // Online softmax of the lane's rows over the tile (base 2), with the
+    // running maximum kept lazily: a warp rescales O and l only when
+    // one of its rows' tile maximum exceeds that row's reference by more
+    // than kLazyRescale (then every row moves to its true maximum).
+    // Otherwise P = exp2(x - m) <= 2^kLazyRescale: exact in f32 sums
+    // and bf16 P, and O / l and lse = m + log l use the same m. Once the
+    // maxima settle most tiles skip the 4 * oTiles * M multiplies.
+    SmallVector<Value> m(carried.begin(), carried.begin() + R),
+        l(carried.begin() + R, carried.begin() + 2 * R), tileMax(R);
+    Value grows;
+    for (int64_t ri = 0; ri < R; ++ri) {
+      Value tm = pairwise(b, x[ri], [&](LocBuilder &b, Value u, Value v) {
+        return arith::MaxNumFOp::create(b, u, v).getResult();
       });
-  // No copy may still be in flight when the CTA exits (the Q tile's group
-  // when the request has no key tile).
-  if (qToken)
-    nvgpu::DeviceAsyncWaitOp::create(b, qToken, b.getI32IntegerAttr(0));
+      for (int32_t off : {1, 2})
+        tm = arith::MaxNumFOp::create(b, tm, shuffleXor(b, tm, off));
+      if (factor != 1.0f)
+        tm = arith::MulFOp::create(b, tm, cF32(b, factor));
+      tileMax[ri] = tm;
+      Value up = arith::CmpFOp::create(
+          b, arith::CmpFPredicate::OGT, tm,
+          arith::AddFOp::create(b, m[ri], cF32(b, kLazyRescale)));
+      grows = grows ? arith::OrIOp::create(b, grows, up).getResult() : up;
+    }
+    Value rescale = NVVM::VoteSyncOp::create(
+        b, b.getI1Type(), arith::ConstantOp::create(b, b.getI32IntegerAttr(-1)),
+        grows, NVVM::VoteSyncKindAttr::get(ctx, NVVM::VoteSyncKind::any));
+    int64_t oValues = M * 4 * oTiles;
+    SmallVector<Value> state = buildIf(
+        b, rescale,
+        [&](LocBuilder &b) {
+          SmallVector<Value> next, corr(R);
+          for (int64_t ri = 0; ri < R; ++ri) {
+            Value mNew = arith::MaxNumFOp::create(b, m[ri], tileMax[ri]);
+            Value mSafe = arith::SelectOp::create(b, isNegInf(b, mNew),
+                                                  cF32(b, 0.0f), mNew);
+            corr[ri] = exp2Ftz(b, arith::SubFOp::create(b, m[ri], mSafe));
+            next.push_back(mNew);
+          }
+          for (int64_t ri = 0; ri < R; ++ri)
+            next.push_back(arith::MulFOp::create(b, l[ri], corr[ri]));
+          for (int64_t i = 0; i < oValues; ++i) {
+            int64_t mb = i / (4 * oTiles), e = i % 4;
+            next.push_back(arith::MulFOp::create(b, carried[2 * R + i],
+                                                 corr[2 * mb + e / 2]));
+          }
+          return next;
+        },
+        [&](LocBuilder &) {
+          return SmallVector<Value>(carried.begin(),
+                                    carried.begin() + 2 * R + oValues);
+        });
+    SmallVector<Value> negM(R);
+    for (int64_t ri = 0; ri < R; ++ri) {
+      m[ri] = state[ri];
+      l[ri] = state[R + ri];
+      negM[ri] = arith::NegFOp::create(
+          b,
+          arith::SelectOp::create(b, isNegInf(b, m[ri]), cF32(b, 0.0f), m[ri]));
+    }
+    // P as A fragments: pFrag[mb * sTiles / 2 + kk] covers n-tiles 2kk,
+    // 2kk + 1 of m block mb.
+    SmallVector<std::array<Value, 4>> pFrag(M * sTiles / 2);
+    SmallVector<SmallVector<Value>> rowP(R);
+    for (int64_t ri = 0; ri < R; ++ri)
+      for (int64_t nt = 0; nt < sTiles; ++nt) {
+        Value p[2];
+        for (int64_t e = 0; e < 2; ++e) {
+          Value arg =
+              factor != 1.0f
+                  ? math::FmaOp::create(b, x[ri][2 * nt + e], cF32(b, factor),
+                                        negM[ri])
+                        .getResult()
+                  : arith::AddFOp::create(b, x[ri][2 * nt + e], negM[ri])
+                        .getResult();
+          p[e] = exp2Ftz(b, arg);
+          rowP[ri].push_back(p[e]);
+        }
+        Value pair = vector::FromElementsOp::create(
+            b, VectorType::get({2}, f32), ValueRange{p[0], p[1]});
+        pFrag[(ri / 2) * (sTiles / 2) + nt / 2][ri % 2 + 2 * (nt % 2)] =
+            operand(b, arith::TruncFOp::create(b, pairType, pair));
+      }
+    for (int64_t ri = 0; ri < R; ++ri)
+      l[ri] = arith::AddFOp::create(
+          b, l[ri], pairwise(b, rowP[ri], [&](LocBuilder &b, Value u, Value v) {
+            return arith::AddFOp::create(b, u, v).getResult();
+          }));
+    // O = O * corr + P.V: ldmatrix.trans gives the B fragments of two
+    // n-tiles of 8 head dims (matrices: key half lmLow, n-tile lmHigh).
+    SmallVector<Value> next(m);
+    next.append(l);
+    SmallVector<std::array<Value, 4>> o(M * oTiles);
+    for (int64_t i = 0; i < oValues; ++i)
+      o[i / 4][i % 4] = state[2 * R + i];
+    for (int64_t kk = 0; kk < sTiles / 2; ++kk) {
+      SmallVector<std::array<Value, 4>> a;
+      for (int64_t mb = 0; mb < M; ++mb)
+        a.push_back(pFrag[mb * (sTiles / 2) + kk]);
+      for (int64_t nd = 0; nd < oTiles; nd += 2) {
+        productPairs(
+            b, a, vPtr, (16 * kk * rowStride + 8 * nd) * elementBytes,
+            /*transpose=*/true,
+            [&](int64_t mb) { return o[mb * oTiles + nd].data(); },
+            [&](int64_t mb) { return o[mb * oTiles + nd + 1].data(); });
+      }
+    }
+    for (auto &acc : o)
+      next.append(acc.begin(), acc.end());
+    return next;
+  };
+  ValueRange done;
+  if (rawCopies) {
+    // Raw copies: the wait and the barrier open each iteration, then the
+    // copies of tile it + S - 1 go out between the k-steps of tile it's
+    // Q.K^T (spread among the MMAs rather than one burst that fills the
+    // load/store queue; the slot they refill was last read before the
+    // barrier, so no second barrier closes the iteration). The page ids
+    // of the tile after travel in the loop's carried values.
+    auto commit = [&](LocBuilder &b) { NVVM::CpAsyncCommitGroupOp::create(b); };
+    for (int64_t st = 0; st + 1 < S; ++st) {
+      Value it = cIndex(b, st);
+      buildIf(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, it, numTiles),
+          [&](LocBuilder &b) {
+            issue(b, it, pagesOf(b, it));
+            return SmallVector<Value>();
+          },
+          [](LocBuilder &) { return SmallVector<Value>(); });
+      commit(b);
+    }
+    auto pagesIf = [&](LocBuilder &b, Value it, ArrayRef<Value> otherwise) {
+      return llvm::to_vector(buildIf(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, it, numTiles),
+          [&](LocBuilder &b) { return pagesOf(b, it); },
+          [&](LocBuilder &) { return llvm::to_vector(otherwise); }));
+    };
+    SmallVector<Value> loopInits(inits);
+    llvm::append_range(loopInits, pagesIf(b, cIndex(b, S - 1), noPages));
+    size_t numState = inits.size();
+    done = buildFor(
+        b, c0, numTiles, loopInits,
+        [&](LocBuilder &b, Value it, ValueRange carried) {
+          NVVM::CpAsyncWaitGroupOp::create(b, S - 2);
+          gpu::BarrierOp::create(b);
+          SmallVector<Value> ids(carried.drop_front(numState));
+          Value itIssue = arith::AddIOp::create(b, it, cIndex(b, S - 1));
+          Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                              itIssue, numTiles);
+          auto pass = rawTile(b, itIssue, ids, valid);
+          int64_t kSteps = D / 16;
+          SmallVector<Value> state = tileBody(
+              b, it, carried.take_front(numState),
+              [&](LocBuilder &b, int64_t c) {
+                // Passes [c * passes / kSteps, (c + 1) * passes / kSteps).
+                for (int64_t p = (c * copyPasses + kSteps - 1) / kSteps;
+                     p < ((c + 1) * copyPasses + kSteps - 1) / kSteps; ++p)
+                  pass(b, p);
+              });
+          commit(b);
+          llvm::append_range(
+              state, pagesIf(b, arith::AddIOp::create(b, itIssue, c1), ids));
+          return state;
+        });
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+  } else {
+    done = buildStagedLoop(
+        b, numTiles, inits, noPages, pagesOf, issue,
+        [&](LocBuilder &b) -> Value {
+          if (s.turing)
+            return Value();
+          return nvgpu::DeviceAsyncCreateGroupOp::create(b, nvgpuToken,
+                                                         ValueRange{});
+        },
+        [&](LocBuilder &b, Value, Value token) {
+          if (!s.turing)
+            nvgpu::DeviceAsyncWaitOp::create(b, token,
+                                             b.getI32IntegerAttr(S - 1));
+          gpu::BarrierOp::create(b);
+        },
+        [&](LocBuilder &b, Value it, ValueRange carried) {
+          SmallVector<Value> next = tileBody(b, it, carried, nullptr);
+          // Every warp is done with this slot before it is refilled.
+          gpu::BarrierOp::create(b);
+          return next;
+        });
+    // No copy may still be in flight when the CTA exits (the Q tile's group
+    // when the request has no key tile).
+    if (qToken)
+      nvgpu::DeviceAsyncWaitOp::create(b, qToken, b.getI32IntegerAttr(0));
+  }
 
   // Finish each row: l over the row's 4 lanes; no visible key: O = 0,
   // lse = -inf.

@@ -24,13 +24,16 @@
 // CHECK: %[[VISIBLE:.*]] = arith.maxsi
 // CHECK: arith.minsi %[[VISIBLE]]
 // K/V copies: each thread's global base (pool + KV head + its 16-byte
-// column) is loop invariant; a piece costs 32-bit key arithmetic, the page
-// id and one wide multiply (row = page * 16 + key % 16, 512-byte rows).
+// column) is loop invariant; a piece costs 32-bit key arithmetic, a shuffle
+// of its page id and one wide multiply (row = page * 16 + key % 16, 512-byte
+// rows). Lane L holds the id of the tile's L-th page, loaded a tile ahead
+// and carried by the loop.
 // CHECK: memref.extract_aligned_pointer_as_index %arg2 : memref<?x16x2x128xbf16>
 // CHECK: memref.extract_aligned_pointer_as_index %arg3 : memref<?x16x2x128xbf16>
 // CHECK: %[[KEY:.*]] = arith.minsi %{{.*}}, %{{.*}} : i32
-// CHECK: arith.divui %[[KEY]], %c16_i32
-// CHECK: %[[PAGE:.*]] = memref.load %arg5
+// CHECK: %[[KPAGE:.*]] = arith.divui %[[KEY]], %c16_i32
+// CHECK: %[[LANE:.*]] = arith.subi %[[KPAGE]], %{{.*}} : i32
+// CHECK: %[[PAGE:.*]], %{{.*}} = gpu.shuffle  idx %{{.*}}, %[[LANE]], %c32_i32
 // CHECK: %[[SCALED:.*]] = arith.muli %[[PAGE]], %c16_i32
 // CHECK: %[[IN:.*]] = arith.remui %[[KEY]], %c16_i32
 // CHECK: %[[ROW:.*]] = arith.addi %[[SCALED]], %[[IN]] : i32
@@ -38,12 +41,23 @@
 // CHECK: arith.muli %[[WIDE]], %c512_i64
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache =  cg : !llvm.ptr<3>, !llvm.ptr<1>
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache =  cg : !llvm.ptr<3>, !llvm.ptr<1>
-// CHECK: nvgpu.device_async_create_group
-// CHECK: scf.for
-// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
-// CHECK: gpu.barrier
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: %[[NEXT:.*]] = scf.if
+// CHECK: arith.minui
+// CHECK: memref.load %arg5
+// CHECK: scf.for {{.*}} %[[IDS:.*]] = %[[NEXT]]) -> ({{.*}}, i32)
+// The wait and the barrier open an iteration (none closes it); the next
+// tile's copies (zero bytes past the last tile) follow the k-steps of this
+// tile's Q.K^T, one pass of 128 pieces each.
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK: %[[SIZE:.*]] = arith.select %{{.*}}, %c16_i32{{.*}}, %c0_i32
 // S = Q.K^T: K's B fragments by ldmatrix (8 n-tiles of 8 keys, 8 k-steps).
-// CHECK-COUNT-32: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
+// CHECK-COUNT-4: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
+// CHECK: gpu.shuffle  idx %[[IDS]]
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache =  cg, %[[SIZE]]
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache =  cg, %[[SIZE]]
+// CHECK-COUNT-28: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
 // Tiles whose keys all precede the CTA's first query position skip the
 // mask; the others apply the causal mask hook, inlined per score.
 // CHECK: scf.if
@@ -62,7 +76,8 @@
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // P.V: V's B fragments by ldmatrix.trans.
 // CHECK-COUNT-32: nvvm.ldmatrix {{.*}} layout = #nvvm.mma_layout<col>
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.cp.async.commit.group
 // bf16 on sm_75 (no bf16 products): the decode kernel.
 // TURING-LABEL: gpu.func @prefill_decode_0
 // TURING-SAME: grid = "requests x num_kv_heads"
@@ -204,8 +219,8 @@ func.func @too_large(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x256xbf16>)
 // CHECK: } else {
 // CHECK: arith.cmpi slt
 // CHECK: arith.select
-// The Q group completes before the CTA exits.
-// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// No copy (the Q tile's, the zero-byte ones) is in flight when the CTA exits.
+// CHECK: nvvm.cp.async.wait.group 0
 func.func @rows32(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>)
     -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
   %kv = attn.paged_kv %k, %v, %ip, %ip, %ip : !pool, !pool -> !kv
@@ -236,7 +251,7 @@ func.func @rows32(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128x
 // CHECK: scf.for
 // CHECK: nvvm.ldmatrix
 // CHECK: nvvm.mma.sync
-// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK: nvvm.cp.async.wait.group 0
 func.func @qshared(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x256xbf16>)
     -> (tensor<?x8x256xbf16>, tensor<?x8xf32>) {
   %kv = attn.paged_kv %k, %v, %ip, %ip, %ip : !pool, !pool -> !kv
