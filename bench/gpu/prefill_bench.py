@@ -76,8 +76,10 @@ def main():
               ("4x4096", False, 128, "plain_d128_g4_p16_bf16_q64", False),
               # attn-select-tiles' sm_90a choice at d 256; 64-key tiles at d 64.
               ("4x4096", False, 256, "plain_d256_g4_p16_bf16_q128", False),
-              # the same with Q in shared memory (tiles' q_shared).
+              # the same with Q in shared memory (tiles' q_shared) and 32-key
+              # tiles; 64 rows on 4 warps with Q in shared memory.
               ("4x4096", False, 256, "plain_d256_g4_p16_bf16_qsmem", False),
+              ("4x4096", False, 256, "plain_d256_g4_p16_bf16_qsmem64", False),
               ("4x4096", False, 64, "plain_d64_g4_p16_bf16_kv64", False)]
     if args.only:
         cases = [c for c in cases if re.search(args.only, c[3])]

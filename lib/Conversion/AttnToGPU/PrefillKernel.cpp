@@ -134,6 +134,27 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   f.req = s.chunked ? loadIndex(b, args.getArgument(8), f.block) : f.block;
   Value qTile = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+  if (!s.chunked && classifyMask(variant.getMask()) != CausalMask::None) {
+    // Causal: a q tile's keys grow with its index, so the CTAs run the
+    // last q tile of every (request, head) first, then the one before, ...
+    // (the linear block index renumbered q-tile-slowest, reversed): the
+    // longest start first and the final wave ends evenly.
+    Value x = gpu::GridDimOp::create(b, gpu::Dimension::x),
+          y = gpu::GridDimOp::create(b, gpu::Dimension::y),
+          z = gpu::GridDimOp::create(b, gpu::Dimension::z);
+    Value linear = arith::AddIOp::create(
+        b, f.block,
+        arith::MulIOp::create(
+            b, x,
+            arith::AddIOp::create(b, qTile,
+                                  arith::MulIOp::create(b, y, head))));
+    f.block = arith::RemUIOp::create(b, linear, x);
+    Value rest = arith::DivUIOp::create(b, linear, x);
+    head = arith::RemUIOp::create(b, rest, z);
+    qTile = arith::SubIOp::create(b, arith::SubIOp::create(b, y, c1),
+                                  arith::DivUIOp::create(b, rest, z));
+    f.req = f.block;
+  }
   f.kvHead =
       fused ? head : arith::DivUIOp::create(b, head, cIndex(b, g)).getResult();
   Value next = arith::AddIOp::create(b, f.req, c1);

@@ -156,7 +156,16 @@ func.func @window(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x64xbf16>,
 // each K/V tile serves the whole group.
 // CHECK-LABEL: gpu.func @fused_prefill_0
 // CHECK-SAME: grid = "requests x q_tiles x num_kv_heads", kv_tile = 64 : i64, q_rows = 64 : i64, q_tokens = 16 : i64
-// CHECK: %[[Z:.*]] = gpu.block_id z
+// Causal: the linear block index renumbered q-tile-slowest and reversed,
+// so the q tiles with the most keys start first.
+// CHECK: %[[GX:.*]] = gpu.grid_dim x
+// CHECK: %[[GY:.*]] = gpu.grid_dim y
+// CHECK: %[[GZ:.*]] = gpu.grid_dim z
+// CHECK: %[[REST:.*]] = arith.divui %{{.*}}, %[[GX]]
+// CHECK: %[[Z:.*]] = arith.remui %[[REST]], %[[GZ]]
+// CHECK: %[[LAST:.*]] = arith.subi %[[GY]], %c1
+// CHECK: %[[SLOW:.*]] = arith.divui %[[REST]], %[[GZ]]
+// CHECK: arith.subi %[[LAST]], %[[SLOW]]
 // CHECK: arith.muli %[[Z]], %c4
 // CHECK: arith.remui %{{.*}}, %c4
 // CHECK: scf.for
