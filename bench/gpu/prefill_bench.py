@@ -74,7 +74,7 @@ def main():
     cases += [("4x4096", False, 128, "plain_d128_g4_p4096_bf16", False),
               # 16 query rows per warp (Q in registers), the earlier layout.
               ("4x4096", False, 128, "plain_d128_g4_p16_bf16_q64", False),
-              # attn-select-tiles' sm_90a choice at d 256; 64-key tiles at d 64.
+              # attn-select-tiles' sm_80 choice at d 256; 64-key tiles at d 64.
               ("4x4096", False, 256, "plain_d256_g4_p16_bf16_q128", False),
               # the same with Q in shared memory (tiles' q_shared) and 32-key
               # tiles; 64 rows on 4 warps with Q in shared memory.

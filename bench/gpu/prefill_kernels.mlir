@@ -8,7 +8,9 @@
 // plain_d64_g4_p16_bf16_kv64 64-key tiles (A/B rows);
 // plain_d128_g4_p16_bf16_fused is the shared-prefix benchmark's prefix part
 // (32 tokens x 4 heads per CTA); plain_d256_g4_p16_bf16_q128 is
-// attn-select-tiles' sm_90a pick at d 256, plain_d256_g4_p16_bf16_qsmem
+// attn-select-tiles' sm_80 pick at d 256 (its sm_90a pick adds q_shared:
+// 203 KB, more than sm_80 holds, so not in this bundle),
+// plain_d256_g4_p16_bf16_qsmem
 // the same 128 rows on 8 warps with Q in shared memory and 32-key tiles
 // (FlashAttention-2's d 256 layout has 64-key tiles, whose 203 KB exceed
 // sm_80's shared memory) and plain_d256_g4_p16_bf16_qsmem64 64 rows on 4

@@ -295,10 +295,14 @@ TEST(Select, HeadDim256IsSmallerOnTuring) {
   TileChoice turing = select("sm_75", request(256, ElementType::F16, 512));
   TileChoice ampere = select("sm_80", request(256, ElementType::F16, 512));
   TileChoice hopper = select("sm_90a", request(256, ElementType::F16, 512));
-  // d 256 keeps 16 rows per warp (O would need 256 registers with 32).
+  // d 256 keeps 16 rows per warp (O would need 256 registers with 32). Q
+  // goes to shared memory where the chip holds it next to the ring: sm_90a
+  // (2 * 2 * 64 * 264 * 2 + 128 * 264 * 2 = 202752 bytes), not sm_80
+  // (166912 allowed) nor sm_75 (no cp.async).
   EXPECT_EQ(turing, (TileChoice{128, 32, 8, 1}));
   EXPECT_EQ(ampere, (TileChoice{128, 64, 8, 2}));
-  EXPECT_EQ(hopper, (TileChoice{128, 64, 8, 2}));
+  EXPECT_EQ(hopper, (TileChoice{128, 64, 8, 2, /*qShared=*/true}));
+  EXPECT_EQ(estimate(chip("sm_90a"), hopper, 256, 2).sharedMemoryBytes, 202752);
   EXPECT_LT(turing.q * turing.kv, ampere.q * ampere.kv);
 }
 

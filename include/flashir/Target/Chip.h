@@ -75,17 +75,20 @@ int64_t elementBytes(ElementType type);
 std::string_view elementTypeName(ElementType type);
 
 /// One tile configuration: `q` query rows (or fused head-group rows) and `kv`
-/// keys per tile, `warps` per CTA, `stages` K/V buffers in flight. The same
-/// four numbers as `#attn.tiles<q = .., kv = .., warps = .., stages = ..>`.
+/// keys per tile, `warps` per CTA, `stages` K/V buffers in flight, and
+/// whether Q waits in shared memory: `#attn.tiles<q = .., kv = .., warps =
+/// .., stages = .., q_shared = ..>`.
 struct TileChoice {
   int64_t q = 0;
   int64_t kv = 0;
   int64_t warps = 0;
   int64_t stages = 0;
+  /// Q in shared memory with 16 rows per warp too (`q_shared`).
+  bool qShared = false;
 
   friend bool operator==(const TileChoice &a, const TileChoice &b) {
     return a.q == b.q && a.kv == b.kv && a.warps == b.warps &&
-           a.stages == b.stages;
+           a.stages == b.stages && a.qShared == b.qShared;
   }
   friend bool operator!=(const TileChoice &a, const TileChoice &b) {
     return !(a == b);

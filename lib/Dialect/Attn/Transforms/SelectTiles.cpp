@@ -104,6 +104,8 @@ struct SelectTilesPass
       target::TileChoice tile = selection.choice;
       if (qTile || kvTile || tileWarps || tileStages) {
         int64_t bytes = target::elementBytes(request.elementType);
+        // Overridden tiles keep Q where the kernel puts it by default.
+        tile.qShared = false;
         // A new q gets the warps the heuristic gives that q.
         if (qTile && qTile != tile.q)
           tile.warps =
@@ -143,8 +145,7 @@ struct SelectTilesPass
       }
       // Any configuration already present is replaced.
       op.setTilesAttr(TileConfigAttr::get(ctx, tile.q, tile.kv, tile.warps,
-                                          tile.stages,
-                                          /*qShared=*/false));
+                                          tile.stages, tile.qShared));
     });
 
     module->setAttr("attn.target",

@@ -94,10 +94,14 @@ def AttnSelectTiles : Pass<"attn-select-tiles", "::mlir::ModuleOp"> {
     4. `kv` = the largest of {128, 64, 32} whose budget fits one CTA and
        leaves at least 8 warps resident per SM, else the one that fits with
        the most resident warps;
-    5. if no `kv` fits, `q` is halved (not below 16) and 3-4 repeat.
+    5. if no `kv` fits, `q` is halved (not below 16) and 3-4 repeat;
+    6. with 16 rows per warp, `kv >= 64`, `d >= 256` and cp.async,
+       `q_shared = true` (Q in shared memory instead of registers next to
+       O's) where that still fits one CTA with as many CTAs per SM.
     The budget of a CTA: shared memory within the chip's opt-in per-block
     limit, for `q >= 16` exactly the prefill kernel's (`stages * 2 * kv *
-    (d + 8) * bytes`, plus `q * (d + 8) * bytes` with 32 rows per warp),
+    (d + 8) * bytes`, plus `q * (d + 8) * bytes` with 32 rows per warp or
+    `q_shared`),
     for `q = 1` `stages * kv * d * bytes * 2 + d * bytes`; registers per
     thread `ceil(q*d/threads) + ceil(q*kv/threads) + 48` (f32 output
     accumulator, f32 scores, overhead) within 255 and the register file of
@@ -105,7 +109,8 @@ def AttnSelectTiles : Pass<"attn-select-tiles", "::mlir::ModuleOp"> {
 
     Overrides (`q-tile`, `kv-tile`, `tile-warps`, `tile-stages`) replace the
     chosen values field by field (a new `q` without `tile-warps` takes step
-    3's warps for it); the result must still fit the chip's budget, and for
+    3's warps for it; step 6 is not applied); the result must still fit the
+    chip's budget, and for
     `q >= 16` have `q / 16` or `q / 32` warps (the prefill kernel's
     layouts).
 
