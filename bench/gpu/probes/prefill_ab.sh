@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A/B of prefill kernel generators on the GPU machine, in one device call:
 #   bench/gpu/probes/prefill_ab.sh OUT REGEX NCU_KERNEL BUNDLE...
-# float64 checks of the last bundle (sm_90a cubin), prefill_bench.py on the
+# float64 checks of the last bundle (sm_90a cubin; AB_CHECKS=0 skips them),
+# prefill_bench.py on the
 # kernels REGEX matches for every bundle (each next to SDPA-FA2/cuDNN), and
 # unless NCU_KERNEL is "-": Nsight Compute sections of that kernel of the
 # last bundle and of SDPA-FA2 on the same shape, plus its SASS (cuobjdump).
@@ -11,9 +12,11 @@ shift 3
 bundles=("$@")
 b=${bundles[-1]}
 export PYTHONUNBUFFERED=1
-python3 bench/gpu/gpu_check.py --bundle "$b" --no-bench --out /tmp --images sm_90a \
-  > "$out/ab_checks.log" 2>&1
-tail -1 "$out/ab_checks.log"; grep '^FAIL' "$out/ab_checks.log" | head -5
+if [ "${AB_CHECKS:-1}" != 0 ]; then
+  python3 bench/gpu/gpu_check.py --bundle "$b" --no-bench --out /tmp --images sm_90a \
+    > "$out/ab_checks.log" 2>&1
+  tail -1 "$out/ab_checks.log"; grep '^FAIL' "$out/ab_checks.log" | head -5
+fi
 for x in "${bundles[@]}"; do
   echo "== $x"
   python3 bench/gpu/prefill_bench.py --bundle "$x" --out /tmp --only "$regex" --no-flex 2>&1 |
