@@ -269,6 +269,9 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
                    " of the suffixes), got " +
                    std::to_string(buffers.numPrefixIndices) + " and " +
                    std::to_string(buffers.numSuffixIndices));
+  if (const KernelInfo *k = prefill->find(config.prefillKernel))
+    if (Status s = checkPoolRows(*k, buffers.numPages); !s)
+      return s;
   auto *base = static_cast<char *>(workspace);
   // The decode kernel's tensor maps (the prefill kernel reads none).
   if (Status s = decode->refreshKvMaps(

@@ -6,8 +6,10 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace flashir::runtime {
@@ -618,6 +620,20 @@ Status DecodeLauncher::launch(const std::string &kernel,
                   unsigned(info->args[2].shape[2]), 1, stream);
 }
 
+Status checkPoolRows(const KernelInfo &kernel, int64_t numPages) {
+  if (kernel.grid.find("q_tiles") == std::string::npos ||
+      kernel.args.size() < 3 || kernel.args[2].shape.size() != 4)
+    return Status::ok();
+  int64_t pageSize = std::max<int64_t>(kernel.args[2].shape[1], 1);
+  if (numPages > std::numeric_limits<int32_t>::max() / pageSize)
+    return invalid(kernel.name +
+                   " addresses pool rows (pages x page size) "
+                   "in 32 bits: " +
+                   std::to_string(numPages) + " pages of " +
+                   std::to_string(pageSize) + " rows exceed 2^31 - 1");
+  return Status::ok();
+}
+
 Status DecodeLauncher::launchPrefill(const std::string &kernel,
                                      const DecodeBuffers &buffers,
                                      int64_t maxQoLen, void *stream) {
@@ -661,6 +677,8 @@ Status DecodeLauncher::launchOn(const KernelInfo &info,
                    "least one page");
   if (buffers.batch == 0)
     return Status::ok();
+  if (Status s = checkPoolRows(info, buffers.numPages); !s)
+    return s;
   if (!mapsBuffer)
     if (Status s = driver->alloc(kKvMapsBytes, &mapsBuffer); !s)
       return s;

@@ -232,6 +232,9 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
                    std::to_string(buffers.params.size()) + " given");
   if (buffers.numPages < 1 || buffers.numIndices < 1)
     return invalid("run() needs a page pool and an indices array");
+  if (const KernelInfo *k = bundle->find(config.decodeKernel))
+    if (Status s = checkPoolRows(*k, buffers.numPages); !s)
+      return s;
   MetadataLayout layout(c);
   auto *base = static_cast<char *>(workspace);
   if (Status s = bundle->refreshKvMaps(

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 
 using namespace flashir::runtime;
@@ -131,6 +132,32 @@ TEST_F(ManifestTest, ReportsProblems) {
                 .find("the tensor_map_box of k0 on sm_90a needs three extents "
                       "in 1..256"),
             std::string::npos);
+}
+
+// Prefill kernels index pool rows (pages x page size) in 32 bits: pools past
+// 2^31 - 1 rows are refused with a message; decode kernels are not limited.
+TEST(Launcher, PrefillPoolRowsFitIn32Bits) {
+  KernelInfo prefill{"p",
+                     "requests x q_tiles x num_qo_heads",
+                     16,
+                     128,
+                     0,
+                     "",
+                     {{"q", true, "bf16", {-1, 32, 128}},
+                      {"qo_indptr", true, "i32", {-1}},
+                      {"k_pool", true, "bf16", {-1, 16, 8, 128}}}};
+  int64_t maxPages = std::numeric_limits<int32_t>::max() / 16;
+  EXPECT_TRUE(checkPoolRows(prefill, maxPages).isOk());
+  Status s = checkPoolRows(prefill, maxPages + 1);
+  EXPECT_FALSE(s.isOk());
+  EXPECT_EQ(s.message(), "p addresses pool rows (pages x page size) in 32 "
+                         "bits: 134217728 pages of 16 rows exceed 2^31 - 1");
+  KernelInfo split = prefill;
+  split.grid = "chunks x q_tiles x num_kv_heads";
+  EXPECT_FALSE(checkPoolRows(split, maxPages + 1).isOk());
+  KernelInfo decode = prefill;
+  decode.grid = "requests x num_kv_heads";
+  EXPECT_TRUE(checkPoolRows(decode, maxPages + 1).isOk());
 }
 
 // Without a GPU the driver is missing and opening it is an error with a

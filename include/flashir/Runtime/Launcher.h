@@ -158,6 +158,11 @@ struct DecodeBuffers {
   std::vector<Param> params;
 };
 
+/// Whether `kernel` (a tensor-core prefill kernel, split or not) can address
+/// a pool of `numPages` pages: its copies index pool rows (pages x the page
+/// size) in 32 bits, so at most 2^31 - 1 rows; other kernels always can.
+Status checkPoolRows(const KernelInfo &kernel, int64_t numPages);
+
 /// A loaded bundle.
 class DecodeLauncher {
 public:
