@@ -780,6 +780,10 @@ Status DecodeLauncher::launchArgs(const std::string &kernel,
                      std::to_string(args[i].sizes.size()));
     pack.pushMemref(args[i].pointer, args[i].sizes);
   }
+  // Argument 2 is the K pool [pages, page size, KV heads, head dim].
+  if (args.size() > 2 && !args[2].sizes.empty())
+    if (Status s = checkPoolRows(*info, args[2].sizes[0]); !s)
+      return s;
   std::vector<void *> params = pack.pointers();
   size_t index = info - kernels_.data();
   if (programmaticWait.count(kernel))

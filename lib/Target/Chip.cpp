@@ -327,17 +327,17 @@ TileSelection selectTile(const ChipInfo &chip, const TileRequest &request) {
   }
   int64_t stages = stagesForChip(chip);
 
-  // Wide heads with 16 rows per warp and 64+-key tiles keep Q in shared
-  // memory where the chip holds it next to the chosen ring: Q's registers
-  // (d / 4 per lane) would sit next to O's (d / 2) and the scores, and spill
-  // (H200, d 256, 128 rows on 8 warps: 0.85x -> 0.98x FlashAttention-2 with
-  // 64-key tiles; with 32-key tiles 1.01x, and 64 rows on 4 warps 0.98x, of
-  // Q in registers, so those keep it there).
+  // Wide heads with 16 rows per warp on 8+ warps and 64+-key tiles keep Q in
+  // shared memory where the chip holds it next to the chosen ring: Q's
+  // registers (d / 4 per lane) would sit next to O's (d / 2) and the scores,
+  // and spill (H200, d 256, 128 rows on 8 warps: 0.85x -> 0.98x
+  // FlashAttention-2 with 64-key tiles; with 32-key tiles 1.01x, and 64 rows on
+  // 4 warps 0.98x, of Q in registers, so those keep it there).
   auto withSharedQ = [&](TileSelection &selected) -> TileSelection & {
     TileChoice shared = selected.choice;
     shared.qShared = true;
-    if (request.headDim < kSharedQHeadDim || shared.q < 16 ||
-        shared.q == 32 * shared.warps || shared.kv < 64 || !chip.hasCpAsync)
+    if (request.headDim < kSharedQHeadDim || shared.warps < 8 ||
+        shared.q != 16 * shared.warps || shared.kv < 64 || !chip.hasCpAsync)
       return selected;
     TileBudget budget = estimate(chip, shared, request.headDim, bytes);
     if (budget.fits() && budget.ctasPerSM >= selected.budget.ctasPerSM) {

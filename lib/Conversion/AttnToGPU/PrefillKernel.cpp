@@ -9,17 +9,21 @@
 // query rows of the tile (one or two m16 blocks of m16n8k16 mma.sync
 // products, FlashAttention-2):
 //  - with 16 rows Q stays in registers as A fragments for the whole key
-//    loop; with 32 the Q tile waits in shared memory and each k-step reloads
-//    its A fragments by ldmatrix (each K/V fragment then feeds two products);
+//    loop (unless the tiles say q_shared); with 32 the Q tile waits in
+//    shared memory and each k-step reloads its A fragments by ldmatrix
+//    (each K/V fragment then feeds two products);
 //  - K/V tiles of s.kvTile keys are staged CTA-wide by 16-byte cp.async
 //    (gathered through the page table) into rows padded to D + 8 elements,
 //    a ring of s.stages slots; the 8 rows an ldmatrix phase reads then sit
-//    in 8 different 16-byte bank groups. sm_75 (f16): plain 16-byte loads
-//    and stores into one slot, and each m16n8k16 product as two m16n8k8;
+//    in 8 different 16-byte bank groups. On sm_80+ the next tile's copies go
+//    out between the k-steps of Q.K^T (raw addresses, page ids by warp
+//    shuffle). sm_75 (f16): plain 16-byte loads and stores into one slot,
+//    and each m16n8k16 product as two m16n8k8;
 //  - S = Q.K^T takes K's B fragments by ldmatrix (K rows are the n index),
 //    P.V takes V's by ldmatrix.trans; the S accumulators are P's A
 //    fragments, so probabilities never leave their lanes;
-//  - online softmax in f32 per row (4 lanes per row), variant hooks inlined.
+//  - online softmax in f32 per row (4 lanes per row) with a lazily
+//    rescaled maximum, variant hooks inlined.
 // Keys past the end of the request are masked; the mask hook (causal,
 // sliding window, ...) decides the rest, except on tiles that provably need
 // no mask. Where the mask implies causality, tiles past the CTA's last
@@ -136,9 +140,10 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   Value head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   if (!s.chunked && classifyMask(variant.getMask()) != CausalMask::None) {
     // Causal: a q tile's keys grow with its index, so the CTAs run the
-    // last q tile of every (request, head) first, then the one before, ...
-    // (the linear block index renumbered q-tile-slowest, reversed): the
-    // longest start first and the final wave ends evenly.
+    // grid's last q tile of every (request, head) first, then the one
+    // before, ... (the linear block index renumbered q-tile-slowest,
+    // reversed): for equal-length requests the longest start first and the
+    // final wave ends evenly.
     Value x = gpu::GridDimOp::create(b, gpu::Dimension::x),
           y = gpu::GridDimOp::create(b, gpu::Dimension::y),
           z = gpu::GridDimOp::create(b, gpu::Dimension::z);
@@ -306,7 +311,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
 
   // Q's A fragments for k-step c (head dims 16c..16c+15) of m block mb:
   // rows gid / gid+8, columns 2tig (+1) and 2tig + 8 (+1). With one m block
-  // they stay in registers for the whole key loop; with two (32 rows per
+  // (and no q_shared) they stay in registers for the whole key loop; with
+  // two (32 rows per
   // warp) they would not fit next to O, so the tile waits in shared memory
   // (one cp.async group ahead of the K/V ring's) and each k-step reloads
   // them by ldmatrix (FlashAttention-2's layout).
@@ -478,8 +484,10 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   };
   // Tile `it`'s raw copies as passes (pass p: the K and V pieces p * threads
   // + tid), emitted by the returned function wherever the caller places
-  // them. With `valid` false (a tile past the last) they copy zero bytes:
-  // branch-free, so they can sit between another tile's MMAs.
+  // them. With `valid` false (a tile past the last) they read nothing and
+  // write 16 zero bytes each into that tile's slot, whose last tile every
+  // warp finished before the iteration's barrier: branch-free, so they can
+  // sit between another tile's MMAs.
   int64_t pieces = KV * chunksPerRow,
           copyPasses = (pieces + threads - 1) / threads;
   auto rawTile =
@@ -564,15 +572,15 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // and V, thread t taking t, t + threads, ...; keys past the end copy the
   // last key (valid memory; masked).
   auto issue = [&](LocBuilder &b, Value it, ArrayRef<Value> pages) {
-    Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
-    Value t0 = arith::AddIOp::create(
-        b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
     if (rawCopies) {
       auto pass = rawTile(b, it, pages, Value());
       for (int64_t p = 0; p < copyPasses; ++p)
         pass(b, p);
       return;
     }
+    Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
+    Value t0 = arith::AddIOp::create(
+        b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
     forEachPiece(
         b, KV * chunksPerRow, [&](LocBuilder &b, Value piece, int64_t) {
           Value key = arith::DivUIOp::create(b, piece, cIndex(b, chunksPerRow));
@@ -805,7 +813,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     // Online softmax of the lane's rows over the tile (base 2), with the
     // running maximum kept lazily: a warp rescales O and l only when
     // one of its rows' tile maximum exceeds that row's reference by more
-    // than kLazyRescale (then every row moves to its true maximum).
+    // than kLazyRescale (then every row moves to max(reference, tile maximum)).
     // Otherwise P = exp2(x - m) <= 2^kLazyRescale: exact in f32 sums
     // and bf16 P, and O / l and lse = m + log l use the same m. Once the
     // maxima settle most tiles skip the 4 * oTiles * M multiplies.
