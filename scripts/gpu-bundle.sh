@@ -8,6 +8,8 @@
 #                           bench/gpu/prefill_kernels.mlir (their 32-row Q
 #                           tiles exceed sm_86/sm_89 shared memory)
 #   build-gpu/bundle-prefill-sm75  its f16 kernels for sm_75
+#   build-gpu/bundle-prefill-sm90a  bench/gpu/prefill_kernels_sm90a.mlir
+#                           (tiles beyond sm_80's shared memory)
 #   build-gpu/bundle-prefill-split  its attentions split-KV (+ merge kernels)
 # With --sweep, also sm_90a bundles of the two benchmark kernels in other
 # configurations (build-gpu/sweep/<name>; FLASHIR_SWEEP="build-gpu/sweep/*"
@@ -27,6 +29,10 @@ rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-split"
 "$bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" \
   -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-split" --chips=sm_80,sm_90a \
   --schedule='attn-import-variants,attn-split-kv{chunk-size=0}' --split-prefill
+# Tiles only sm_90a holds (d256 with Q in shared memory; 3- and 4-stage rings).
+rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-sm90a"
+"$bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels_sm90a.mlir" \
+  -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-sm90a" --chips=sm_90a
 # sm_75 has f16 prefill kernels only: its own bundle of the f16 functions.
 awk '/^func.func @[a-z0-9_]*_f16[a-z0-9_]*\(/,/^}/' \
   "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" >"$FLASHIR_ROOT/build-gpu/prefill-f16.mlir"

@@ -3,7 +3,8 @@
 # device call (bench/gpu/gpu_check.sh runs them all after the decode steps).
 #   bench/gpu/prefill_check.sh PREFILL_BUNDLE OUT DECODE_BUNDLE [STEP...]
 # STEP: checks (float64 checks of every kernel: sm_90a cubin and sm_80 PTX,
-# the C++ launcher, the sm_75 f16 bundle PREFILL_BUNDLE-sm75), split (the
+# the C++ launcher, the sm_75 f16 bundle PREFILL_BUNDLE-sm75, the sm_90a-only
+# tiles of PREFILL_BUNDLE-sm90a), split (the
 # split-KV kernels of PREFILL_BUNDLE-split with their merge kernels), sanitize
 # (compute-sanitizer memcheck + racecheck), bench (prefill_bench.py), prefix
 # (shared_prefix_bench.py), runtime (pytest of python/tests). Default: all
@@ -44,12 +45,14 @@ for step in $steps; do
     done
     # The f16 kernels' sm_75 PTX (m16n8k8, no cp.async) through the driver.
     [ -d "$prefill-sm75" ] && check_bundle "$prefill-sm75" prefill_checks_sm75.log " (sm_75)"
+    # Tiles only sm_90a holds (d256 Q in shared memory, 3-4 stage rings).
+    [ -d "$prefill-sm90a" ] && check_bundle "$prefill-sm90a" prefill_checks_sm90a.log " (sm_90a tiles)"
     ;;
   split)
     check_bundle "$prefill-split" prefill_split_checks.log " (split)"
     ;;
   sanitize)
-    for b in "$prefill" "$prefill-sm75" "$prefill-split"; do
+    for b in "$prefill" "$prefill-sm75" "$prefill-split" "$prefill-sm90a"; do
       [ -d "$b" ] || continue
       for tool in memcheck racecheck; do
         log="$out/prefill-sanitizer-$tool${b##*prefill}.log"
