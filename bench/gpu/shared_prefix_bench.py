@@ -9,12 +9,16 @@ d 128, page 16.
   prefill kernel (fused head groups) over the prefix in C chunks for all B
   query rows, the split-KV decode kernel over each suffix, and the decode
   merge kernel merging each request's C + 1 states, all through chunk
-  metadata (see cascade()); and the same through the runtime
-  (flashir.BatchSharedPrefixDecodeWrapper, where libflashir_c.so is built);
+  metadata (see cascade()); the same with the suffix kernel on a second
+  stream next to the prefix kernel (composed_overlap, an experiment the
+  runtime does not do yet); and the same through the runtime
+  (flashir.BatchSharedPrefixDecodeWrapper, where libflashir_c.so is built,
+  with each kernel's device time from torch.profiler);
 - composed with a PyTorch merge: the unsplit prefill kernel with the C
   chunks as C "requests" of B rows, the decode kernel, then PyTorch ops for
   the merge of the C + 1 states (eq. 6; the earlier form);
-- policy: the faster of the two (what a runtime would choose per batch).
+- policy: composed (the fastest composition) or not, whichever is faster
+  (what a runtime would choose per batch).
 
 Both are timed end to end on the GPU (every kernel and the merge); the
 composed output is compared with the float64 reference and with the
@@ -26,6 +30,7 @@ uncomposed one.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -73,7 +78,8 @@ def merge(o, lse):
     return v, m_safe + torch.log(total)
 
 
-def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_lens):
+def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_lens,
+            overlap=False):
     """The composition with FlashIR kernels only: the split-KV prefill kernel
     (fused head groups) writes each prefix chunk's f32 state for every query
     row, the split-KV decode kernel each request's suffix state, and the
@@ -85,7 +91,10 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
     which only C r + Cp (its suffix) is launched (chunk_order), at partial
     row C r + Cp (row 0 of a one-row request); its merge kernel reads rows
     [C r, C r + C). Every request has C > 1 chunks, so no kernel writes
-    `out` directly but the merge. Returns (out, lse, call)."""
+    `out` directly but the merge. With `overlap` the suffix kernel runs on a
+    second stream, forked before and joined after the prefix kernel (it
+    reads no prefix state), so the two share the GPU. Returns (out, lse,
+    call)."""
     b, hq, d = q.shape
     cp, c = prefix_chunks, prefix_chunks + 1
     assert cp >= 2  # one prefix chunk would be written to `out` directly
@@ -132,7 +141,10 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
               suf["creq"], suf["cstart"], suf["cend"], suf["order"], part_o, part_lse, out, lse,
               smaps):
         args += gc.memref_args(t)
-    suffix_call = gc.prepare_launch(sk.fn, (b, sk.hkv, 1), sk.block, args, sk.shared)
+    side = torch.cuda.Stream() if overlap else None
+    with torch.cuda.stream(side) if overlap else contextlib.nullcontext():
+        suffix_call = gc.prepare_launch(sk.fn, (b, sk.hkv, 1), sk.block, args, sk.shared)
+    fork, join = torch.cuda.Event(), torch.cuda.Event()
     mfn, mblock = sk.merge
     margs = []
     for t in (suf["qo"], suf["cindptr"], part_o, part_lse, out, lse):
@@ -140,10 +152,19 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
     merge_call = gc.prepare_launch(mfn, (b, hq, 1), mblock, margs)
 
     def call():
+        if not overlap:
+            prefix_call()
+            suffix_call()
+            merge_call()
+            return
+        fork.record()
+        side.wait_event(fork)
+        suffix_call()  # on `side`, first: it starts before the prefix fills the GPU
+        join.record(side)
         prefix_call()
-        suffix_call()
+        torch.cuda.current_stream().wait_event(join)
         merge_call()
-    call.keep = (pre, suf, part_o, part_lse, out, lse, dummy_o, dummy_l, pmaps, smaps)
+    call.keep = (pre, suf, part_o, part_lse, out, lse, dummy_o, dummy_l, pmaps, smaps, side)
     call.prefix = prefix_call
     return out, lse, call
 
@@ -225,6 +246,20 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
         row["ok"] = row["ok"] and kernels_ok
         if kernels_ok:
             row["composed_ms"] = min(row["composed_ms"], row["composed_kernels_ms"])
+        # The same with the suffix kernel on a second stream (an experiment
+        # for the runtime's cascade: how much of the suffix hides under the
+        # prefix kernel).
+        out_v, lse_v, call_v = cascade(sk, spk, q, kp, vp, shared, own, chunks, prefix,
+                                       [suffix] * b, overlap=True)
+        call_v()
+        torch.cuda.synchronize()
+        row["composed_overlap_rel_err"] = rel(out_v)
+        row["composed_overlap_lse_err"] = (lse_v.double() - ref_l).abs().max().item()
+        row["composed_overlap_ms"] = gc.time_ms(call_v, reps=20)
+        if row["composed_overlap_rel_err"] <= 1e-2 and row["composed_overlap_lse_err"] <= 1e-2:
+            row["composed_ms"] = min(row["composed_ms"], row["composed_overlap_ms"])
+        else:
+            row["ok"] = False
     if runtime is not None:
         try:
             # The same composition through the runtime (CascadeDecodeRunner via
