@@ -397,6 +397,17 @@ def time_ms(fn, reps=50, warmup=10, inner=5):
     return statistics.median(times)
 
 
+def kernel_times(fn, reps=20):
+    """Average device time (us) per call of `fn` of each kernel it launches
+    (torch.profiler): where a composition's time goes."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    return {e.key[:60]: round(e.device_time_total / reps, 2) for e in prof.key_averages()
+            if e.device_type == torch.autograd.DeviceType.CUDA}
+
+
 def write_rows(out_dir, name, rows):
     """A benchmark's rows with the device name, as out_dir/name."""
     with open(os.path.join(out_dir, name), "w") as f:

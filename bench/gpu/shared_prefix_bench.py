@@ -169,17 +169,6 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
     return out, lse, call
 
 
-def kernel_times(fn, reps=20):
-    """Average device time (us) per call of each kernel `fn` launches
-    (torch.profiler): where a composition's time goes."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            fn()
-        torch.cuda.synchronize()
-    return {e.key[:60]: round(e.device_time_total / reps, 2) for e in prof.key_averages()
-            if e.device_type == torch.autograd.DeviceType.CUDA}
-
-
 def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None):
     hq, hkv, d = dk.hq, dk.hkv, dk.d
     prefix_pages, suffix_pages = prefix // PAGE, suffix // PAGE
@@ -277,7 +266,7 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
             row["runtime_rel_err"] = rel(out_r)
             row["runtime_lse_err"] = (lse_r.double() - ref_l).abs().max().item()
             row["runtime_ms"] = gc.time_ms(fn, reps=20)
-            row["runtime_kernel_us"] = kernel_times(fn)
+            row["runtime_kernel_us"] = gc.kernel_times(fn)
             row["ok"] = row["ok"] and row["runtime_rel_err"] <= 1e-2 and row["runtime_lse_err"] <= 1e-2
         except Exception as e:  # recorded; the other paths' numbers stand
             row["runtime_error"] = f"{type(e).__name__}: {e}"[:300]

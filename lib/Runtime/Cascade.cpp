@@ -301,18 +301,32 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
   DecodeLauncher::Arg out = memref(buffers.out, {r, hq, d});
   DecodeLauncher::Arg lse = memref(buffers.lse, {r, hq});
   DecodeLauncher::Arg kvMaps = memref(base + mapsOffset, {2, 16});
-  // The prefill kernel never writes `out` / `lse` (its one request has
-  // Cp >= 2 chunks): they are passed for the ABI only.
-  std::vector<DecodeLauncher::Arg> prefillArgs = {
-      q,        meta(0),
-      kPool,    vPool,
-      meta(1),  memref(buffers.prefixIndices, {buffers.numPrefixIndices}),
-      meta(2),  meta(3),
-      meta(4),  meta(5),
-      meta(6),  meta(7),
-      partialO, partialLse,
-      out,      lse,
-      kvMaps};
+  // Both kernels take the split-KV ABI: metadata arrays first .. first + 7
+  // (qo, kv indptr, last page lengths, chunk indptr, chunk requests, starts,
+  // ends, order) around their page ids. The prefill kernel never writes
+  // `out` / `lse` (its one request has Cp >= 2 chunks): they are passed for
+  // the ABI only.
+  auto splitArgs = [&](size_t first, void *indices, int64_t numIndices) {
+    return std::vector<DecodeLauncher::Arg>{q,
+                                            meta(first),
+                                            kPool,
+                                            vPool,
+                                            meta(first + 1),
+                                            memref(indices, {numIndices}),
+                                            meta(first + 2),
+                                            meta(first + 3),
+                                            meta(first + 4),
+                                            meta(first + 5),
+                                            meta(first + 6),
+                                            meta(first + 7),
+                                            partialO,
+                                            partialLse,
+                                            out,
+                                            lse,
+                                            kvMaps};
+  };
+  std::vector<DecodeLauncher::Arg> prefillArgs =
+      splitArgs(0, buffers.prefixIndices, buffers.numPrefixIndices);
   int64_t rows = capacityGrids ? r : batch;
   if (Status s = prefill->launchArgs(config.prefillKernel, prefillArgs,
                                      unsigned(prefixChunks_),
@@ -320,16 +334,8 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
                                      stream, unsigned(gridHeads));
       !s)
     return s;
-  std::vector<DecodeLauncher::Arg> decodeArgs = {
-      q,        meta(8),
-      kPool,    vPool,
-      meta(9),  memref(buffers.suffixIndices, {buffers.numSuffixIndices}),
-      meta(10), meta(11),
-      meta(12), meta(13),
-      meta(14), meta(15),
-      partialO, partialLse,
-      out,      lse,
-      kvMaps};
+  std::vector<DecodeLauncher::Arg> decodeArgs =
+      splitArgs(8, buffers.suffixIndices, buffers.numSuffixIndices);
   if (Status s = decode->launchArgs(config.decodeKernel, decodeArgs,
                                     unsigned(rows), unsigned(hkv), stream);
       !s)

@@ -404,6 +404,11 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   Value numTiles = arith::DivUIOp::create(
       b, arith::AddIOp::create(b, span, cIndex(b, KV - 1)), cIndex(b, KV));
   Value lastKey = arith::SubIOp::create(b, f.kEnd, c1);
+  // Tile `it`'s first key.
+  auto tileStart = [&](LocBuilder &b, Value it) -> Value {
+    return arith::AddIOp::create(b, f.kBegin,
+                                 arith::MulIOp::create(b, it, cIndex(b, KV)));
+  };
   // Raw cp.async sources (sm_80+, pools with contiguous pages): each thread
   // keeps one 16-byte column of its keys, so its global base (pool + head +
   // column) and shared offset are loop invariant; a piece then costs the
@@ -468,9 +473,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   auto pagesOf = [&](LocBuilder &b, Value it) -> SmallVector<Value> {
     if (!warpPages)
       return {};
-    Value t0 =
-        toI32(b, arith::AddIOp::create(
-                     b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV))));
+    Value t0 = toI32(b, tileStart(b, it));
     Value slot = arith::MinUIOp::create(
         b,
         arith::AddIOp::create(b, arith::DivUIOp::create(b, t0, cI32(b, P)),
@@ -494,9 +497,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       [&](LocBuilder &b, Value it, ArrayRef<Value> pages,
           Value valid) -> std::function<void(LocBuilder &, int64_t)> {
     Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
-    Value t32 =
-        toI32(b, arith::AddIOp::create(
-                     b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV))));
+    Value t32 = toI32(b, tileStart(b, it));
     Value dst = sharedPtr(
         b,
         arith::AddIOp::create(
@@ -579,8 +580,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       return;
     }
     Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
-    Value t0 = arith::AddIOp::create(
-        b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
+    Value t0 = tileStart(b, it);
     forEachPiece(
         b, KV * chunksPerRow, [&](LocBuilder &b, Value piece, int64_t) {
           Value key = arith::DivUIOp::create(b, piece, cIndex(b, chunksPerRow));
@@ -719,8 +719,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                       function_ref<void(LocBuilder &, int64_t)> copiesAt)
       -> SmallVector<Value> {
     Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
-    Value t0 = arith::AddIOp::create(
-        b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
+    Value t0 = tileStart(b, it);
     // S = Q.K^T: n-tiles of 8 keys; ldmatrix.x4 gives the B fragments
     // of two n-tiles (matrices: k half lmLow, n-tile lmHigh).
     // score[mb * sTiles + nt]: 4 accumulators.
