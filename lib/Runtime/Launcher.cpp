@@ -105,6 +105,9 @@ Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
         if (const JsonValue *wait = f->get("programmatic_wait");
             wait && wait->isBool() && wait->boolean())
           target.programmaticWait.insert(k.name);
+        if (const JsonValue *wait = f->get("programmatic_tail_wait");
+            wait && wait->isBool() && wait->boolean())
+          target.programmaticTailWait.insert(k.name);
         if (const JsonValue *cost = f->get("cost")) {
           const JsonValue *alpha = cost->get("alpha");
           const JsonValue *beta = cost->get("beta");
@@ -495,6 +498,7 @@ Status DecodeLauncher::open(CudaDriver &driver, const std::string &dir,
   launcher->costs = target->costs;
   launcher->tensorMapBoxes = target->tensorMapBoxes;
   launcher->programmaticWait = target->programmaticWait;
+  launcher->programmaticTailWait = target->programmaticTailWait;
   out = std::move(launcher);
   return Status::ok();
 }
@@ -753,11 +757,14 @@ Status DecodeLauncher::residentCtas(const std::string &kernel,
 
 Status DecodeLauncher::launchArgs(const std::string &kernel,
                                   const std::vector<Arg> &args, unsigned gridX,
-                                  unsigned gridY, void *stream,
-                                  unsigned gridZ) {
+                                  unsigned gridY, void *stream, unsigned gridZ,
+                                  bool early) {
   const KernelInfo *info = find(kernel);
   if (!info)
     return invalid("no kernel named " + kernel + " in the bundle");
+  if (early && !waitsAtExit(kernel))
+    return invalid(kernel + " does not wait for its predecessor before it "
+                            "exits: it cannot be launched early");
   if (info->args.size() != args.size())
     return invalid(kernel + " takes " + std::to_string(info->args.size()) +
                    " arguments, " + std::to_string(args.size()) + " given");
@@ -786,7 +793,7 @@ Status DecodeLauncher::launchArgs(const std::string &kernel,
       return s;
   std::vector<void *> params = pack.pointers();
   size_t index = info - kernels_.data();
-  if (programmaticWait.count(kernel))
+  if (early || programmaticWait.count(kernel))
     return driver->launchProgrammatic(
         functions[index], gridX, gridY, static_cast<unsigned>(info->block),
         stream, params, dynamicShared[index], gridZ);

@@ -57,6 +57,9 @@ struct TargetInfo {
   /// Kernels that wait for their stream predecessor themselves
   /// (griddepcontrol.wait): launched with programmatic stream serialization.
   std::set<std::string> programmaticWait;
+  /// Kernels that wait for their stream predecessor only before they exit
+  /// (griddepcontrol.wait at the end: the sm_90 split prefill kernels).
+  std::set<std::string> programmaticTailWait;
 };
 
 /// Bytes of a kernel's `kv_maps` argument: the K and V CUtensorMaps.
@@ -227,9 +230,18 @@ public:
   };
   /// Launches `kernel` with grid (gridX, gridY, gridZ) and the manifest's
   /// block; checks the argument count and kinds against the manifest.
+  /// `early`: with programmatic stream serialization although the kernel
+  /// reads before it waits — only for kernels that waitsAtExit(), and only
+  /// when the stream predecessor writes nothing the kernel reads.
   Status launchArgs(const std::string &kernel, const std::vector<Arg> &args,
                     unsigned gridX, unsigned gridY, void *stream = nullptr,
-                    unsigned gridZ = 1);
+                    unsigned gridZ = 1, bool early = false);
+  /// Whether `kernel` waits for its stream predecessor before it exits
+  /// (manifest `programmatic_tail_wait`), so its completion implies the
+  /// predecessor's and it may be launched early (launchArgs).
+  bool waitsAtExit(const std::string &kernel) const {
+    return programmaticTailWait.count(kernel) != 0;
+  }
   const KernelInfo *find(const std::string &kernel) const;
   /// Whether `kernel` reads tensor maps (`kv_maps`) on the loaded chip.
   bool usesTensorMaps(const std::string &kernel) const {
@@ -256,6 +268,7 @@ private:
   std::map<std::string, CostModel> costs;
   std::map<std::string, std::vector<int64_t>> tensorMapBoxes;
   std::set<std::string> programmaticWait;
+  std::set<std::string> programmaticTailWait;
   /// launch()'s kv_maps on the device and what they hold.
   void *mapsBuffer = nullptr;
   KvMapsCache maps;
