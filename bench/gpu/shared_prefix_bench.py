@@ -165,7 +165,7 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
         torch.cuda.current_stream().wait_event(join)
         merge_call()
     call.keep = (pre, suf, part_o, part_lse, out, lse, dummy_o, dummy_l, pmaps, smaps, side)
-    call.prefix = prefix_call
+    call.prefix, call.suffix, call.merge = prefix_call, suffix_call, merge_call
     return out, lse, call
 
 
@@ -229,7 +229,10 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
         row["composed_kernels_lse_err"] = (lse_k.double() - ref_l).abs().max().item()
         row["composed_kernels_nan"] = bool(torch.isnan(out_k).any() or torch.isnan(lse_k).any())
         row["composed_kernels_ms"] = gc.time_ms(call_k, reps=20)
+        # Each kernel alone (back to back launches of it only).
         row["composed_kernels_prefix_ms"] = gc.time_ms(call_k.prefix, reps=20)
+        row["composed_kernels_suffix_ms"] = gc.time_ms(call_k.suffix, reps=20)
+        row["composed_kernels_merge_ms"] = gc.time_ms(call_k.merge, reps=20)
         kernels_ok = (row["composed_kernels_rel_err"] <= 1e-2 and not row["composed_kernels_nan"]
                       and row["composed_kernels_lse_err"] <= 1e-2)
         row["ok"] = row["ok"] and kernels_ok

@@ -330,24 +330,20 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
   std::vector<DecodeLauncher::Arg> decodeArgs =
       splitArgs(8, buffers.suffixIndices, buffers.numSuffixIndices);
   int64_t rows = capacityGrids ? r : batch;
-  auto launchPrefix = [&](bool early) {
-    return prefill->launchArgs(config.prefillKernel, prefillArgs,
-                               unsigned(prefixChunks_),
-                               unsigned((rows + qTokens - 1) / qTokens), stream,
-                               unsigned(gridHeads), early);
-  };
-  auto launchSuffix = [&] {
-    return decode->launchArgs(config.decodeKernel, decodeArgs, unsigned(rows),
-                              unsigned(hkv), stream);
-  };
-  // Where the prefill kernel waits for its predecessor only at its end
-  // (sm_90), the suffix decode goes first and the prefix kernel starts
-  // while it runs (neither reads the other's states); the prefix grid's
-  // completion then implies the suffix's, which the merge waits for.
-  bool overlap = prefill->waitsAtExit(config.prefillKernel);
-  if (Status s = overlap ? launchSuffix() : launchPrefix(false); !s)
+  if (Status s = prefill->launchArgs(config.prefillKernel, prefillArgs,
+                                     unsigned(prefixChunks_),
+                                     unsigned((rows + qTokens - 1) / qTokens),
+                                     stream, unsigned(gridHeads));
+      !s)
     return s;
-  if (Status s = overlap ? launchPrefix(true) : launchSuffix(); !s)
+  // Where the decode kernel waits for its predecessor only before it exits
+  // (sm_90), it starts early, in the SMs the prefix kernel leaves idle and
+  // as its CTAs retire (neither reads the other's states); its completion
+  // then implies the prefix's, which the merge waits for.
+  if (Status s = decode->launchArgs(config.decodeKernel, decodeArgs,
+                                    unsigned(rows), unsigned(hkv), stream, 1,
+                                    decode->waitsAtExit(config.decodeKernel));
+      !s)
     return s;
   std::vector<DecodeLauncher::Arg> mergeArgs = {meta(8),    meta(11), partialO,
                                                 partialLse, out,      lse};

@@ -314,10 +314,10 @@ struct ConvertAttnToGPUPass
           : chunked ? "chunks x num_kv_heads"
                     : "requests x num_kv_heads";
       describe(func, grid, 32 * shape.warps, true);
-      // Split prefill kernels wait for their predecessor at their end
-      // (PrefillKernel): the host may launch them early after a kernel
-      // that writes nothing they read.
-      if (chunked && entry.prefillRows && shape.dependentLaunch) {
+      // Split kernels wait for their predecessor before they exit
+      // (DecodeKernel::exitWait): the host may launch them early after a
+      // kernel that writes nothing they read.
+      if (chunked && shape.dependentLaunch) {
         NamedAttrList launch(
             func->getAttrOfType<DictionaryAttr>("attn.launch"));
         launch.set("programmatic_tail_wait", kb.getBoolAttr(true));

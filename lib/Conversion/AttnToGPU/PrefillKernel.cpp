@@ -171,13 +171,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   scf::IfOp guard = scf::IfOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowBase, f.numQ),
       /*withElseRegion=*/false);
-  // Split-KV on sm_90: every CTA waits for its stream predecessor's grid
-  // before it exits (not before it reads: it reads nothing that grid
-  // writes), so a host may launch it early next to a kernel writing other
-  // states (the cascade's suffix decode) and a merge waiting on this grid
-  // also sees that kernel's states.
-  if (s.chunked && s.dependentLaunch)
-    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+  exitWait(b);
   gpu::ReturnOp::create(b);
   b.setInsertionPointToStart(&guard.getThenRegion().front());
 
