@@ -7,8 +7,7 @@
 // choice); plain_d128_g4_p16_bf16_q64 is the 16-rows-per-warp layout,
 // plain_d64_g4_p16_bf16_kv64 64-key tiles (A/B rows);
 // plain_d128_g4_p16_bf16_fused is the shared-prefix benchmark's prefix part
-// (32 tokens x 4 heads per CTA), plain_d128_g4_p16_bf16_fused256 the same
-// with 64 tokens on 8 warps (a B64 step's rows in one CTA per KV head); plain_d256_g4_p16_bf16_q128 is
+// (32 tokens x 4 heads per CTA); plain_d256_g4_p16_bf16_q128 is
 // attn-select-tiles' sm_80 pick at d 256 (its sm_90a pick adds q_shared:
 // 203 KB, more than sm_80 holds, so not in this bundle),
 // plain_d256_g4_p16_bf16_qsmem
@@ -178,17 +177,6 @@ func.func @plain_d128_g4_p16_bf16_fused(%k: tensor<?x16x8x128xbf16>, %v: tensor<
   %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
   %o, %l = attn.attention @plain(%q, %kv)
       {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, fused_head_groups, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
-      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
-  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
-}
-
-func.func @plain_d128_g4_p16_bf16_fused256(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
-    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
-    %qo: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
-  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
-  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
-  %o, %l = attn.attention @plain(%q, %kv)
-      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, fused_head_groups, tiles = #attn.tiles<q = 256, kv = 64, warps = 8, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
       -> tensor<?x32x128xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
 }

@@ -255,9 +255,7 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
     for label, wrapper in (runtime or {}).items():
         try:
             # The same composition through the runtime (CascadeDecodeRunner via
-            # the Python package; its own prefix chunk count; on sm_90a the
-            # suffix decode first and the prefix kernel launched early next
-            # to it).
+            # the Python package; its own prefix chunk count).
             prefix_ids = torch.tensor(shared, dtype=torch.int32)
             s_indptr = torch.tensor([len(own[0]) * r for r in range(b + 1)], dtype=torch.int32)
             s_indices = torch.tensor([p for o in own for p in o], dtype=torch.int32)
@@ -311,16 +309,10 @@ def main():
             sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                             "..", "python"))
             import flashir
-            # runtime: 32 tokens x 4 heads per CTA (two CTAs per SM);
-            # runtime_q256: 64 x 4 on 8 warps (B64's rows of a KV head in
-            # one CTA: the prefix's keys are read once per chunk).
             for b in (64, 16):
                 runtime[b] = {"runtime": flashir.BatchSharedPrefixDecodeWrapper(
                     prefill_split, "plain_d128_g4_p16_bf16_fused", split, "plain_h32_p16",
                     max_requests=b)}
-            runtime[64]["runtime_q256"] = flashir.BatchSharedPrefixDecodeWrapper(
-                prefill_split, "plain_d128_g4_p16_bf16_fused256", split, "plain_h32_p16",
-                max_requests=64)
         except Exception as e:  # reported, not fatal: the kernels' path still runs
             print(f"runtime cascade unavailable: {e}")
     # The prefix part: fused head groups (a CTA's 128 rows are 32 queries x

@@ -206,6 +206,12 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
           alignUp(rn.metadataBytes, 256) + int64_t(kKvMapsBytes), &rn.staging);
       !s)
     return s;
+  if (Status s = driver.createStream(&rn.side); !s)
+    return s;
+  if (Status s = driver.createEvent(&rn.fork, /*timing=*/false); !s)
+    return s;
+  if (Status s = driver.createEvent(&rn.join, /*timing=*/false); !s)
+    return s;
   out = std::move(runner);
   return Status::ok();
 }
@@ -215,6 +221,12 @@ CascadeDecodeRunner::~CascadeDecodeRunner() {
     (void)driver->free(workspace);
   if (staging)
     (void)driver->freeHost(staging);
+  if (join)
+    (void)driver->destroyEvent(join);
+  if (fork)
+    (void)driver->destroyEvent(fork);
+  if (side)
+    (void)driver->destroyStream(side);
 }
 
 Status CascadeDecodeRunner::plan(const int32_t *prefixIndices,
@@ -330,23 +342,32 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
   std::vector<DecodeLauncher::Arg> decodeArgs =
       splitArgs(8, buffers.suffixIndices, buffers.numSuffixIndices);
   int64_t rows = capacityGrids ? r : batch;
+  // The suffix decode runs on the second stream next to the prefix kernel
+  // (they write disjoint states): the prefix kernel's CTAs fill the GPU in
+  // about one wave and the memory-bound decode CTAs take the slots it
+  // leaves and those its retiring CTAs free, instead of running after it.
+  if (Status s = driver->recordEvent(fork, stream); !s)
+    return s;
+  if (Status s = driver->waitEvent(side, fork); !s)
+    return s;
+  if (Status s = decode->launchArgs(config.decodeKernel, decodeArgs,
+                                    unsigned(rows), unsigned(hkv), side);
+      !s)
+    return s;
+  if (Status s = driver->recordEvent(join, side); !s)
+    return s;
   if (Status s = prefill->launchArgs(config.prefillKernel, prefillArgs,
                                      unsigned(prefixChunks_),
                                      unsigned((rows + qTokens - 1) / qTokens),
                                      stream, unsigned(gridHeads));
       !s)
     return s;
-  // Where the decode kernel waits for its predecessor only before it exits
-  // (sm_90), it starts early, in the SMs the prefix kernel leaves idle and
-  // as its CTAs retire (neither reads the other's states); its completion
-  // then implies the prefix's, which the merge waits for.
-  if (Status s = decode->launchArgs(config.decodeKernel, decodeArgs,
-                                    unsigned(rows), unsigned(hkv), stream, 1,
-                                    decode->waitsAtExit(config.decodeKernel));
-      !s)
+  if (Status s = driver->waitEvent(stream, join); !s)
     return s;
+  // A plain launch: the merge's predecessor on `stream` is the prefix
+  // kernel, but it also reads the decode kernel's states (the join).
   std::vector<DecodeLauncher::Arg> mergeArgs = {meta(8),    meta(11), partialO,
                                                 partialLse, out,      lse};
   return decode->launchArgs(config.mergeKernel, mergeArgs, unsigned(rows),
-                            unsigned(hq), stream);
+                            unsigned(hq), stream, 1, /*programmatic=*/false);
 }

@@ -105,9 +105,6 @@ Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
         if (const JsonValue *wait = f->get("programmatic_wait");
             wait && wait->isBool() && wait->boolean())
           target.programmaticWait.insert(k.name);
-        if (const JsonValue *wait = f->get("programmatic_tail_wait");
-            wait && wait->isBool() && wait->boolean())
-          target.programmaticTailWait.insert(k.name);
         if (const JsonValue *cost = f->get("cost")) {
           const JsonValue *alpha = cost->get("alpha");
           const JsonValue *beta = cost->get("beta");
@@ -162,6 +159,9 @@ struct CudaDriver::Api {
   int (*cuEventRecord)(void *, void *);
   int (*cuEventSynchronize)(void *);
   int (*cuEventElapsedTime)(float *, void *, void *);
+  int (*cuEventDestroy)(void *);
+  int (*cuStreamWaitEvent)(void *, void *, unsigned);
+  int (*cuStreamDestroy)(void *);
   /// Optional (drivers of CUDA 12+): programmatic launches fall back to
   /// cuLaunchKernel without it.
   int (*cuLaunchKernelEx)(const void *, void *, void **, void **);
@@ -240,6 +240,9 @@ Status CudaDriver::open(int ordinal, std::unique_ptr<CudaDriver> &out) {
        reinterpret_cast<void **>(&api.cuEventSynchronize)},
       {"cuEventElapsedTime",
        reinterpret_cast<void **>(&api.cuEventElapsedTime)},
+      {"cuEventDestroy_v2", reinterpret_cast<void **>(&api.cuEventDestroy)},
+      {"cuStreamWaitEvent", reinterpret_cast<void **>(&api.cuStreamWaitEvent)},
+      {"cuStreamDestroy_v2", reinterpret_cast<void **>(&api.cuStreamDestroy)},
   };
   for (Entry &e : entries) {
     *e.slot = dlsym(lib, e.name);
@@ -443,8 +446,19 @@ Status CudaDriver::launchGraph(void *graphExec, void *stream) {
 Status CudaDriver::destroyGraph(void *graphExec) {
   return check(api->cuGraphExecDestroy(graphExec), "cuGraphExecDestroy");
 }
-Status CudaDriver::createEvent(void **event) {
-  return check(api->cuEventCreate(event, 0), "cuEventCreate");
+Status CudaDriver::destroyStream(void *stream) {
+  return check(api->cuStreamDestroy(stream), "cuStreamDestroy");
+}
+Status CudaDriver::createEvent(void **event, bool timing) {
+  return check(
+      api->cuEventCreate(event, timing ? 0 : /*CU_EVENT_DISABLE_TIMING=*/2),
+      "cuEventCreate");
+}
+Status CudaDriver::destroyEvent(void *event) {
+  return check(api->cuEventDestroy(event), "cuEventDestroy");
+}
+Status CudaDriver::waitEvent(void *stream, void *event) {
+  return check(api->cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent");
 }
 Status CudaDriver::recordEvent(void *event, void *stream) {
   return check(api->cuEventRecord(event, stream), "cuEventRecord");
@@ -498,7 +512,6 @@ Status DecodeLauncher::open(CudaDriver &driver, const std::string &dir,
   launcher->costs = target->costs;
   launcher->tensorMapBoxes = target->tensorMapBoxes;
   launcher->programmaticWait = target->programmaticWait;
-  launcher->programmaticTailWait = target->programmaticTailWait;
   out = std::move(launcher);
   return Status::ok();
 }
@@ -758,13 +771,10 @@ Status DecodeLauncher::residentCtas(const std::string &kernel,
 Status DecodeLauncher::launchArgs(const std::string &kernel,
                                   const std::vector<Arg> &args, unsigned gridX,
                                   unsigned gridY, void *stream, unsigned gridZ,
-                                  bool early) {
+                                  bool programmatic) {
   const KernelInfo *info = find(kernel);
   if (!info)
     return invalid("no kernel named " + kernel + " in the bundle");
-  if (early && !waitsAtExit(kernel))
-    return invalid(kernel + " does not wait for its predecessor before it "
-                            "exits: it cannot be launched early");
   if (info->args.size() != args.size())
     return invalid(kernel + " takes " + std::to_string(info->args.size()) +
                    " arguments, " + std::to_string(args.size()) + " given");
@@ -793,7 +803,7 @@ Status DecodeLauncher::launchArgs(const std::string &kernel,
       return s;
   std::vector<void *> params = pack.pointers();
   size_t index = info - kernels_.data();
-  if (early || programmaticWait.count(kernel))
+  if (programmatic && programmaticWait.count(kernel))
     return driver->launchProgrammatic(
         functions[index], gridX, gridY, static_cast<unsigned>(info->block),
         stream, params, dynamicShared[index], gridZ);

@@ -312,8 +312,6 @@ int main(int argc, char **argv) {
           facts["bulk_copy"] = bulk.getValue();
         if (auto wait = launch.getAs<BoolAttr>("programmatic_wait"))
           facts["programmatic_wait"] = wait.getValue();
-        if (auto wait = launch.getAs<BoolAttr>("programmatic_tail_wait"))
-          facts["programmatic_tail_wait"] = wait.getValue();
         copyInteger(launch, "dynamic_shared_memory", facts,
                     "dynamic_shared_memory_bytes");
         if (auto box = launch.getAs<ArrayAttr>("tensor_map_box")) {

@@ -84,7 +84,9 @@ public:
          *lse = nullptr;
     int64_t numPages = 0, numPrefixIndices = 0, numSuffixIndices = 0;
   };
-  /// Launches the prefill, decode and merge kernels on `stream`;
+  /// Launches the prefill and merge kernels on `stream` and the decode
+  /// kernel, between them, on the runner's second stream (forked from and
+  /// joined back to `stream` by events: capturable into a CUDA graph);
   /// `capacityGrids` as SplitDecodeRunner::run (required in a CUDA graph).
   Status run(const Buffers &buffers, void *stream, bool capacityGrids = true);
 
@@ -104,6 +106,9 @@ private:
   /// Page ids the planned step reads (run() checks the arrays hold them).
   int64_t plannedPrefixPages = 0, plannedSuffixPages = 0;
   void *workspace = nullptr, *staging = nullptr;
+  /// The decode kernel's stream and the events that fork it from and join
+  /// it to run()'s stream.
+  void *side = nullptr, *fork = nullptr, *join = nullptr;
   int64_t metadataBytes = 0, partialOOffset = 0, partialLseOffset = 0,
           mapsOffset = 0;
   KvMapsCache maps;

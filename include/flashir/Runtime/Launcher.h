@@ -57,9 +57,6 @@ struct TargetInfo {
   /// Kernels that wait for their stream predecessor themselves
   /// (griddepcontrol.wait): launched with programmatic stream serialization.
   std::set<std::string> programmaticWait;
-  /// Kernels that wait for their stream predecessor only before they exit
-  /// (griddepcontrol.wait at the end: the sm_90 split prefill kernels).
-  std::set<std::string> programmaticTailWait;
 };
 
 /// Bytes of a kernel's `kv_maps` argument: the K and V CUtensorMaps.
@@ -124,6 +121,7 @@ public:
   Status copyToDeviceAsync(void *dst, const void *src, size_t bytes,
                            void *stream);
   Status createStream(void **stream);
+  Status destroyStream(void *stream);
   Status synchronizeStream(void *stream);
   /// Captures the work `record` enqueues on `stream` into an instantiated
   /// graph (global capture mode).
@@ -131,8 +129,12 @@ public:
                       void **graphExec);
   Status launchGraph(void *graphExec, void *stream);
   Status destroyGraph(void *graphExec);
-  Status createEvent(void **event);
+  /// `timing` false: an event for ordering only (cheaper to record).
+  Status createEvent(void **event, bool timing = true);
+  Status destroyEvent(void *event);
   Status recordEvent(void *event, void *stream);
+  /// Work enqueued on `stream` after this waits for `event`'s last record.
+  Status waitEvent(void *stream, void *event);
   /// Milliseconds between two recorded events (waits for `end`).
   Status elapsedMs(void *start, void *end, float &ms);
 
@@ -230,18 +232,12 @@ public:
   };
   /// Launches `kernel` with grid (gridX, gridY, gridZ) and the manifest's
   /// block; checks the argument count and kinds against the manifest.
-  /// `early`: with programmatic stream serialization although the kernel
-  /// reads before it waits — only for kernels that waitsAtExit(), and only
-  /// when the stream predecessor writes nothing the kernel reads.
+  /// `programmatic` false: a plain launch even of a kernel the manifest
+  /// marks `programmatic_wait` (its stream predecessor is not the kernel it
+  /// waits for, e.g. a wait for another stream's event).
   Status launchArgs(const std::string &kernel, const std::vector<Arg> &args,
                     unsigned gridX, unsigned gridY, void *stream = nullptr,
-                    unsigned gridZ = 1, bool early = false);
-  /// Whether `kernel` waits for its stream predecessor before it exits
-  /// (manifest `programmatic_tail_wait`), so its completion implies the
-  /// predecessor's and it may be launched early (launchArgs).
-  bool waitsAtExit(const std::string &kernel) const {
-    return programmaticTailWait.count(kernel) != 0;
-  }
+                    unsigned gridZ = 1, bool programmatic = true);
   const KernelInfo *find(const std::string &kernel) const;
   /// Whether `kernel` reads tensor maps (`kv_maps`) on the loaded chip.
   bool usesTensorMaps(const std::string &kernel) const {
@@ -268,7 +264,6 @@ private:
   std::map<std::string, CostModel> costs;
   std::map<std::string, std::vector<int64_t>> tensorMapBoxes;
   std::set<std::string> programmaticWait;
-  std::set<std::string> programmaticTailWait;
   /// launch()'s kv_maps on the device and what they hold.
   void *mapsBuffer = nullptr;
   KvMapsCache maps;

@@ -314,15 +314,6 @@ struct ConvertAttnToGPUPass
           : chunked ? "chunks x num_kv_heads"
                     : "requests x num_kv_heads";
       describe(func, grid, 32 * shape.warps, true);
-      // Split kernels wait for their predecessor before they exit
-      // (DecodeKernel::exitWait): the host may launch them early after a
-      // kernel that writes nothing they read.
-      if (chunked && shape.dependentLaunch) {
-        NamedAttrList launch(
-            func->getAttrOfType<DictionaryAttr>("attn.launch"));
-        launch.set("programmatic_tail_wait", kb.getBoolAttr(true));
-        func->setAttr("attn.launch", launch.getDictionary(kb.getContext()));
-      }
       if (chunked) {
         // <func>_decode_<i> / <func>_prefill_<i> -> <func>_merge_<i>.
         StringRef kind = entry.prefillRows ? "_prefill_" : "_decode_";

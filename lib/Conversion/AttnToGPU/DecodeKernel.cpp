@@ -163,11 +163,6 @@ gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
   return func;
 }
 
-void DecodeKernel::exitWait(LocBuilder &b) {
-  if (s.chunked && s.dependentLaunch)
-    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
-}
-
 DecodeKernel::Frame DecodeKernel::bindArguments(LocBuilder &b,
                                                 gpu::GPUFuncOp func,
                                                 bool dynamicShared) {

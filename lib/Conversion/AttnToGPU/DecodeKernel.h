@@ -78,9 +78,6 @@ struct DecodeShape {
   /// early (griddepcontrol.launch_dependents) and the merge kernel waits for
   /// it (griddepcontrol.wait) before reading the partial states, so the
   /// runtime may launch the merge with programmatic stream serialization.
-  /// The partial-state kernel itself waits for its stream predecessor just
-  /// before it exits (exitWait), so a host may also launch it early next to
-  /// a kernel writing other states (the cascade's prefix and suffix).
   bool dependentLaunch = false;
 };
 
@@ -184,10 +181,6 @@ private:
   /// The kernel's arguments and workgroup buffer in a Frame (no per-CTA
   /// quantities yet).
   Frame bindArguments(LocBuilder &b, gpu::GPUFuncOp func, bool dynamicShared);
-  /// Split-KV on sm_90: griddepcontrol.wait before the kernel exits (it reads
-  /// nothing its predecessor writes; a merge waiting on this grid then also
-  /// sees the predecessor's states).
-  void exitWait(LocBuilder &b);
   /// f.pageBegin and f.numKv (the request's keys) of request f.req.
   void loadRequestKeys(LocBuilder &b, Frame &f);
   /// Reads the per-CTA quantities at the start of `func`'s body.

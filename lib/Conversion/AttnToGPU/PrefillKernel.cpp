@@ -171,7 +171,6 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   scf::IfOp guard = scf::IfOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowBase, f.numQ),
       /*withElseRegion=*/false);
-  exitWait(b);
   gpu::ReturnOp::create(b);
   b.setInsertionPointToStart(&guard.getThenRegion().front());
 

@@ -383,7 +383,6 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
     });
     writeRows(b, f, smem, warp, lane, i);
   });
-  exitWait(b);
   gpu::ReturnOp::create(b);
   return func;
 }

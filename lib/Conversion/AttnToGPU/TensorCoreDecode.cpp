@@ -746,7 +746,6 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     });
     writeRows(b, f, smem, warp, lane, i);
   });
-  exitWait(b);
   gpu::ReturnOp::create(b);
   return func;
 }

@@ -175,8 +175,8 @@ LogicalResult
 TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t q,
                        int64_t kv, int64_t warps, int64_t stages,
                        bool qShared) {
-  if (!llvm::is_contained({1, 16, 32, 64, 128, 256}, q))
-    return emitError() << "q tile must be 1, 16, 32, 64, 128 or 256, got " << q;
+  if (!llvm::is_contained({1, 16, 32, 64, 128}, q))
+    return emitError() << "q tile must be 1, 16, 32, 64 or 128, got " << q;
   if (!llvm::is_contained({32, 64, 128}, kv))
     return emitError() << "kv tile must be 32, 64 or 128, got " << kv;
   if (!llvm::is_contained({1, 2, 4, 8, 16}, warps))

@@ -154,9 +154,7 @@ def Attn_TileConfigAttr : Attn_Attr<"TileConfig", "tiles"> {
   let description = [{
     Chosen by `attn-select-tiles` per target chip, head dim, element type and
     average query length (seed 000 sec. 5): `q` query rows (or fused
-    head-group rows) per CTA in {1, 16, 32, 64, 128, 256} (256: written by
-    hand, e.g. a 64-query decode step's fused head groups in one CTA;
-    attn-select-tiles picks at most 128), `kv` keys per tile in
+    head-group rows) per CTA in {1, 16, 32, 64, 128}, `kv` keys per tile in
     {32, 64, 128}, `warps` per CTA, `stages` of the K/V pipeline. The loop
     lowering visits keys tile by tile: one running-max rescale per tile. The
     tensor-core prefill kernel (`q >= 16`) gives each warp 32 rows when
