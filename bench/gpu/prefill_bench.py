@@ -80,7 +80,16 @@ def main():
               # tiles; 64 rows on 4 warps with Q in shared memory.
               ("4x4096", False, 256, "plain_d256_g4_p16_bf16_qsmem", False),
               ("4x4096", False, 256, "plain_d256_g4_p16_bf16_qsmem64", False),
-              ("4x4096", False, 64, "plain_d64_g4_p16_bf16_kv64", False)]
+              ("4x4096", False, 64, "plain_d64_g4_p16_bf16_kv64", False),
+              # One stage: one K and one V slot (build-gpu/bundle-prefill-s1):
+              # d256 as FlashAttention-2 runs it on the H200 (64 rows on 4
+              # warps, Q in shared memory, 64-key tiles, 101 KB), 128 rows
+              # on 8 warps (135 KB), d128.
+              ("4x4096", False, 256, "plain_d256_g4_p16_bf16_s1", False),
+              ("4x4096", True, 256, "causal_d256_g4_p16_bf16_s1", False),
+              ("4x4096", False, 256, "plain_d256_g4_p16_bf16_q128s1", False),
+              ("4x4096", False, 128, "plain_d128_g4_p16_bf16_s1", False),
+              ("4x4096", True, 128, "causal_d128_g4_p16_bf16_s1", False)]
     if args.only:
         cases = [c for c in cases if re.search(args.only, c[3])]
     for shape, causal, d, func, with_flex in cases:

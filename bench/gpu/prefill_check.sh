@@ -4,7 +4,8 @@
 #   bench/gpu/prefill_check.sh PREFILL_BUNDLE OUT DECODE_BUNDLE [STEP...]
 # STEP: checks (float64 checks of every kernel: sm_90a cubin and sm_80 PTX,
 # the C++ launcher, the sm_75 f16 bundle PREFILL_BUNDLE-sm75, the sm_90a-only
-# tiles of PREFILL_BUNDLE-sm90a), split (the
+# tiles of PREFILL_BUNDLE-sm90a, the one-stage tiles of PREFILL_BUNDLE-s1),
+# split (the
 # split-KV kernels of PREFILL_BUNDLE-split with their merge kernels), sanitize
 # (compute-sanitizer memcheck + racecheck), bench (prefill_bench.py), prefix
 # (shared_prefix_bench.py), runtime (pytest of python/tests). Default: all
@@ -47,12 +48,14 @@ for step in $steps; do
     [ -d "$prefill-sm75" ] && check_bundle "$prefill-sm75" prefill_checks_sm75.log " (sm_75)"
     # Tiles only sm_90a holds (d256 Q in shared memory, 3-4 stage rings).
     [ -d "$prefill-sm90a" ] && check_bundle "$prefill-sm90a" prefill_checks_sm90a.log " (sm_90a tiles)"
+    # One-stage tiles (one K and one V slot).
+    [ -d "$prefill-s1" ] && check_bundle "$prefill-s1" prefill_checks_s1.log " (one stage)"
     ;;
   split)
     check_bundle "$prefill-split" prefill_split_checks.log " (split)"
     ;;
   sanitize)
-    for b in "$prefill" "$prefill-sm75" "$prefill-split" "$prefill-sm90a"; do
+    for b in "$prefill" "$prefill-sm75" "$prefill-split" "$prefill-sm90a" "$prefill-s1"; do
       [ -d "$b" ] || continue
       for tool in memcheck racecheck; do
         log="$out/prefill-sanitizer-$tool${b##*prefill}.log"
@@ -70,6 +73,12 @@ for step in $steps; do
     python3 bench/gpu/prefill_bench.py --bundle "$prefill" --out "$out" \
       > "$out/prefill_bench.log" 2>&1 || status=1
     tail -4 "$out/prefill_bench.log"
+    # The one-stage tiles next to the peers (their own rows).
+    if [ -d "$prefill-s1" ]; then
+      python3 bench/gpu/prefill_bench.py --bundle "$prefill-s1" --out /tmp --no-flex \
+        --only 's1$' > "$out/prefill_bench_s1.log" 2>&1 || status=1
+      grep -c '^{' "$out/prefill_bench_s1.log" | sed 's/^/one-stage rows: /'
+    fi
     ;;
   runtime)
     # The Python package over the C API: split-KV decode, split-KV prefill

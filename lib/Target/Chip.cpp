@@ -214,10 +214,11 @@ TileBudget estimate(const ChipInfo &chip, const TileChoice &tile,
   TileBudget budget;
   if (tile.q >= 16) {
     // The prefill kernel as convert-attn-to-gpu builds it: 32 rows per warp
-    // where the tile asks exactly that, else q / 16 warps; at least 2
-    // cp.async stages (1 synchronous slot without cp.async).
+    // where the tile asks exactly that, else q / 16 warps; the tile's
+    // cp.async stages (1: one K and one V slot, staggered), 1 synchronous
+    // slot without cp.async.
     int64_t warps = tile.q == 32 * tile.warps ? tile.warps : tile.q / 16;
-    int64_t stages = chip.hasCpAsync ? std::max<int64_t>(2, tile.stages) : 1;
+    int64_t stages = chip.hasCpAsync ? tile.stages : 1;
     budget.threads = 32 * warps;
     budget.sharedMemoryBytes = prefillSharedMemoryBytes(
         tile.q, tile.kv, warps, stages, headDim, bytes, tile.qShared);

@@ -143,7 +143,8 @@ struct ConvertAttnToGPUPass
         kvTile = tiles.getKv();
         prefillWarps = tiles.getWarps() * 32 == prefillRows ? tiles.getWarps()
                                                             : prefillRows / 16;
-        opStages = turing ? 1 : std::max<int64_t>(2, tiles.getStages());
+        // One stage on sm_80+: one K and one V slot, staggered.
+        opStages = turing ? 1 : tiles.getStages();
         int64_t bytes = prefillSharedMemoryBytes(
             kvTile, view.getHeadDim(), opStages,
             view.getElementType().getIntOrFloatBitWidth() / 8, prefillRows,

@@ -493,9 +493,9 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // sit between another tile's MMAs.
   int64_t pieces = KV * chunksPerRow,
           copyPasses = (pieces + threads - 1) / threads;
-  auto rawTile =
-      [&](LocBuilder &b, Value it, ArrayRef<Value> pages,
-          Value valid) -> std::function<void(LocBuilder &, int64_t)> {
+  auto rawTile = [&](LocBuilder &b, Value it, ArrayRef<Value> pages,
+                     Value valid, bool withK = true, bool withV = true)
+      -> std::function<void(LocBuilder &, int64_t)> {
     Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
     Value t32 = toI32(b, tileStart(b, it));
     Value dst = sharedPtr(
@@ -541,6 +541,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           cI64(b, poolStrides[1] * elementBytes));
       auto copies = [&](LocBuilder &b) {
         for (int64_t kind = 0; kind < 2; ++kind) {
+          if (!(kind ? withV : withK))
+            continue;
           Value src = LLVM::IntToPtrOp::create(
               b, globalPtr,
               Value(arith::AddIOp::create(b, kind ? vThreadBase : kThreadBase,
@@ -715,8 +717,13 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     noPages.push_back(cI32(b, 0));
   // One key tile: S = Q.K^T, online softmax, O += P.V. `copiesAt(b, c)`,
   // when given, emits copies of a later tile after k-step c of Q.K^T.
-  auto tileBody = [&](LocBuilder &b, Value it, ValueRange carried,
-                      function_ref<void(LocBuilder &, int64_t)> copiesAt)
+  // `afterScores(b)`, when given, runs between Q.K^T and the softmax and
+  // `pvCopiesAt(b, kk)` after k-step kk of P.V (the split K/V schedule).
+  auto tileBody =
+      [&](LocBuilder &b, Value it, ValueRange carried,
+          function_ref<void(LocBuilder &, int64_t)> copiesAt,
+          function_ref<void(LocBuilder &)> afterScores = nullptr,
+          function_ref<void(LocBuilder &, int64_t)> pvCopiesAt = nullptr)
       -> SmallVector<Value> {
     Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
     Value t0 = tileStart(b, it);
@@ -739,6 +746,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       if (copiesAt)
         copiesAt(b, c);
     }
+    if (afterScores)
+      afterScores(b);
     // val of every score: x[ri][2 nt + e] (row ri, key t0 + 8 nt + 2tig
     // + e).
     SmallVector<SmallVector<Value>> x(R);
@@ -915,20 +924,90 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
             [&](int64_t mb) { return o[mb * oTiles + nd].data(); },
             [&](int64_t mb) { return o[mb * oTiles + nd + 1].data(); });
       }
+      if (pvCopiesAt)
+        pvCopiesAt(b, kk);
     }
     for (auto &acc : o)
       next.append(acc.begin(), acc.end());
     return next;
   };
   ValueRange done;
-  if (rawCopies) {
+  auto commit = [&](LocBuilder &b) { NVVM::CpAsyncCommitGroupOp::create(b); };
+  auto pagesIf = [&](LocBuilder &b, Value it, ArrayRef<Value> otherwise) {
+    return llvm::to_vector(buildIf(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, it, numTiles),
+        [&](LocBuilder &b) { return pagesOf(b, it); },
+        [&](LocBuilder &) { return llvm::to_vector(otherwise); }));
+  };
+  // Passes [k * passes / steps, (k + 1) * passes / steps) of `pass` after
+  // step k of `steps`: copies spread among the MMAs.
+  auto spread = [&](std::function<void(LocBuilder &, int64_t)> &pass,
+                    int64_t steps) {
+    return [&pass, steps, copyPasses](LocBuilder &b, int64_t k) {
+      for (int64_t p = (k * copyPasses + steps - 1) / steps;
+           p < ((k + 1) * copyPasses + steps - 1) / steps; ++p)
+        pass(b, p);
+    };
+  };
+  if (rawCopies && S == 1) {
+    // One K slot and one V slot (FlashAttention-2's schedule, half the
+    // shared memory of two stages): tile it's V copies go out during its
+    // Q.K^T, tile it + 1's K copies during its P.V. Two barriers per tile:
+    // at the top (K landed; every warp is done with the V slot) and after
+    // Q.K^T (V landed; every warp is done with the K slot). One copy group
+    // is in flight at each wait.
+    buildIf(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, c0, numTiles),
+        [&](LocBuilder &b) {
+          auto kPass =
+              rawTile(b, c0, pagesOf(b, c0), Value(), /*withK=*/true,
+                      /*withV=*/false);
+          for (int64_t p = 0; p < copyPasses; ++p)
+            kPass(b, p);
+          return SmallVector<Value>();
+        },
+        [](LocBuilder &) { return SmallVector<Value>(); });
+    commit(b);
+    SmallVector<Value> loopInits(inits);
+    llvm::append_range(loopInits, pagesIf(b, c0, noPages));
+    size_t numState = inits.size();
+    done = buildFor(
+        b, c0, numTiles, loopInits,
+        [&](LocBuilder &b, Value it, ValueRange carried) {
+          NVVM::CpAsyncWaitGroupOp::create(b, 0);
+          gpu::BarrierOp::create(b);
+          SmallVector<Value> ids(carried.drop_front(numState));
+          Value itNext = arith::AddIOp::create(b, it, c1);
+          SmallVector<Value> nextIds = pagesIf(b, itNext, ids);
+          std::function<void(LocBuilder &, int64_t)> vPass =
+              rawTile(b, it, ids, Value(), /*withK=*/false, /*withV=*/true);
+          std::function<void(LocBuilder &, int64_t)> kPass = rawTile(
+              b, itNext, nextIds,
+              arith::CmpIOp::create(b, arith::CmpIPredicate::slt, itNext,
+                                    numTiles),
+              /*withK=*/true, /*withV=*/false);
+          auto vAt = spread(vPass, D / 16);
+          auto kAt = spread(kPass, KV / 16);
+          SmallVector<Value> state = tileBody(
+              b, it, carried.take_front(numState), vAt,
+              [&](LocBuilder &b) {
+                commit(b);
+                NVVM::CpAsyncWaitGroupOp::create(b, 0);
+                gpu::BarrierOp::create(b);
+              },
+              kAt);
+          commit(b);
+          llvm::append_range(state, nextIds);
+          return state;
+        });
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+  } else if (rawCopies) {
     // Raw copies: the wait and the barrier open each iteration, then the
     // copies of tile it + S - 1 go out between the k-steps of tile it's
     // Q.K^T (spread among the MMAs rather than one burst that fills the
     // load/store queue; the slot they refill was last read before the
     // barrier, so no second barrier closes the iteration). The page ids
     // of the tile after travel in the loop's carried values.
-    auto commit = [&](LocBuilder &b) { NVVM::CpAsyncCommitGroupOp::create(b); };
     for (int64_t st = 0; st + 1 < S; ++st) {
       Value it = cIndex(b, st);
       buildIf(
@@ -940,12 +1019,6 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           [](LocBuilder &) { return SmallVector<Value>(); });
       commit(b);
     }
-    auto pagesIf = [&](LocBuilder &b, Value it, ArrayRef<Value> otherwise) {
-      return llvm::to_vector(buildIf(
-          b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, it, numTiles),
-          [&](LocBuilder &b) { return pagesOf(b, it); },
-          [&](LocBuilder &) { return llvm::to_vector(otherwise); }));
-    };
     SmallVector<Value> loopInits(inits);
     llvm::append_range(loopInits, pagesIf(b, cIndex(b, S - 1), noPages));
     size_t numState = inits.size();
@@ -958,16 +1031,10 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           Value itIssue = arith::AddIOp::create(b, it, cIndex(b, S - 1));
           Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
                                               itIssue, numTiles);
-          auto pass = rawTile(b, itIssue, ids, valid);
-          int64_t kSteps = D / 16;
+          std::function<void(LocBuilder &, int64_t)> pass =
+              rawTile(b, itIssue, ids, valid);
           SmallVector<Value> state = tileBody(
-              b, it, carried.take_front(numState),
-              [&](LocBuilder &b, int64_t c) {
-                // Passes [c * passes / kSteps, (c + 1) * passes / kSteps).
-                for (int64_t p = (c * copyPasses + kSteps - 1) / kSteps;
-                     p < ((c + 1) * copyPasses + kSteps - 1) / kSteps; ++p)
-                  pass(b, p);
-              });
+              b, it, carried.take_front(numState), spread(pass, D / 16));
           commit(b);
           llvm::append_range(
               state, pagesIf(b, arith::AddIOp::create(b, itIssue, c1), ids));
