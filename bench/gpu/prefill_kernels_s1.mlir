@@ -1,5 +1,5 @@
 // One-stage prefill kernels (tiles' stages = 1 on sm_80+: one K and one V
-// slot, V's copies during Q.K^T and the next K's during P.V, as
+// slot, V's copies before Q.K^T and the next K's before the softmax, as
 // FlashAttention-2 schedules them) for the GPU check and benchmark
 // (scripts/gpu-bundle.sh -> build-gpu/bundle-prefill-s1, sm_80 and sm_90a).
 // *_d256_*_s1: FlashAttention-2's d256 layout on the H200 (64 rows on 4

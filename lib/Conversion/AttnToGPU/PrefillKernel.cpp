@@ -494,8 +494,9 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   int64_t pieces = KV * chunksPerRow,
           copyPasses = (pieces + threads - 1) / threads;
   auto rawTile = [&](LocBuilder &b, Value it, ArrayRef<Value> pages,
-                     Value valid, bool withK = true, bool withV = true)
-      -> std::function<void(LocBuilder &, int64_t)> {
+                     Value valid, bool withK = true,
+                     bool withV =
+                         true) -> std::function<void(LocBuilder &, int64_t)> {
     Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
     Value t32 = toI32(b, tileStart(b, it));
     Value dst = sharedPtr(
@@ -717,14 +718,12 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     noPages.push_back(cI32(b, 0));
   // One key tile: S = Q.K^T, online softmax, O += P.V. `copiesAt(b, c)`,
   // when given, emits copies of a later tile after k-step c of Q.K^T.
-  // `afterScores(b)`, when given, runs between Q.K^T and the softmax and
-  // `pvCopiesAt(b, kk)` after k-step kk of P.V (the split K/V schedule).
-  auto tileBody =
-      [&](LocBuilder &b, Value it, ValueRange carried,
-          function_ref<void(LocBuilder &, int64_t)> copiesAt,
-          function_ref<void(LocBuilder &)> afterScores = nullptr,
-          function_ref<void(LocBuilder &, int64_t)> pvCopiesAt = nullptr)
-      -> SmallVector<Value> {
+  // `afterScores(b)`, when given, runs between Q.K^T and the softmax (the
+  // one-stage schedule's second wait).
+  auto tileBody = [&](LocBuilder &b, Value it, ValueRange carried,
+                      function_ref<void(LocBuilder &, int64_t)> copiesAt,
+                      function_ref<void(LocBuilder &)> afterScores =
+                          nullptr) -> SmallVector<Value> {
     Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
     Value t0 = tileStart(b, it);
     // S = Q.K^T: n-tiles of 8 keys; ldmatrix.x4 gives the B fragments
@@ -924,8 +923,6 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
             [&](int64_t mb) { return o[mb * oTiles + nd].data(); },
             [&](int64_t mb) { return o[mb * oTiles + nd + 1].data(); });
       }
-      if (pvCopiesAt)
-        pvCopiesAt(b, kk);
     }
     for (auto &acc : o)
       next.append(acc.begin(), acc.end());
@@ -951,17 +948,16 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   };
   if (rawCopies && S == 1) {
     // One K slot and one V slot (FlashAttention-2's schedule, half the
-    // shared memory of two stages): tile it's V copies go out during its
-    // Q.K^T, tile it + 1's K copies during its P.V. Two barriers per tile:
-    // at the top (K landed; every warp is done with the V slot) and after
-    // Q.K^T (V landed; every warp is done with the K slot). One copy group
-    // is in flight at each wait.
+    // shared memory of two stages): tile it's V copies go out before its
+    // Q.K^T, tile it + 1's K copies before its softmax and P.V. Two barriers
+    // per tile: at the top (K landed; every warp is done with the V slot)
+    // and after Q.K^T (V landed; every warp is done with the K slot). One
+    // copy group is in flight at each wait.
     buildIf(
         b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, c0, numTiles),
         [&](LocBuilder &b) {
-          auto kPass =
-              rawTile(b, c0, pagesOf(b, c0), Value(), /*withK=*/true,
-                      /*withV=*/false);
+          auto kPass = rawTile(b, c0, pagesOf(b, c0), Value(), /*withK=*/true,
+                               /*withV=*/false);
           for (int64_t p = 0; p < copyPasses; ++p)
             kPass(b, p);
           return SmallVector<Value>();
@@ -979,23 +975,25 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           SmallVector<Value> ids(carried.drop_front(numState));
           Value itNext = arith::AddIOp::create(b, it, c1);
           SmallVector<Value> nextIds = pagesIf(b, itNext, ids);
-          std::function<void(LocBuilder &, int64_t)> vPass =
+          // Bursts, as soon as their slot is free: a copy spread among the
+          // MMAs would go out just before the wait that needs it.
+          auto vPass =
               rawTile(b, it, ids, Value(), /*withK=*/false, /*withV=*/true);
-          std::function<void(LocBuilder &, int64_t)> kPass = rawTile(
-              b, itNext, nextIds,
-              arith::CmpIOp::create(b, arith::CmpIPredicate::slt, itNext,
-                                    numTiles),
-              /*withK=*/true, /*withV=*/false);
-          auto vAt = spread(vPass, D / 16);
-          auto kAt = spread(kPass, KV / 16);
+          for (int64_t p = 0; p < copyPasses; ++p)
+            vPass(b, p);
+          commit(b);
+          auto kPass =
+              rawTile(b, itNext, nextIds,
+                      arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                            itNext, numTiles),
+                      /*withK=*/true, /*withV=*/false);
           SmallVector<Value> state = tileBody(
-              b, it, carried.take_front(numState), vAt,
-              [&](LocBuilder &b) {
-                commit(b);
+              b, it, carried.take_front(numState), nullptr, [&](LocBuilder &b) {
                 NVVM::CpAsyncWaitGroupOp::create(b, 0);
                 gpu::BarrierOp::create(b);
-              },
-              kAt);
+                for (int64_t p = 0; p < copyPasses; ++p)
+                  kPass(b, p);
+              });
           commit(b);
           llvm::append_range(state, nextIds);
           return state;

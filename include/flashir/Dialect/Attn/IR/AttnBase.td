@@ -155,7 +155,8 @@ def Attn_TileConfigAttr : Attn_Attr<"TileConfig", "tiles"> {
     Chosen by `attn-select-tiles` per target chip, head dim, element type and
     average query length (seed 000 sec. 5): `q` query rows (or fused
     head-group rows) per CTA in {1, 16, 32, 64, 128}, `kv` keys per tile in
-    {32, 64, 128}, `warps` per CTA, `stages` of the K/V pipeline. The loop
+    {32, 64, 128}, `warps` per CTA, `stages` of the K/V pipeline (prefill on
+    sm_80+: 1 = one K and one V buffer, staggered). The loop
     lowering visits keys tile by tile: one running-max rescale per tile. The
     tensor-core prefill kernel (`q >= 16`) gives each warp 32 rows when
     `q = 32 * warps`, else 16 (`q / 16` warps). With 32 rows per warp the Q
