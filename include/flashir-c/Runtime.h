@@ -90,12 +90,17 @@ flashirCascadeCreate(const char *prefill_bundle_dir, const char *prefill_kernel,
                      int64_t max_requests, int64_t prefix_chunks,
                      FlashIRCascade **out);
 
-/* Kernel shape and the prefix chunks in use. */
+/* Kernel shape and the capacity's prefix chunks. */
 FLASHIR_C_EXPORT int flashirCascadeShape(const FlashIRCascade *cascade,
                                          int64_t *num_qo_heads,
                                          int64_t *num_kv_heads,
                                          int64_t *head_dim, int64_t *page_size,
                                          int64_t *prefix_chunks);
+
+/* The prefix chunks of the last planned step (0 before a plan): short
+ * prefixes take fewer than the capacity's. */
+FLASHIR_C_EXPORT int flashirCascadePlannedChunks(const FlashIRCascade *cascade,
+                                                 int64_t *prefix_chunks);
 
 /* Validates and plans a step (host int32 arrays): the prefix's page ids
  * prefix_indices[num_prefix_pages] holding prefix_len tokens, and the

@@ -195,6 +195,15 @@ extern "C" int flashirCascadeShape(const FlashIRCascade *cascade,
   return FLASHIR_OK;
 }
 
+extern "C" int flashirCascadePlannedChunks(const FlashIRCascade *cascade,
+                                           int64_t *prefixChunks) {
+  lastError.clear();
+  if (!cascade || !prefixChunks)
+    return invalid("flashirCascadePlannedChunks: null handle or output");
+  *prefixChunks = cascade->runner->plannedPrefixChunks();
+  return FLASHIR_OK;
+}
+
 extern "C" int flashirCascadePlan(FlashIRCascade *cascade,
                                   const int32_t *prefixIndices,
                                   int64_t numPrefixPages, int64_t prefixLen,

@@ -50,16 +50,29 @@ std::vector<const std::vector<int32_t> *> arraysOf(const CascadeMetadata &m) {
 
 } // namespace
 
+int64_t flashir::runtime::cascadePrefixChunks(int64_t prefixLen,
+                                              int64_t minChunkKeys,
+                                              int64_t capacityChunks) {
+  int64_t keys = std::max<int64_t>(1, minChunkKeys);
+  int64_t chunks = (std::max<int64_t>(0, prefixLen) + keys - 1) / keys;
+  return std::max<int64_t>(2, std::min(chunks, capacityChunks));
+}
+
 Status flashir::runtime::buildCascadeMetadata(
     int64_t prefixLen, int64_t numPrefixPages, int64_t prefixChunks,
     const PageTableRef &suffixes, int64_t pageSize, int64_t maxRequests,
-    CascadeMetadata &out) {
+    CascadeMetadata &out, int64_t capacityChunks) {
   int64_t b = suffixes.batchSize, cp = prefixChunks, c = cp + 1,
           r = maxRequests;
+  int64_t cpMax = capacityChunks > 0 ? capacityChunks : cp, cMax = cpMax + 1;
   if (cp < 2)
     return invalid("a shared prefix needs >= 2 chunks (one would be written "
                    "to the output directly), got " +
                    std::to_string(cp));
+  if (cp > cpMax)
+    return invalid("the step's " + std::to_string(cp) +
+                   " prefix chunks exceed the capacity's " +
+                   std::to_string(cpMax));
   if (pageSize < 1 || prefixLen < 1 ||
       numPrefixPages != (prefixLen + pageSize - 1) / pageSize)
     return invalid(
@@ -72,7 +85,7 @@ Status flashir::runtime::buildCascadeMetadata(
     return invalid("the step has " + std::to_string(b) +
                    " requests; the runner takes 1.." + std::to_string(r) +
                    " (maxRequests)");
-  if (int64_t(INT32_MAX) / c < r || prefixLen > INT32_MAX)
+  if (int64_t(INT32_MAX) / cMax < r || prefixLen > INT32_MAX)
     return invalid("chunk ids or prefix positions exceed int32");
   CascadeMetadata m;
   m.prefixChunks = cp;
@@ -83,13 +96,15 @@ Status flashir::runtime::buildCascadeMetadata(
   m.prefixLast = {int32_t(prefixLen - (numPrefixPages - 1) * pageSize), 0};
   m.prefixChunkIndptr = {0, int32_t(cp), int32_t(c)};
   int64_t per = (prefixLen + cp - 1) / cp;
-  for (int64_t k = 0; k < c; ++k) {
-    bool pad = k == cp;
+  // Grid positions past the step's chunks (capacity grids) run the padding
+  // request's chunk Cp: no rows, no state.
+  for (int64_t k = 0; k < cMax; ++k) {
+    bool pad = k >= cp;
     m.prefixRequest.push_back(pad ? 1 : 0);
     m.prefixStarts.push_back(pad ? 0 : int32_t(std::min(prefixLen, k * per)));
     m.prefixEnds.push_back(pad ? 0
                                : int32_t(std::min(prefixLen, (k + 1) * per)));
-    m.prefixOrder.push_back(int32_t(k));
+    m.prefixOrder.push_back(int32_t(std::min(k, cp)));
   }
   std::vector<int64_t> lens = kvLengths(suffixes, pageSize);
   for (int64_t n : lens)
@@ -103,7 +118,7 @@ Status flashir::runtime::buildCascadeMetadata(
   }
   for (int64_t i = 0; i <= r; ++i)
     m.last.push_back(i < b ? suffixes.lastPageLen[i] : 0);
-  for (int64_t k = 0; k < c * r; ++k) {
+  for (int64_t k = 0; k < cMax * r; ++k) {
     int64_t owner = k / c;
     m.request.push_back(int32_t(owner < b ? owner : r));
     m.starts.push_back(0);
@@ -111,7 +126,7 @@ Status flashir::runtime::buildCascadeMetadata(
   }
   for (int64_t i = 0; i < b; ++i)
     m.order.push_back(int32_t(c * i + cp));
-  for (int64_t k = c * b; k < c * r; ++k)
+  for (int64_t k = c * b; k < cMax * r; ++k)
     m.order.push_back(int32_t(k));
   for (int64_t k = 0; k < c * b; ++k)
     if (k % c != cp)
@@ -243,9 +258,16 @@ Status CascadeDecodeRunner::plan(const int32_t *prefixIndices,
                      std::to_string(numPages) + ")");
   if (Status s = validatePageTable(suffixes, numPages, page); !s)
     return s;
+  // An explicit chunk count is every step's; by default short prefixes
+  // take fewer chunks (the rest of the capacity's are padding).
+  int64_t chunks =
+      config.prefixChunks > 0
+          ? prefixChunks_
+          : cascadePrefixChunks(prefixLen, config.minChunkKeys, prefixChunks_);
   CascadeMetadata m;
-  if (Status s = buildCascadeMetadata(prefixLen, numPrefixPages, prefixChunks_,
-                                      suffixes, page, config.maxRequests, m);
+  if (Status s =
+          buildCascadeMetadata(prefixLen, numPrefixPages, chunks, suffixes,
+                               page, config.maxRequests, m, prefixChunks_);
       !s)
     return s;
   CascadeLayout layout(prefixChunks_ + 1, config.maxRequests);
@@ -264,6 +286,7 @@ Status CascadeDecodeRunner::plan(const int32_t *prefixIndices,
       !s)
     return s;
   batch = m.batch;
+  plannedChunks = chunks;
   plannedPrefixPages = numPrefixPages;
   plannedSuffixPages = suffixes.indptr[suffixes.batchSize];
   return Status::ok();
@@ -356,10 +379,11 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
     return s;
   if (Status s = driver->recordEvent(join, side); !s)
     return s;
-  if (Status s = prefill->launchArgs(config.prefillKernel, prefillArgs,
-                                     unsigned(prefixChunks_),
-                                     unsigned((rows + qTokens - 1) / qTokens),
-                                     stream, unsigned(gridHeads));
+  if (Status s = prefill->launchArgs(
+          config.prefillKernel, prefillArgs,
+          unsigned(capacityGrids ? prefixChunks_ : plannedChunks),
+          unsigned((rows + qTokens - 1) / qTokens), stream,
+          unsigned(gridHeads));
       !s)
     return s;
   if (Status s = driver->waitEvent(stream, join); !s)

@@ -57,6 +57,7 @@ def _library():
     lib.flashirDecodeDestroy.restype = None
     lib.flashirCascadeCreate.argtypes = [ctypes.c_char_p] * 6 + [i64] * 2 + [ctypes.POINTER(vp)]
     lib.flashirCascadeShape.argtypes = [vp] + [ctypes.POINTER(i64)] * 5
+    lib.flashirCascadePlannedChunks.argtypes = [vp, ctypes.POINTER(i64)]
     lib.flashirCascadePlan.argtypes = [vp, i32p, i64, i64, i32p, i32p, i32p, i64, i64, vp]
     lib.flashirCascadeRun.argtypes = [vp, vp, vp, vp, i64, vp, i64, vp, i64, vp, vp, vp,
                                       ctypes.c_int]
@@ -323,8 +324,16 @@ class BatchSharedPrefixDecodeWrapper:
         _check(_library().flashirCascadePlan(self._handle, p(pre), pre.numel(), int(prefix_len),
                                              p(kvp), p(idx), p(last), batch, num_pages,
                                              ctypes.c_void_p(stream)))
-        self._planned = dict(batch=batch)
+        chunks = ctypes.c_int64()
+        _check(_library().flashirCascadePlannedChunks(self._handle, ctypes.byref(chunks)))
+        self._planned = dict(batch=batch, prefix_chunks=chunks.value)
         return self._planned
+
+    @property
+    def planned_prefix_chunks(self):
+        """The last plan's prefix chunks (short prefixes take fewer than
+        ``prefix_chunks``, the capacity's)."""
+        return self._planned["prefix_chunks"] if self._planned else 0
 
     def run(self, q, paged_kv_cache, prefix_indices, kv_indices, capacity_grids=False):
         """q [B, Hq, D]; paged_kv_cache = (k_pool, v_pool), each [num_pages,

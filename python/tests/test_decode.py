@@ -277,9 +277,12 @@ def test_shared_prefix_wrapper_matches_float64():
         s_indices = b["indices"][int(ip[1]):]
         q = b["q"][1:].contiguous()
         w.plan(prefix_pages, prefix_len, s_indptr, s_indices, b["last"][1:], b["pool_pages"])
-        # Step 0 with grids for the capacity (16 requests, 5 planned).
+        # Short prefixes take fewer chunks (>= 256 keys each, at least 2).
+        assert w.planned_prefix_chunks == min(max(2, -(-prefix_len // 256)), w.prefix_chunks)
+        # Steps 0 and 2 with grids for the capacity (16 requests, 5 and 2
+        # planned; prefix chunks past the planned run the padding chunk).
         out, lse = w.run(q, (b["k"], b["v"]), prefix_pages.cuda(), s_indices.cuda(),
-                         capacity_grids=step == 0)
+                         capacity_grids=step != 1)
         torch.cuda.synchronize()
         tokens = lambda pool, pages, n: pool[pages.long().cuda()].reshape(-1, hkv, d)[:n]
         ref_o, ref_l = [], []

@@ -52,6 +52,8 @@ int main(void) {
   expect(flashirCascadeShape(NULL, NULL, NULL, NULL, NULL, NULL) ==
              FLASHIR_INVALID_ARGUMENT,
          "flashirCascadeShape refuses a null handle");
+  expect(flashirCascadePlannedChunks(NULL, NULL) == FLASHIR_INVALID_ARGUMENT,
+         "flashirCascadePlannedChunks refuses a null handle");
   /* A real call: no GPU (CI) -> the driver is missing; a GPU -> the bundle
    * directory is. Either way a status and a message, no handle. */
   int rc =

@@ -34,9 +34,15 @@ struct Suffixes {
 /// the prefill kernel's states, the decode kernel's launched chunks and the
 /// merge kernel's reads.
 void checkContract(const CascadeMetadata &m, int64_t prefixLen,
-                   const std::vector<int64_t> &lens, int64_t maxRequests) {
+                   const std::vector<int64_t> &lens, int64_t maxRequests,
+                   int64_t capacityChunks = 0) {
   int64_t cp = m.prefixChunks, c = cp + 1, b = int64_t(lens.size()),
           r = maxRequests;
+  int64_t cMax = (capacityChunks > 0 ? capacityChunks : cp) + 1;
+  // Every array has the capacity's size (the runner copies them whole).
+  ASSERT_EQ(int64_t(m.prefixRequest.size()), cMax);
+  ASSERT_EQ(int64_t(m.prefixOrder.size()), cMax);
+  ASSERT_EQ(int64_t(m.request.size()), cMax * r);
   // Prefill side: one request of B rows; chunks tile [0, prefixLen).
   ASSERT_EQ(m.prefixQo, (std::vector<int32_t>{0, int32_t(b), int32_t(b)}));
   ASSERT_EQ(m.prefixChunkIndptr,
@@ -51,6 +57,10 @@ void checkContract(const CascadeMetadata &m, int64_t prefixLen,
   EXPECT_EQ(covered, prefixLen);
   EXPECT_EQ(m.prefixRequest[cp], 1); // the padding request's empty chunk
   EXPECT_EQ(m.prefixEnds[cp], 0);
+  // A capacity grid's positions: the step's chunks, then the padding
+  // request's (no rows) -- never a second copy of a prefix chunk.
+  for (int64_t p = 0; p < cMax; ++p)
+    EXPECT_EQ(m.prefixOrder[p], p < cp ? p : cp) << "prefix position " << p;
   // Rows the prefill kernel writes: k + C * i (its C = chunkIndptr's last).
   std::set<int64_t> prefixRows;
   for (int64_t i = 0; i < b; ++i)
@@ -58,10 +68,10 @@ void checkContract(const CascadeMetadata &m, int64_t prefixLen,
       prefixRows.insert(k + m.prefixChunkIndptr.back() * i);
   // Decode side: order is a permutation; every position a capacity grid
   // launches is a suffix chunk or a padding chunk, never a prefix row.
-  ASSERT_EQ(int64_t(m.order.size()), c * r);
+  ASSERT_EQ(int64_t(m.order.size()), cMax * r);
   std::vector<int32_t> sorted = m.order;
   std::sort(sorted.begin(), sorted.end());
-  for (int64_t k = 0; k < c * r; ++k)
+  for (int64_t k = 0; k < cMax * r; ++k)
     ASSERT_EQ(sorted[k], k);
   std::set<int64_t> suffixRows;
   for (int64_t p = 0; p < r; ++p) {
@@ -124,7 +134,22 @@ TEST(Cascade, MetadataPlacesEveryStateWhereTheMergeReadsIt) {
         << "trial " << trial;
     checkContract(mm, prefix, lens, r);
     EXPECT_EQ(mm.prefixLast[0], prefix - ((prefix + 15) / 16 - 1) * 16);
+    // The same step with fewer chunks than a larger capacity holds.
+    int64_t cap = cp + rng() % 20,
+            planned = cascadePrefixChunks(prefix, 1 + rng() % 2000, cap);
+    ASSERT_TRUE(buildCascadeMetadata(prefix, (prefix + 15) / 16, planned,
+                                     t.ref(), 16, r, mm, cap))
+        << "trial " << trial;
+    checkContract(mm, prefix, lens, r, cap);
   }
+}
+
+TEST(Cascade, ShortPrefixesTakeFewerChunks) {
+  EXPECT_EQ(cascadePrefixChunks(32768, 256, 16), 16);
+  EXPECT_EQ(cascadePrefixChunks(1024, 256, 33), 4);
+  EXPECT_EQ(cascadePrefixChunks(1025, 256, 33), 5);
+  EXPECT_EQ(cascadePrefixChunks(100, 256, 33), 2); // at least 2
+  EXPECT_EQ(cascadePrefixChunks(1024, 0, 33), 33); // minChunkKeys 0 acts as 1
 }
 
 TEST(Cascade, MetadataErrorsNameTheInput) {
@@ -139,6 +164,10 @@ TEST(Cascade, MetadataErrorsNameTheInput) {
   Status many = buildCascadeMetadata(100, 7, 4, s.ref(), 16, 1, m);
   EXPECT_NE(many.message().find("1..1 (maxRequests)"), std::string::npos)
       << many.message();
+  Status over = buildCascadeMetadata(100, 7, 5, s.ref(), 16, 4, m, 4);
+  EXPECT_NE(over.message().find("5 prefix chunks exceed the capacity's 4"),
+            std::string::npos)
+      << over.message();
   Suffixes none({});
   EXPECT_FALSE(buildCascadeMetadata(100, 7, 4, none.ref(), 16, 4, m));
   EXPECT_FALSE(buildCascadeMetadata(0, 0, 4, s.ref(), 16, 4, m));

@@ -18,7 +18,9 @@
 
 namespace flashir::runtime {
 
-/// The metadata of both kernels for one step, C = Cp + 1 chunks per request.
+/// The metadata of both kernels for one step, C = Cp + 1 chunks per request,
+/// each array padded to the runner's capacity (capacityChunks + 1 chunks:
+/// entries past the step's are the padding request's).
 struct CascadeMetadata {
   /// Prefill side: request 0 is the B query rows over the prefix, request 1
   /// pads. Chunks [0, Cp) cut the prefix; chunk Cp (request 1) is empty and
@@ -41,13 +43,20 @@ struct CascadeMetadata {
 };
 
 /// Builds the metadata of a step: a prefix of `prefixLen` tokens on
-/// `numPrefixPages` pages cut into `prefixChunks` (>= 2) chunks, and the
-/// requests' suffixes (`suffixes`, already validated; empty suffixes are
-/// allowed). Errors name the bad input.
+/// `numPrefixPages` pages cut into `prefixChunks` (2 .. capacityChunks)
+/// chunks, and the requests' suffixes (`suffixes`, already validated; empty
+/// suffixes are allowed); arrays sized for `capacityChunks` (0: prefixChunks).
+/// Errors name the bad input.
 Status buildCascadeMetadata(int64_t prefixLen, int64_t numPrefixPages,
                             int64_t prefixChunks, const PageTableRef &suffixes,
                             int64_t pageSize, int64_t maxRequests,
-                            CascadeMetadata &out);
+                            CascadeMetadata &out, int64_t capacityChunks = 0);
+
+/// Prefix chunks of a step: ceil(prefixLen / minChunkKeys), clamped to
+/// [2, capacityChunks] -- a chunk of fewer keys spends more on its CTA's
+/// start and its state than on attention.
+int64_t cascadePrefixChunks(int64_t prefixLen, int64_t minChunkKeys,
+                            int64_t capacityChunks);
 
 class CascadeDecodeRunner {
 public:
@@ -59,8 +68,10 @@ public:
     std::string prefillKernel, decodeKernel, mergeKernel;
     int64_t maxRequests = 0;
     /// Cp; <= 0: the prefill kernel's resident CTAs over its CTAs per chunk
-    /// (q tiles of maxRequests rows x heads), at least 2.
+    /// (q tiles of maxRequests rows x heads), at least 2, as the capacity,
+    /// and per step ceil(prefix tokens / minChunkKeys) chunks within it.
     int64_t prefixChunks = 0;
+    int64_t minChunkKeys = 256;
   };
   static Status create(CudaDriver &driver, DecodeLauncher &prefillBundle,
                        DecodeLauncher &decodeBundle, const Config &config,
@@ -90,7 +101,9 @@ public:
   /// `capacityGrids` as SplitDecodeRunner::run (required in a CUDA graph).
   Status run(const Buffers &buffers, void *stream, bool capacityGrids = true);
 
+  /// The capacity's prefix chunks; plannedPrefixChunks(): the last plan's.
   int64_t prefixChunks() const { return prefixChunks_; }
+  int64_t plannedPrefixChunks() const { return plannedChunks; }
   int64_t numQoHeads() const { return hq; }
   int64_t numKvHeads() const { return hkv; }
   int64_t headDim() const { return d; }
@@ -102,7 +115,7 @@ private:
   DecodeLauncher *prefill = nullptr, *decode = nullptr;
   Config config;
   int64_t hq = 0, hkv = 0, d = 0, page = 0, qTokens = 0, gridHeads = 0;
-  int64_t prefixChunks_ = 0, batch = 0;
+  int64_t prefixChunks_ = 0, plannedChunks = 0, batch = 0;
   /// Page ids the planned step reads (run() checks the arrays hold them).
   int64_t plannedPrefixPages = 0, plannedSuffixPages = 0;
   void *workspace = nullptr, *staging = nullptr;
