@@ -268,6 +268,12 @@ void DecodeKernel::loadKeyRange(LocBuilder &b, Frame &f, Value nextRequest) {
       arith::SubIOp::create(b, loadIndex(b, entry.getArgument(7), nextRequest),
                             loadIndex(b, entry.getArgument(7), f.req));
   f.direct = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunks, c1);
+  // C from the metadata, not from the chunk arrays' sizes: a runner may pass
+  // arrays padded past a step's chunks (the cascade's capacity).
+  Value indptr = entry.getArgument(7);
+  f.numChunks = loadIndex(
+      b, indptr,
+      arith::SubIOp::create(b, memref::DimOp::create(b, indptr, 0), c1));
 }
 
 SmallVector<Value> DecodeKernel::paramValues(LocBuilder &b, const Frame &f,
@@ -374,9 +380,7 @@ void DecodeKernel::storeRow(
       [&](OpBuilder &eb, Location loc) {
         LocBuilder b(loc, eb);
         Value partialRow = arith::AddIOp::create(
-            b, f.block,
-            arith::MulIOp::create(
-                b, memref::DimOp::create(b, f.entry->getArgument(8), 0), i));
+            b, f.block, arith::MulIOp::create(b, f.numChunks, i));
         store(b, f.partialO, f.partialLse, partialRow, /*narrowed=*/false);
         scf::YieldOp::create(b);
       });

@@ -141,6 +141,9 @@ private:
     /// Split-KV: the partial states, and whether this chunk is its
     /// request's only one (it then writes out / lse itself).
     Value partialO, partialLse, direct;
+    /// Split-KV: C, the chunks of the partial rows chunk + C * i
+    /// (chunk_indptr's last entry, as the merge kernel reads it).
+    Value numChunks;
     /// The request, or for split-KV the chunk (chunk_order at the CTA's
     /// grid position).
     Value block, req, kvHead;

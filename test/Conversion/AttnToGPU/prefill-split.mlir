@@ -25,14 +25,20 @@
 // CHECK: memref.load %arg9[%[[CI]]] : memref<?xi32>
 // CHECK: arith.maxsi
 // CHECK: memref.load %arg10[%[[CI]]] : memref<?xi32>
+// C, the chunks of the partial rows: chunk_indptr's last entry (the
+// arrays may be padded past it).
+// CHECK: %[[DIM:.*]] = memref.dim %arg7
+// CHECK: %[[LAST:.*]] = arith.subi %[[DIM]]
+// CHECK: %[[CV:.*]] = memref.load %arg7[%[[LAST]]] : memref<?xi32>
+// CHECK: %[[C:.*]] = arith.index_cast %[[CV]]
 // The chunk's tiles start at its first key.
 // CHECK: scf.for
 // CHECK: nvvm.mma.sync
-// Final rows (a single chunk) or partial states.
+// Final rows (a single chunk) or partial states at chunk + C * row.
 // CHECK: scf.if
 // CHECK: vector.store {{.*}} : memref<?x8x64xbf16>, vector<2xbf16>
 // CHECK: } else {
-// CHECK: %[[C:.*]] = memref.dim %arg8
+// CHECK: arith.muli %[[C]]
 // CHECK: vector.store {{.*}} : memref<?x8x64xf32>, vector<2xf32>
 // CHECK: memref.store {{.*}} : memref<?x8xf32>
 // Its merge kernel, named after it.
