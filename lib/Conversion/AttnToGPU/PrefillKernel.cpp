@@ -719,10 +719,12 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // One key tile: S = Q.K^T, online softmax, O += P.V. `copiesAt(b, c)`,
   // when given, emits copies of a later tile after k-step c of Q.K^T.
   // `afterScores(b)`, when given, runs between Q.K^T and the softmax (the
-  // one-stage schedule's second wait).
+  // one-stage schedule's second wait); `pvCopiesAt(b, kk)` after k-step kk
+  // of P.V.
   auto tileBody = [&](LocBuilder &b, Value it, ValueRange carried,
                       function_ref<void(LocBuilder &, int64_t)> copiesAt,
-                      function_ref<void(LocBuilder &)> afterScores =
+                      function_ref<void(LocBuilder &)> afterScores = nullptr,
+                      function_ref<void(LocBuilder &, int64_t)> pvCopiesAt =
                           nullptr) -> SmallVector<Value> {
     Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
     Value t0 = tileStart(b, it);
@@ -923,6 +925,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
             [&](int64_t mb) { return o[mb * oTiles + nd].data(); },
             [&](int64_t mb) { return o[mb * oTiles + nd + 1].data(); });
       }
+      if (pvCopiesAt)
+        pvCopiesAt(b, kk);
     }
     for (auto &acc : o)
       next.append(acc.begin(), acc.end());
@@ -937,15 +941,19 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         [&](LocBuilder &) { return llvm::to_vector(otherwise); }));
   };
   // Passes [k * passes / steps, (k + 1) * passes / steps) of `pass` after
-  // step k of `steps`: copies spread among the MMAs.
+  // step first + k of `steps`: copies spread among the MMAs.
   auto spread = [&](std::function<void(LocBuilder &, int64_t)> &pass,
-                    int64_t steps) {
-    return [&pass, steps, copyPasses](LocBuilder &b, int64_t k) {
-      for (int64_t p = (k * copyPasses + steps - 1) / steps;
-           p < ((k + 1) * copyPasses + steps - 1) / steps; ++p)
+                    int64_t first, int64_t steps) {
+    return [&pass, first, steps, copyPasses](LocBuilder &b, int64_t k) {
+      int64_t step = first + k;
+      for (int64_t p = (step * copyPasses + steps - 1) / steps;
+           p < ((step + 1) * copyPasses + steps - 1) / steps; ++p)
         pass(b, p);
     };
   };
+  // Head dim 256: the next tile's copies spread over Q.K^T and P.V alike
+  // (the load/store queue throttles issue there).
+  bool spreadAll = D >= 256;
   if (rawCopies && S == 1) {
     // One K slot and one V slot (FlashAttention-2's schedule, half the
     // shared memory of two stages): tile it's V copies go out before its
@@ -1031,8 +1039,13 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                                               itIssue, numTiles);
           std::function<void(LocBuilder &, int64_t)> pass =
               rawTile(b, itIssue, ids, valid);
+          int64_t steps = D / 16 + (spreadAll ? KV / 16 : 0);
+          auto qkAt = spread(pass, 0, steps),
+               pvAt = spread(pass, D / 16, steps);
           SmallVector<Value> state = tileBody(
-              b, it, carried.take_front(numState), spread(pass, D / 16));
+              b, it, carried.take_front(numState), qkAt, nullptr,
+              spreadAll ? function_ref<void(LocBuilder &, int64_t)>(pvAt)
+                        : nullptr);
           commit(b);
           llvm::append_range(
               state, pagesIf(b, arith::AddIOp::create(b, itIssue, c1), ids));
