@@ -1010,9 +1010,9 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   } else if (rawCopies) {
     // Raw copies: the wait and the barrier open each iteration, then the
     // copies of tile it + S - 1 go out between the k-steps of tile it's
-    // Q.K^T (spread among the MMAs rather than one burst that fills the
-    // load/store queue; the slot they refill was last read before the
-    // barrier, so no second barrier closes the iteration). The page ids
+    // Q.K^T (and P.V at head dim 256; spread among the MMAs rather than one
+    // burst that fills the load/store queue; the slot they refill was last
+    // read before the barrier, so no second barrier closes the iteration). The page ids
     // of the tile after travel in the loop's carried values.
     for (int64_t st = 0; st + 1 < S; ++st) {
       Value it = cIndex(b, st);
