@@ -81,8 +81,9 @@ typedef struct FlashIRCascade FlashIRCascade;
 
 /* Loads the split-KV prefill kernel `prefill_kernel` of `prefill_bundle_dir`
  * and the split-KV decode pair `decode_kernel` / `merge_kernel` of
- * `decode_bundle_dir` for `chip`. `prefix_chunks` <= 0: one wave of the
- * prefill kernel (at least 2). */
+ * `decode_bundle_dir` for `chip`. `prefix_chunks` > 0: every step's prefix
+ * chunks; <= 0: a capacity of one wave of the prefill kernel (at least 2),
+ * each step planning ceil(prefix tokens / 256) of them (at least 2). */
 FLASHIR_C_EXPORT int
 flashirCascadeCreate(const char *prefill_bundle_dir, const char *prefill_kernel,
                      const char *decode_bundle_dir, const char *decode_kernel,

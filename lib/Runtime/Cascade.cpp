@@ -53,8 +53,9 @@ std::vector<const std::vector<int32_t> *> arraysOf(const CascadeMetadata &m) {
 int64_t flashir::runtime::cascadePrefixChunks(int64_t prefixLen,
                                               int64_t minChunkKeys,
                                               int64_t capacityChunks) {
-  int64_t keys = std::max<int64_t>(1, minChunkKeys);
-  int64_t chunks = (std::max<int64_t>(0, prefixLen) + keys - 1) / keys;
+  int64_t keys = std::max<int64_t>(1, minChunkKeys),
+          len = std::max<int64_t>(0, prefixLen);
+  int64_t chunks = len / keys + (len % keys != 0);
   return std::max<int64_t>(2, std::min(chunks, capacityChunks));
 }
 
@@ -373,21 +374,22 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
     return s;
   if (Status s = driver->waitEvent(side, fork); !s)
     return s;
-  if (Status s = decode->launchArgs(config.decodeKernel, decodeArgs,
-                                    unsigned(rows), unsigned(hkv), side);
-      !s)
-    return s;
-  if (Status s = driver->recordEvent(join, side); !s)
-    return s;
-  if (Status s = prefill->launchArgs(
-          config.prefillKernel, prefillArgs,
-          unsigned(capacityGrids ? prefixChunks_ : plannedChunks),
-          unsigned((rows + qTokens - 1) / qTokens), stream,
-          unsigned(gridHeads));
-      !s)
-    return s;
-  if (Status s = driver->waitEvent(stream, join); !s)
-    return s;
+  // Once forked, the side stream is joined back even when a launch fails
+  // (an unjoined stream would break a graph capture around this call).
+  Status launched = decode->launchArgs(config.decodeKernel, decodeArgs,
+                                       unsigned(rows), unsigned(hkv), side);
+  Status joined = driver->recordEvent(join, side);
+  if (launched)
+    launched = prefill->launchArgs(
+        config.prefillKernel, prefillArgs,
+        unsigned(capacityGrids ? prefixChunks_ : plannedChunks),
+        unsigned((rows + qTokens - 1) / qTokens), stream, unsigned(gridHeads));
+  if (joined)
+    joined = driver->waitEvent(stream, join);
+  if (!launched)
+    return launched;
+  if (!joined)
+    return joined;
   // A plain launch: the merge's predecessor on `stream` is the prefix
   // kernel, but it also reads the decode kernel's states (the join).
   std::vector<DecodeLauncher::Arg> mergeArgs = {meta(8),    meta(11), partialO,

@@ -271,7 +271,9 @@ class BatchSharedPrefixDecodeWrapper:
     bundle with a non-causal variant (decode queries see the whole prefix),
     e.g. fused head groups; ``decode_kernel``: a function of a split-KV decode
     bundle with the same heads, head dim, page size and dtype.
-    ``prefix_chunks``: default one wave of the prefill kernel."""
+    ``prefix_chunks``: every step's prefix chunks; default a capacity of one
+    wave of the prefill kernel, each step planning ceil(prefix tokens / 256)
+    of them (at least 2; ``planned_prefix_chunks``)."""
 
     def __init__(self, prefill_bundle, prefill_kernel, decode_bundle, decode_kernel,
                  max_requests=64, prefix_chunks=None, chip="sm_90a"):

@@ -23,8 +23,9 @@ namespace flashir::runtime {
 /// entries past the step's are the padding request's).
 struct CascadeMetadata {
   /// Prefill side: request 0 is the B query rows over the prefix, request 1
-  /// pads. Chunks [0, Cp) cut the prefix; chunk Cp (request 1) is empty and
-  /// never launched, so row i's chunk-k state lands at partial row k + C i.
+  /// pads. Chunks [0, Cp) cut the prefix; chunk Cp (request 1) is empty (no
+  /// rows: a capacity grid's positions past Cp run it and exit), so row i's
+  /// chunk-k state lands at partial row k + C i.
   std::vector<int32_t> prefixQo, prefixKvIndptr, prefixLast;    ///< 3, 3, 2
   std::vector<int32_t> prefixChunkIndptr;                       ///< 3
   std::vector<int32_t> prefixRequest, prefixStarts, prefixEnds; ///< C
@@ -33,8 +34,8 @@ struct CascadeMetadata {
   /// [C r, C r + C) -- its Cp prefix states, then its suffix chunk C r + Cp
   /// (over the request's own keys), whose one-row state lands at partial row
   /// C r + Cp. `order` lists the suffix chunks first, then the padding
-  /// request's chunks [C B, C maxRequests), so a capacity grid of
-  /// maxRequests positions never runs a prefix chunk id.
+  /// request's chunks [C B, (capacityChunks + 1) maxRequests), so a capacity
+  /// grid of maxRequests positions never runs a prefix chunk id.
   std::vector<int32_t> qo, kvIndptr;                 ///< maxRequests + 2
   std::vector<int32_t> last;                         ///< maxRequests + 1
   std::vector<int32_t> chunkIndptr;                  ///< maxRequests + 2
