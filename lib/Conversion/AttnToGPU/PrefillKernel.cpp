@@ -961,10 +961,13 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     // per tile: at the top (K landed; every warp is done with the V slot)
     // and after Q.K^T (V landed; every warp is done with the K slot). One
     // copy group is in flight at each wait.
+    // Tile 0's page ids serve its K copies here and its V copies in the
+    // loop (carried).
+    SmallVector<Value> firstIds = pagesIf(b, c0, noPages);
     buildIf(
         b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, c0, numTiles),
         [&](LocBuilder &b) {
-          auto kPass = rawTile(b, c0, pagesOf(b, c0), Value(), /*withK=*/true,
+          auto kPass = rawTile(b, c0, firstIds, Value(), /*withK=*/true,
                                /*withV=*/false);
           for (int64_t p = 0; p < copyPasses; ++p)
             kPass(b, p);
@@ -973,7 +976,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         [](LocBuilder &) { return SmallVector<Value>(); });
     commit(b);
     SmallVector<Value> loopInits(inits);
-    llvm::append_range(loopInits, pagesIf(b, c0, noPages));
+    llvm::append_range(loopInits, firstIds);
     size_t numState = inits.size();
     done = buildFor(
         b, c0, numTiles, loopInits,
@@ -1012,8 +1015,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     // copies of tile it + S - 1 go out between the k-steps of tile it's
     // Q.K^T (and P.V at head dim 256; spread among the MMAs rather than one
     // burst that fills the load/store queue; the slot they refill was last
-    // read before the barrier, so no second barrier closes the iteration). The page ids
-    // of the tile after travel in the loop's carried values.
+    // read before the barrier, so no second barrier closes the iteration). The
+    // page ids of the tile after travel in the loop's carried values.
     for (int64_t st = 0; st + 1 < S; ++st) {
       Value it = cIndex(b, st);
       buildIf(
