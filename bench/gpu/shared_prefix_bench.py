@@ -141,7 +141,11 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
               suf["creq"], suf["cstart"], suf["cend"], suf["order"], part_o, part_lse, out, lse,
               smaps):
         args += gc.memref_args(t)
-    side = torch.cuda.Stream() if overlap else None
+    # overlap: "suffix-first" (the suffix kernel launched before the prefix
+    # kernel), "prefix-first", "suffix-first-hi" (suffix first on a
+    # high-priority stream: its CTAs are dispatched ahead of the prefix's).
+    side = (torch.cuda.Stream(priority=-1 if overlap == "suffix-first-hi" else 0)
+            if overlap else None)
     with torch.cuda.stream(side) if overlap else contextlib.nullcontext():
         suffix_call = gc.prepare_launch(sk.fn, (b, sk.hkv, 1), sk.block, args, sk.shared)
     fork, join = torch.cuda.Event(), torch.cuda.Event()
@@ -159,9 +163,12 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
             return
         fork.record()
         side.wait_event(fork)
-        suffix_call()  # on `side`, first: it starts before the prefix fills the GPU
+        if overlap == "prefix-first":
+            prefix_call()
+        suffix_call()  # on `side`
         join.record(side)
-        prefix_call()
+        if overlap != "prefix-first":
+            prefix_call()
         torch.cuda.current_stream().wait_event(join)
         merge_call()
     call.keep = (pre, suf, part_o, part_lse, out, lse, dummy_o, dummy_l, pmaps, smaps, side)
@@ -242,7 +249,7 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
         # for the runtime's cascade: how much of the suffix hides under the
         # prefix kernel).
         out_v, lse_v, call_v = cascade(sk, spk, q, kp, vp, shared, own, chunks, prefix,
-                                       [suffix] * b, overlap=True)
+                                       [suffix] * b, overlap="suffix-first")
         call_v()
         torch.cuda.synchronize()
         row["composed_overlap_rel_err"] = rel(out_v)
@@ -254,15 +261,19 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
             row["ok"] = False
         # Other prefix chunk counts (fewer CTAs than slots leave SMs to the
         # suffix kernel from the start; more make a second wave).
+        # The launch orders (`overlap`) at the default chunk count.
         if b >= 64:
-            for cn in (12, 14, 15, 18, 24):
+            variants = [(cn, "suffix-first") for cn in (12, 14, 15, 18, 24, 32)]
+            variants += [(chunks, "prefix-first"), (chunks, "suffix-first-hi"),
+                         (15, "prefix-first")]
+            for cn, mode in variants:
                 o_n, l_n, call_n = cascade(sk, spk, q, kp, vp, shared, own, cn, prefix,
-                                           [suffix] * b, overlap=True)
+                                           [suffix] * b, overlap=mode)
                 call_n()
                 torch.cuda.synchronize()
                 err = max(rel(o_n), (l_n.double() - ref_l).abs().max().item())
-                row[f"composed_overlap_c{cn}_ms"] = (gc.time_ms(call_n, reps=20)
-                                                     if err <= 1e-2 else None)
+                key = f"composed_overlap_c{cn}" + ("" if mode == "suffix-first" else f"_{mode}")
+                row[f"{key}_ms"] = gc.time_ms(call_n, reps=20) if err <= 1e-2 else None
     for label, wrapper in (runtime or {}).items():
         try:
             # The same composition through the runtime (CascadeDecodeRunner via

@@ -322,7 +322,8 @@ struct ConvertAttnToGPUPass
         mergeName.replace(mergeName.rfind(kind.str()), kind.size(), "_merge_");
         gpu::GPUFuncOp merge = generator.buildMerge(kb, mergeName);
         describe(merge, "requests x num_qo_heads",
-                 view.getHeadDim() / kVec * mergeGroups(view.getHeadDim()),
+                 view.getHeadDim() / kVec *
+                     mergeGroups(view.getHeadDim(), entry.prefillRows > 0),
                  false);
         // It waits for the split kernel itself (griddepcontrol.wait): the
         // host may launch it early.

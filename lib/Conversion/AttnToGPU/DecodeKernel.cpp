@@ -447,8 +447,12 @@ ValueRange DecodeKernel::buildStagedLoop(
       });
 }
 
-int64_t mergeGroups(int64_t headDim) {
-  return std::clamp<int64_t>(256 / (headDim / kVec), 1, 16);
+int64_t mergeGroups(int64_t headDim, bool manyRows) {
+  // Decode merges (one row per request) run one warp per (request, head):
+  // the whole grid stays resident (a 256-thread CTA of ~64 registers per
+  // thread let only a quarter of a 64 x 32 grid in at once).
+  int64_t lanes = headDim / kVec;
+  return std::clamp<int64_t>((manyRows ? 256 : 32) / lanes, 1, 16);
 }
 
 gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
@@ -457,7 +461,7 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
   LocBuilder mb(op.getLoc(), moduleBuilder);
   Type i32 = mb.getI32Type(), f32 = mb.getF32Type();
   int64_t dyn = ShapedType::kDynamic, D = s.headDim, H = s.numQoHeads;
-  int64_t lanes = D / kVec, G = mergeGroups(D);
+  int64_t lanes = D / kVec, G = mergeGroups(D, s.prefillRows > 0);
   SmallVector<Type> args = {
       MemRefType::get({dyn}, i32),             // qo_indptr
       MemRefType::get({dyn}, i32),             // chunk_indptr
@@ -508,24 +512,47 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
   Value rowsToMerge = arith::SelectOp::create(b, single, c0, numQ);
 
   // Merges row i's chunks first, first + step, ... below cEnd (partial rows
-  // chunk + numChunks * i). The loads do not depend on the running state, but
-  // each merge does: one chain per group.
+  // chunk + numChunks * i), kMergeUnroll at a time: their loads do not depend
+  // on the running state, so they are all in flight together (indices past
+  // cEnd load the last chunk again and weigh it 0), then one rescale of the
+  // running state merges them (max first: no chain of dependent exps).
+  constexpr int64_t kMergeUnroll = 8;
   auto mergeChunks = [&](LocBuilder &b, Value i, Value first, Value step) {
     Value base = arith::MulIOp::create(b, numChunks, i);
+    Value last = arith::SubIOp::create(b, cEnd, c1);
     SmallVector<Value> inits = {negInf(b), cF32(b, 0.0f),
                                 splat(b, cF32(b, 0.0f))};
     return llvm::to_vector(buildForStep(
-        b, first, cEnd, step, inits,
-        [&](LocBuilder &b, Value c, ValueRange state) {
-          Value prow = arith::AddIOp::create(b, c, base);
-          Value m = state[0], l = state[1], acc = state[2];
-          // A chunk's state: (lse, 1, normalised o); empty: lse = -inf.
-          merge(b, m, l, acc,
+        b, first, cEnd, arith::MulIOp::create(b, step, cIndex(b, kMergeUnroll)),
+        inits, [&](LocBuilder &b, Value c, ValueRange state) {
+          SmallVector<Value> lses, os;
+          Value m = state[0];
+          for (int64_t u = 0; u < kMergeUnroll; ++u) {
+            Value cu = arith::AddIOp::create(
+                b, c, arith::MulIOp::create(b, step, cIndex(b, u)));
+            Value valid =
+                arith::CmpIOp::create(b, arith::CmpIPredicate::ult, cu, cEnd);
+            Value prow = arith::AddIOp::create(
+                b, arith::SelectOp::create(b, valid, cu, last), base);
+            // A chunk's state: (lse, 1, normalised o); empty: lse = -inf.
+            lses.push_back(arith::SelectOp::create(
+                b, valid,
                 memref::LoadOp::create(b, partialLse, ValueRange{prow, head}),
-                cF32(b, 1.0f),
-                vector::LoadOp::create(
-                    b, f32Vec(b), partialO, ValueRange{prow, head, e0},
-                    /*nontemporal=*/false, llvm::MaybeAlign(16)));
+                negInf(b)));
+            os.push_back(vector::LoadOp::create(
+                b, f32Vec(b), partialO, ValueRange{prow, head, e0},
+                /*nontemporal=*/false, llvm::MaybeAlign(16)));
+            m = arith::MaxNumFOp::create(b, m, lses.back());
+          }
+          Value scale = expDiff(b, state[0], m);
+          Value l = arith::MulFOp::create(b, state[1], scale);
+          Value acc = arith::MulFOp::create(b, state[2], splat(b, scale));
+          for (int64_t u = 0; u < kMergeUnroll; ++u) {
+            Value w = expDiff(b, lses[u], m);
+            l = arith::AddFOp::create(b, l, w);
+            acc = arith::AddFOp::create(
+                b, acc, arith::MulFOp::create(b, os[u], splat(b, w)));
+          }
           return SmallVector<Value>{m, l, acc};
         }));
   };

@@ -88,9 +88,9 @@ int64_t prefillSharedMemoryBytes(int64_t kvTile, int64_t headDim,
                                  int64_t qRows, int64_t warps,
                                  bool qShared = false);
 
-/// Lane groups of the split-KV merge kernel (D / kVec lanes each; at most
-/// 256 threads).
-int64_t mergeGroups(int64_t headDim);
+/// Lane groups of the split-KV merge kernel (D / kVec lanes each): one warp
+/// for decode merges, 256 threads for those of split prefill (`manyRows`).
+int64_t mergeGroups(int64_t headDim, bool manyRows);
 
 /// Bytes of the kernel's workgroup buffer: the larger of the cp.async
 /// staging ring and the per-warp states of the final merge.

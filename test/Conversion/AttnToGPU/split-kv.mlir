@@ -42,30 +42,39 @@
 // CHECK: vector.store %{{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
 // CHECK: } else {
 // CHECK: vector.store %{{.*}} : memref<?x8x128xf32>, vector<8xf32>
-// The merge kernel: 16 groups of 16 lanes (8 columns each) share a
-// [group, D + 4] f32 state buffer.
-// CHECK: gpu.func @split_merge_0(%{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>) workgroup(%[[STATES:.*]] : memref<16x132xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
-// CHECK-SAME: args = ["qo_indptr", "chunk_indptr", "partial_o", "partial_lse", "out", "lse"], block = 256 : i64, grid = "requests x num_qo_heads"
+// The merge kernel: one warp per (request, query head), 2 groups of 16
+// lanes (8 columns each) sharing a [group, D + 4] f32 state buffer.
+// CHECK: gpu.func @split_merge_0(%{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>) workgroup(%[[STATES:.*]] : memref<2x132xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// CHECK-SAME: args = ["qo_indptr", "chunk_indptr", "partial_o", "partial_lse", "out", "lse"], block = 32 : i64, grid = "requests x num_qo_heads"
 // CHECK: %[[GROUP:.*]] = arith.divui %{{.*}}, %c16
 // Requests with one chunk have no rows to merge.
 // CHECK: %[[ONE:.*]] = arith.cmpi eq, %{{.*}}, %c1
 // CHECK: %[[ROWS:.*]] = arith.select %[[ONE]], %c0, %{{.*}} : index
-// One row: group g merges chunks g, g + 16, ...; group 0 merges the groups.
+// One row: group g merges chunks g, g + 2, ..., 8 per step: their loads
+// first (indices past the request's chunks clamped to its last one and
+// weighed by -inf), then one rescale; group 0 merges the groups.
 // CHECK: %[[ONEROW:.*]] = arith.cmpi eq, %[[ROWS]], %c1
 // CHECK: scf.if %[[ONEROW]] {
 // CHECK: %[[FIRST:.*]] = arith.addi %{{.*}}, %[[GROUP]] : index
-// CHECK: scf.for %{{.*}} = %[[FIRST]] to %{{.*}} step %c16
+// CHECK: %[[LAST:.*]] = arith.subi %[[END:.*]], %c1
+// CHECK: scf.for %[[C:.*]] = %[[FIRST]] to %[[END]] step
+// CHECK: %[[V:.*]] = arith.cmpi ult, %{{.*}}, %[[END]]
+// CHECK: arith.select %[[V]], %{{.*}}, %[[LAST]]
+// CHECK-COUNT-8: memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x8xf32>
+// CHECK-NOT: math.exp
+// CHECK: vector.load
+// CHECK: arith.maxnumf
 // CHECK: math.exp
 // CHECK: vector.store %{{.*}}, %[[STATES]][%[[GROUP]], %{{.*}}]
 // CHECK: gpu.barrier
 // CHECK: scf.if
-// CHECK-COUNT-16: arith.maxnumf
+// CHECK-COUNT-2: arith.maxnumf
 // CHECK: math.exp
 // CHECK: vector.store %{{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
 // CHECK: math.log
 // Several rows: one row per group, every chunk.
 // CHECK: } else {
-// CHECK: scf.for %{{.*}} = %[[GROUP]] to %[[ROWS]] step %c16
+// CHECK: scf.for %{{.*}} = %[[GROUP]] to %[[ROWS]] step %c2
 // CHECK: scf.for
 // CHECK: math.exp
 // CHECK: vector.store %{{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
