@@ -4,16 +4,20 @@ B requests decode one token each over a prefix of P tokens they all share
 d 128, page 16.
 
 - not composed: the decode kernel over each request's whole page list (the
-  prefix is read once per request);
+  prefix is read once per request), the fastest of the decode bundle's
+  kernel (4 warps per CTA) and those of --plain-bundles (default
+  DECODE_BUNDLE-w2: 2 warps per CTA);
 - composed, FlashIR kernels only (with the split-KV bundles): the split-KV
   prefill kernel (fused head groups) over the prefix in C chunks for all B
-  query rows, the split-KV decode kernel over each suffix, and the decode
-  merge kernel merging each request's C + 1 states, all through chunk
-  metadata (see cascade()); the same with the suffix kernel on a second
-  stream next to the prefix kernel (composed_overlap, an experiment the
-  runtime does not do yet); and the same through the runtime
-  (flashir.BatchSharedPrefixDecodeWrapper, where libflashir_c.so is built,
-  with each kernel's device time from torch.profiler);
+  query rows, the split-KV decode kernel over each suffix (default
+  DECODE_BUNDLE-split-w1: one warp per CTA, which suits 128-key suffixes),
+  and the decode merge kernel merging each request's C + 1 states, all
+  through chunk metadata (see cascade()); the same with the suffix kernel on
+  a second stream next to the prefix kernel (composed_overlap, as the
+  runtime does; other chunk counts and launch orders too); and the same
+  through the runtime (flashir.BatchSharedPrefixDecodeWrapper, where
+  libflashir_c.so is built, with each kernel's device time from
+  torch.profiler);
 - composed with a PyTorch merge: the unsplit prefill kernel with the C
   chunks as C "requests" of B rows, the decode kernel, then PyTorch ops for
   the merge of the C + 1 states (eq. 6; the earlier form);
@@ -26,7 +30,8 @@ uncomposed one.
 
     python3 bench/gpu/shared_prefix_bench.py --decode-bundle build-gpu/bundle \\
         --prefill-bundle build-gpu/bundle-prefill --out $OUT
-    (split-KV bundles: build-gpu/bundle-split, build-gpu/bundle-prefill-split)
+    (other bundles: build-gpu/bundle-split-w1, build-gpu/bundle-w2,
+    build-gpu/bundle-prefill-split; scripts/gpu-bundle.sh builds them)
 """
 
 import argparse
@@ -120,8 +125,17 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
               pre["creq"], pre["cstart"], pre["cend"], pre["order"], part_o, part_lse,
               dummy_o, dummy_l, pmaps):
         args += gc.memref_args(t)
-    prefix_call = gc.prepare_launch(spk.fn, (cp, *spk.q_tiles_and_heads([b])), spk.block, args,
-                                    spk.shared)
+    # overlap: "suffix-first" (the suffix kernel launched before the prefix
+    # kernel on a second stream), "prefix-first", "suffix-first-hi" (suffix
+    # first on a high-priority stream: its CTAs are dispatched ahead of the
+    # prefix's), "suffix-main" (the suffix on this stream, the prefix on the
+    # second: the suffix starts first, without an event wait before it).
+    side = (torch.cuda.Stream(priority=-1 if overlap == "suffix-first-hi" else 0)
+            if overlap else None)
+    on_side = lambda on: torch.cuda.stream(side) if on else contextlib.nullcontext()
+    with on_side(overlap == "suffix-main"):
+        prefix_call = gc.prepare_launch(spk.fn, (cp, *spk.q_tiles_and_heads([b])), spk.block,
+                                        args, spk.shared)
     # Suffix: request r = 1 row over its own pages; chunks [C r, C r + C).
     indptr, indices = [0], []
     for pages in own:
@@ -141,12 +155,7 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
               suf["creq"], suf["cstart"], suf["cend"], suf["order"], part_o, part_lse, out, lse,
               smaps):
         args += gc.memref_args(t)
-    # overlap: "suffix-first" (the suffix kernel launched before the prefix
-    # kernel), "prefix-first", "suffix-first-hi" (suffix first on a
-    # high-priority stream: its CTAs are dispatched ahead of the prefix's).
-    side = (torch.cuda.Stream(priority=-1 if overlap == "suffix-first-hi" else 0)
-            if overlap else None)
-    with torch.cuda.stream(side) if overlap else contextlib.nullcontext():
+    with on_side(overlap and overlap != "suffix-main"):
         suffix_call = gc.prepare_launch(sk.fn, (b, sk.hkv, 1), sk.block, args, sk.shared)
     fork, join = torch.cuda.Event(), torch.cuda.Event()
     mfn, mblock = sk.merge
@@ -163,12 +172,17 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
             return
         fork.record()
         side.wait_event(fork)
-        if overlap == "prefix-first":
-            prefix_call()
-        suffix_call()  # on `side`
-        join.record(side)
-        if overlap != "prefix-first":
-            prefix_call()
+        if overlap == "suffix-main":
+            suffix_call()
+            prefix_call()  # on `side`
+            join.record(side)
+        else:
+            if overlap == "prefix-first":
+                prefix_call()
+            suffix_call()  # on `side`
+            join.record(side)
+            if overlap != "prefix-first":
+                prefix_call()
         torch.cuda.current_stream().wait_event(join)
         merge_call()
     call.keep = (pre, suf, part_o, part_lse, out, lse, dummy_o, dummy_l, pmaps, smaps, side)
@@ -176,7 +190,8 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
     return out, lse, call
 
 
-def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None):
+def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None,
+         other_dk=()):
     hq, hkv, d = dk.hq, dk.hkv, dk.d
     prefix_pages, suffix_pages = prefix // PAGE, suffix // PAGE
     num_pages = prefix_pages + b * suffix_pages
@@ -222,6 +237,20 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
            "composed_torch_merge_rel_err": rel(out_c), "not_composed_rel_err": rel(out_full),
            "composed_torch_merge_lse_err": (lse_c.double() - ref_l).abs().max().item()}
     row["not_composed_ms"] = gc.time_ms(call_full, reps=20)
+    # The uncomposed step with other decode kernels (other warps per CTA):
+    # the ratio is taken to the fastest.
+    row["not_composed_default_ms"] = row["not_composed_ms"]
+    for label, k in other_dk:
+        full_k = batch_of(k, q, kp, vp, [1] * b, [shared + o for o in own], [PAGE] * b)
+        o_k, _, call_k = gc.run_kernel(k, full_k)  # launches read full_k's buffers
+        call_k()
+        torch.cuda.synchronize()
+        row[f"not_composed_{label}_rel_err"] = rel(o_k)
+        row[f"not_composed_{label}_ms"] = gc.time_ms(call_k, reps=20)
+        if rel(o_k) <= 1e-2:
+            row["not_composed_ms"] = min(row["not_composed_ms"], row[f"not_composed_{label}_ms"])
+        else:
+            row["ok"] = False
     row["composed_torch_merge_ms"] = gc.time_ms(composed, reps=20)
     row["prefix_part_ms"] = gc.time_ms(call_pre, reps=20)
     row["composed_ms"] = row["composed_torch_merge_ms"]
@@ -263,9 +292,8 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
         # suffix kernel from the start; more make a second wave).
         # The launch orders (`overlap`) at the default chunk count.
         if b >= 64:
-            variants = [(cn, "suffix-first") for cn in (12, 14, 15, 18, 24, 32)]
-            variants += [(chunks, "prefix-first"), (chunks, "suffix-first-hi"),
-                         (15, "prefix-first")]
+            variants = [(cn, "suffix-first") for cn in (15, 18, 32)]
+            variants += [(chunks, "prefix-first"), (chunks, "suffix-main")]
             for cn, mode in variants:
                 o_n, l_n, call_n = cascade(sk, spk, q, kp, vp, shared, own, cn, prefix,
                                            [suffix] * b, overlap=mode)
@@ -329,13 +357,24 @@ def main():
     ap.add_argument("--decode-bundle", required=True)
     ap.add_argument("--prefill-bundle", required=True)
     ap.add_argument("--split-bundle", default=None,
-                    help="split-KV decode bundle (default: DECODE_BUNDLE-split)")
+                    help="split-KV decode bundle of the suffix (default: DECODE_BUNDLE-split-w1 "
+                         "where it exists, else DECODE_BUNDLE-split)")
+    ap.add_argument("--plain-bundles", nargs="*", default=None,
+                    help="other decode bundles for the uncomposed step (default: "
+                         "DECODE_BUNDLE-w2 where it exists)")
     ap.add_argument("--prefill-split-bundle", default=None,
                     help="split-KV prefill bundle (default: PREFILL_BUNDLE-split)")
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     dk = load(args.decode_bundle, "plain_h32_p16")
-    split = args.split_bundle or args.decode_bundle + "-split"
+    split = args.split_bundle or args.decode_bundle + "-split-w1"
+    if not args.split_bundle and not os.path.exists(os.path.join(split, "manifest.json")):
+        split = args.decode_bundle + "-split"
+    plain = args.plain_bundles
+    if plain is None:
+        plain = [p for p in (args.decode_bundle + "-w2",)
+                 if os.path.exists(os.path.join(p, "manifest.json"))]
+    other_dk = [(os.path.basename(p.rstrip("/")), load(p, "plain_h32_p16")) for p in plain]
     prefill_split = args.prefill_split_bundle or args.prefill_bundle + "-split"
     sk = spk = None
     runtime = {}
@@ -361,7 +400,8 @@ def main():
     # Chunks: B64 -> 16 chunks x 2 q tiles x 8 KV heads = 256 CTAs, one wave
     # of the H200's 132 SMs x 2.
     for b, prefix, suffix, chunks in ((64, 32768, 128, 16), (16, 1024, 128, 4)):
-        row = case(dk, pk, b, prefix, suffix, chunks, gen, sk, spk, runtime.get(b))
+        row = case(dk, pk, b, prefix, suffix, chunks, gen, sk, spk, runtime.get(b), other_dk)
+        row["suffix_bundle"] = os.path.basename(split.rstrip("/"))
         rows.append(row)
         print(json.dumps(row))
     gc.write_rows(args.out, "shared_prefix.json", rows)
