@@ -92,7 +92,13 @@ def main():
               ("4x4096", True, 128, "causal_d128_g4_p16_bf16_s1", False),
               # attn-select-tiles' sm_90a d256 tile (build-gpu/bundle-prefill-sm90a).
               ("4x4096", False, 256, "plain_d256_g4_p16_bf16_sm90", False),
-              ("4x4096", True, 256, "causal_d256_g4_p16_bf16_sm90", False)]
+              ("4x4096", True, 256, "causal_d256_g4_p16_bf16_sm90", False),
+              # d256 over contiguous KV (one 4096-key page per request), the
+              # sm_80 and the sm_90a tile.
+              ("4x4096", False, 256, "plain_d256_g4_p4096_bf16", False),
+              ("4x4096", True, 256, "causal_d256_g4_p4096_bf16", False),
+              ("4x4096", False, 256, "plain_d256_g4_p4096_bf16_sm90", False),
+              ("4x4096", True, 256, "causal_d256_g4_p4096_bf16_sm90", False)]
     if args.only:
         cases = [c for c in cases if re.search(args.only, c[3])]
     for shape, causal, d, func, with_flex in cases:

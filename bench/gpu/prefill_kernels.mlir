@@ -14,7 +14,8 @@
 // the same 128 rows on 8 warps with Q in shared memory and 32-key tiles
 // (FlashAttention-2's d 256 layout has 64-key tiles, whose 203 KB exceed
 // sm_80's shared memory) and plain_d256_g4_p16_bf16_qsmem64 64 rows on 4
-// warps with Q in shared memory (A/B rows).
+// warps with Q in shared memory (A/B rows). *_p4096_* hold a request's 4096
+// keys in one page: the contiguous-KV figures next to the paged ones.
 
 func.func @causal_d128_g4_p16_bf16(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
     %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
@@ -221,6 +222,28 @@ func.func @plain_d256_g4_p16_bf16_qsmem64(%k: tensor<?x16x8x256xbf16>, %v: tenso
   %q = attn.ragged_q %queries, %qo : tensor<?x32x256xbf16> -> !attn.ragged_q<heads = 32, head_dim = 256, bf16>
   %o, %l = attn.attention @plain(%q, %kv)
       {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2, q_shared = true>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 256, bf16>
+      -> tensor<?x32x256xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x256xbf16>, tensor<?x32xf32>
+}
+
+func.func @plain_d256_g4_p4096_bf16(%k: tensor<?x4096x8x256xbf16>, %v: tensor<?x4096x8x256xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x256xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x256xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x4096x8x256xbf16>, tensor<?x4096x8x256xbf16> -> !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 256, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x256xbf16> -> !attn.ragged_q<heads = 32, head_dim = 256, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 256, bf16>
+      -> tensor<?x32x256xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x256xbf16>, tensor<?x32xf32>
+}
+
+func.func @causal_d256_g4_p4096_bf16(%k: tensor<?x4096x8x256xbf16>, %v: tensor<?x4096x8x256xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x256xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x256xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x4096x8x256xbf16>, tensor<?x4096x8x256xbf16> -> !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 256, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x256xbf16> -> !attn.ragged_q<heads = 32, head_dim = 256, bf16>
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 256, bf16>
       -> tensor<?x32x256xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x256xbf16>, tensor<?x32xf32>
 }
