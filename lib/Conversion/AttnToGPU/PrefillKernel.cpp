@@ -469,6 +469,13 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // load's latency hides behind a tile's math), and a piece takes its page
   // id by a shuffle instead of a dependent global load.
   bool warpPages = rawCopies && (KV - 1) / P + 2 <= 32;
+  // Tiles aligned to pages (not split: tiles start at multiples of KV) whose
+  // copy passes each stay in one page -- the tile inside one page, or whole
+  // pages per tile and a whole number of passes (rowsPerPass rows each) per
+  // page: a thread's rows of one page lie at fixed strides from its first.
+  int64_t rowsPerPass = threads / std::max<int64_t>(chunksPerRow, 1);
+  bool pagedPasses = rawCopies && warpPages && !s.chunked &&
+                     (P % KV == 0 || (KV % P == 0 && P % rowsPerPass == 0));
   Value lane32 = toI32(b, lane);
   auto pagesOf = [&](LocBuilder &b, Value it) -> SmallVector<Value> {
     if (!warpPages)
@@ -511,49 +518,86 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     Value last32 = toI32(b, lastKey), pageBegin32 = toI32(b, f.pageBegin);
     Value firstPage = arith::DivUIOp::create(b, t32, cI32(b, P));
     Value size =
-        valid ? arith::SelectOp::create(b, valid, cI32(b, 16), cI32(b, 0))
-                    .getResult()
-              : Value();
+        valid && !pagedPasses
+            ? arith::SelectOp::create(b, valid, cI32(b, 16), cI32(b, 0))
+                  .getResult()
+            : Value();
     Value page0 = warpPages ? pages[0] : Value();
+    // With pagedPasses, page g of the tile is lane g's id (one shuffle per
+    // page) and a pass's sources are the page's base for the thread plus a
+    // constant (an immediate address offset), the base computed by the
+    // page's first pass. Keys past the end read nothing (src-size 0: zero
+    // fill) instead of repeating the last key; their addresses still lie in
+    // the tile's last page (or the request's, for pages past it).
+    auto pageBases =
+        std::make_shared<SmallVector<Value>>(P >= KV ? 1 : KV / P, Value());
     return [=](LocBuilder &b, int64_t pass) {
       auto globalPtr = LLVM::LLVMPointerType::get(ctx, /*global=*/1);
       int64_t p0 = pass * threads, keyOffset = p0 / chunksPerRow;
-      Value j = arith::MinSIOp::create(
-          b, arith::AddIOp::create(b, firstKey, cI32(b, keyOffset)), last32);
-      Value pageOfKey = arith::DivUIOp::create(b, j, cI32(b, P));
-      // Every lane shuffles (outside the guard of a partial pass).
-      Value page =
-          warpPages
-              ? gpu::ShuffleOp::create(
-                    b, page0, arith::SubIOp::create(b, pageOfKey, firstPage),
-                    cI32(b, 32), gpu::ShuffleMode::IDX)
-                    .getShuffleResult()
-              : memref::LoadOp::create(
-                    b, f.indices,
-                    ValueRange{arith::IndexCastUIOp::create(
-                        b, b.getIndexType(),
-                        arith::AddIOp::create(b, pageBegin32, pageOfKey))})
-                    .getResult();
-      Value row =
-          arith::AddIOp::create(b, arith::MulIOp::create(b, page, cI32(b, P)),
-                                arith::RemUIOp::create(b, j, cI32(b, P)));
-      Value offset = arith::MulIOp::create(
-          b, arith::ExtUIOp::create(b, b.getI64Type(), row),
-          cI64(b, poolStrides[1] * elementBytes));
+      // The pass's K and V sources: base + offset (every lane computes the
+      // offset, outside the guard of a partial pass: the shuffle needs all
+      // lanes).
+      Value kBase = kThreadBase, vBase = vThreadBase, offset, bytes = size;
+      if (pagedPasses) {
+        int64_t pg = P >= KV ? 0 : keyOffset / P;
+        Value &pageBase = (*pageBases)[pg];
+        if (!pageBase) {
+          Value page =
+              gpu::ShuffleOp::create(b, page0, cI32(b, pg), cI32(b, 32),
+                                     gpu::ShuffleMode::IDX)
+                  .getShuffleResult();
+          Value row = arith::AddIOp::create(
+              b, arith::MulIOp::create(b, page, cI32(b, P)),
+              arith::RemUIOp::create(b, firstKey, cI32(b, P)));
+          pageBase = arith::MulIOp::create(
+              b, arith::ExtUIOp::create(b, b.getI64Type(), row),
+              cI64(b, poolStrides[1] * elementBytes));
+        }
+        Value inRange = arith::CmpIOp::create(
+            b, arith::CmpIPredicate::sle,
+            arith::AddIOp::create(b, firstKey, cI32(b, keyOffset)), last32);
+        if (valid)
+          inRange = arith::AndIOp::create(b, inRange, valid);
+        bytes = arith::SelectOp::create(b, inRange, cI32(b, 16), cI32(b, 0));
+        kBase = arith::AddIOp::create(b, kThreadBase, pageBase);
+        vBase = arith::AddIOp::create(b, vThreadBase, pageBase);
+        offset = cI64(b, (keyOffset - pg * P) * poolStrides[1] * elementBytes);
+      } else {
+        Value j = arith::MinSIOp::create(
+            b, arith::AddIOp::create(b, firstKey, cI32(b, keyOffset)), last32);
+        Value pageOfKey = arith::DivUIOp::create(b, j, cI32(b, P));
+        Value page =
+            warpPages
+                ? gpu::ShuffleOp::create(
+                      b, page0, arith::SubIOp::create(b, pageOfKey, firstPage),
+                      cI32(b, 32), gpu::ShuffleMode::IDX)
+                      .getShuffleResult()
+                : memref::LoadOp::create(
+                      b, f.indices,
+                      ValueRange{arith::IndexCastUIOp::create(
+                          b, b.getIndexType(),
+                          arith::AddIOp::create(b, pageBegin32, pageOfKey))})
+                      .getResult();
+        Value row =
+            arith::AddIOp::create(b, arith::MulIOp::create(b, page, cI32(b, P)),
+                                  arith::RemUIOp::create(b, j, cI32(b, P)));
+        offset = arith::MulIOp::create(
+            b, arith::ExtUIOp::create(b, b.getI64Type(), row),
+            cI64(b, poolStrides[1] * elementBytes));
+      }
       auto copies = [&](LocBuilder &b) {
         for (int64_t kind = 0; kind < 2; ++kind) {
           if (!(kind ? withV : withK))
             continue;
           Value src = LLVM::IntToPtrOp::create(
               b, globalPtr,
-              Value(arith::AddIOp::create(b, kind ? vThreadBase : kThreadBase,
-                                          offset)));
+              Value(arith::AddIOp::create(b, kind ? vBase : kBase, offset)));
           int64_t dstOffset =
               (kind * KV + keyOffset) * rowStride * elementBytes;
           Value d = LLVM::GEPOp::create(b, dst.getType(), b.getI8Type(), dst,
                                         ArrayRef<LLVM::GEPArg>{dstOffset});
           NVVM::CpAsyncOp::create(b, d, src, 16u,
-                                  NVVM::LoadCacheModifierKind::CG, size);
+                                  NVVM::LoadCacheModifierKind::CG, bytes);
         }
       };
       if (p0 + threads <= pieces) {

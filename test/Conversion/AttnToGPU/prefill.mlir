@@ -24,37 +24,46 @@
 // CHECK: %[[VISIBLE:.*]] = arith.maxsi
 // CHECK: arith.minsi %[[VISIBLE]]
 // K/V copies: each thread's global base (pool + KV head + its 16-byte
-// column) is loop invariant; a piece costs 32-bit key arithmetic, a shuffle
-// of its page id and one wide multiply (row = page * 16 + key % 16, 512-byte
-// rows). Lane L holds the id of the tile's L-th page, loaded a tile ahead
-// and carried by the loop.
+// column) is loop invariant. Tiles start at page boundaries and a copy pass
+// (128 pieces: 8 rows) stays in one page, so per page one shuffle of its id
+// (lane g holds the id of the tile's g-th page, loaded a tile ahead and
+// carried by the loop) and one wide multiply (row = page * 16 + key % 16,
+// 512-byte rows); the page's second pass adds a constant (8 rows, 4096
+// bytes). Each copy has a source size: zero bytes past the last key.
 // CHECK: memref.extract_aligned_pointer_as_index %arg2 : memref<?x16x2x128xbf16>
 // CHECK: memref.extract_aligned_pointer_as_index %arg3 : memref<?x16x2x128xbf16>
-// CHECK: %[[KEY:.*]] = arith.minsi %{{.*}}, %{{.*}} : i32
-// CHECK: %[[KPAGE:.*]] = arith.divui %[[KEY]], %c16_i32
-// CHECK: %[[LANE:.*]] = arith.subi %[[KPAGE]], %{{.*}} : i32
-// CHECK: %[[PAGE:.*]], %{{.*}} = gpu.shuffle  idx %{{.*}}, %[[LANE]], %c32_i32
+// CHECK: %[[PAGE:.*]], %{{.*}} = gpu.shuffle  idx %{{.*}}, %c0_i32{{.*}}, %c32_i32
 // CHECK: %[[SCALED:.*]] = arith.muli %[[PAGE]], %c16_i32
-// CHECK: %[[IN:.*]] = arith.remui %[[KEY]], %c16_i32
+// CHECK: %[[IN:.*]] = arith.remui %{{.*}}, %c16_i32
 // CHECK: %[[ROW:.*]] = arith.addi %[[SCALED]], %[[IN]] : i32
 // CHECK: %[[WIDE:.*]] = arith.extui %[[ROW]] : i32 to i64
-// CHECK: arith.muli %[[WIDE]], %c512_i64
-// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache =  cg : !llvm.ptr<3>, !llvm.ptr<1>
-// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache =  cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: %[[BASE:.*]] = arith.muli %[[WIDE]], %c512_i64
+// CHECK: %[[FIRST:.*]] = arith.cmpi sle
+// CHECK: %[[BYTES:.*]] = arith.select %[[FIRST]], %c16_i32{{.*}}, %c0_i32
+// CHECK: arith.addi %{{.*}}, %[[BASE]] : i64
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache =  cg, %[[BYTES]]
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache =  cg, %[[BYTES]]
+// CHECK-NOT: gpu.shuffle
+// CHECK: %[[C4096:.*]] = arith.constant 4096 : i64
+// CHECK: arith.addi %{{.*}}, %[[C4096]] : i64
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: gpu.shuffle  idx %{{.*}}, %c1_i32
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: %[[NEXT:.*]] = scf.if
 // CHECK: arith.minui
 // CHECK: memref.load %arg5
 // CHECK: scf.for {{.*}} %[[IDS:.*]] = %[[NEXT]]) -> ({{.*}}, i32)
 // The wait and the barrier open an iteration (none closes it); the next
-// tile's copies (zero bytes past the last tile) follow the k-steps of this
-// tile's Q.K^T, one pass of 128 pieces each.
+// tile's copies (zero bytes past the last key or tile) follow the k-steps
+// of this tile's Q.K^T, one pass of 128 pieces each.
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: gpu.barrier
-// CHECK: %[[SIZE:.*]] = arith.select %{{.*}}, %c16_i32{{.*}}, %c0_i32
 // S = Q.K^T: K's B fragments by ldmatrix (8 n-tiles of 8 keys, 8 k-steps).
 // CHECK-COUNT-4: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
-// CHECK: gpu.shuffle  idx %[[IDS]]
+// CHECK: gpu.shuffle  idx %[[IDS]], %c0_i32
+// CHECK: %[[INRANGE:.*]] = arith.cmpi sle
+// CHECK: %[[VALID:.*]] = arith.andi %[[INRANGE]]
+// CHECK: %[[SIZE:.*]] = arith.select %[[VALID]], %c16_i32{{.*}}, %c0_i32
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache =  cg, %[[SIZE]]
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache =  cg, %[[SIZE]]
 // CHECK-COUNT-28: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
