@@ -396,19 +396,6 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     kLoopEnd = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, visible, c0),
                                       f.kEnd);
   }
-  // Tiles of KV keys from kBegin (split-KV: the chunk's first key).
-  Value span = s.chunked
-                   ? arith::MaxSIOp::create(
-                         b, arith::SubIOp::create(b, kLoopEnd, f.kBegin), c0)
-                   : kLoopEnd;
-  Value numTiles = arith::DivUIOp::create(
-      b, arith::AddIOp::create(b, span, cIndex(b, KV - 1)), cIndex(b, KV));
-  Value lastKey = arith::SubIOp::create(b, f.kEnd, c1);
-  // Tile `it`'s first key.
-  auto tileStart = [&](LocBuilder &b, Value it) -> Value {
-    return arith::AddIOp::create(b, f.kBegin,
-                                 arith::MulIOp::create(b, it, cIndex(b, KV)));
-  };
   // Raw cp.async sources (sm_80+, pools with contiguous pages): each thread
   // keeps one 16-byte column of its keys, so its global base (pool + head +
   // column) and shared offset are loop invariant; a piece then costs the
@@ -423,6 +410,40 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       poolOffset == 0 && poolStrides.size() == 4 &&
       poolStrides[0] == P * poolStrides[1] && poolStrides[3] == 1 &&
       cast<MemRefType>(f.vPool.getType()) == kPoolType;
+  // With at most 32 pages under a tile, lane L of every warp holds the id of
+  // the tile's L-th page, loaded one tile ahead by the staged loop (the
+  // load's latency hides behind a tile's math), and a piece takes its page
+  // id by a shuffle instead of a dependent global load.
+  bool warpPages = rawCopies && (KV - 1) / P + 2 <= 32;
+  // Tiles aligned to pages whose copy passes each stay in one page -- the
+  // tile inside one page, or whole pages per tile and a whole number of
+  // passes (rowsPerPass rows each) per page: a thread's rows of one page lie
+  // at fixed strides from its first.
+  int64_t rowsPerPass = threads / std::max<int64_t>(chunksPerRow, 1);
+  bool pagedPasses = rawCopies && warpPages &&
+                     (P % KV == 0 || (KV % P == 0 && P % rowsPerPass == 0));
+  // Tiles of KV keys from kBegin (0 unless split-KV). A split chunk's tiles
+  // start at its first key rounded down to a page (or, inside a page, tile)
+  // boundary where that keeps passes in one page; keys before the chunk are
+  // masked like those past its end.
+  bool alignedChunks = s.chunked && pagedPasses;
+  Value kTileBegin = f.kBegin;
+  if (alignedChunks)
+    kTileBegin = arith::SubIOp::create(
+        b, f.kBegin,
+        arith::RemUIOp::create(b, f.kBegin, cIndex(b, std::min(KV, P))));
+  Value span = s.chunked
+                   ? arith::MaxSIOp::create(
+                         b, arith::SubIOp::create(b, kLoopEnd, kTileBegin), c0)
+                   : kLoopEnd;
+  Value numTiles = arith::DivUIOp::create(
+      b, arith::AddIOp::create(b, span, cIndex(b, KV - 1)), cIndex(b, KV));
+  Value lastKey = arith::SubIOp::create(b, f.kEnd, c1);
+  // Tile `it`'s first key.
+  auto tileStart = [&](LocBuilder &b, Value it) -> Value {
+    return arith::AddIOp::create(b, kTileBegin,
+                                 arith::MulIOp::create(b, it, cIndex(b, KV)));
+  };
   Value kThreadBase, vThreadBase, copyDst;
   auto cI64 = [&](LocBuilder &b, int64_t v) -> Value {
     return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
@@ -464,18 +485,6 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                    b, arith::MulIOp::create(b, key, cIndex(b, rowStride)), col),
                cIndex(b, elementBytes)));
   }
-  // With at most 32 pages under a tile, lane L of every warp holds the id of
-  // the tile's L-th page, loaded one tile ahead by the staged loop (the
-  // load's latency hides behind a tile's math), and a piece takes its page
-  // id by a shuffle instead of a dependent global load.
-  bool warpPages = rawCopies && (KV - 1) / P + 2 <= 32;
-  // Tiles aligned to pages (not split: tiles start at multiples of KV) whose
-  // copy passes each stay in one page -- the tile inside one page, or whole
-  // pages per tile and a whole number of passes (rowsPerPass rows each) per
-  // page: a thread's rows of one page lie at fixed strides from its first.
-  int64_t rowsPerPass = threads / std::max<int64_t>(chunksPerRow, 1);
-  bool pagedPasses = rawCopies && warpPages && !s.chunked &&
-                     (P % KV == 0 || (KV % P == 0 && P % rowsPerPass == 0));
   Value lane32 = toI32(b, lane);
   auto pagesOf = [&](LocBuilder &b, Value it) -> SmallVector<Value> {
     if (!warpPages)
@@ -826,6 +835,11 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                 b, t0, arith::AddIOp::create(b, tig2, cIndex(b, 8 * nt + e)));
             Value keep =
                 arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, f.kEnd);
+            if (alignedChunks)
+              keep = arith::AndIOp::create(
+                  b, keep,
+                  arith::CmpIOp::create(b, arith::CmpIPredicate::sge, j,
+                                        f.kBegin));
             if (hasMask) {
               SmallVector<Value> hookArgs = {qpos[ri], j, headOf[ri]};
               hookArgs.append(paramsOf[ri]);
@@ -844,6 +858,10 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       Value tEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
       Value full =
           arith::CmpIOp::create(b, arith::CmpIPredicate::ule, tEnd, f.kEnd);
+      if (alignedChunks)
+        full = arith::AndIOp::create(
+            b, full,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::uge, t0, f.kBegin));
       if (causalOnly)
         full = arith::AndIOp::create(
             b, full,

@@ -31,8 +31,16 @@
 // CHECK: %[[LAST:.*]] = arith.subi %[[DIM]]
 // CHECK: %[[CV:.*]] = memref.load %arg7[%[[LAST]]] : memref<?xi32>
 // CHECK: %[[C:.*]] = arith.index_cast %[[CV]]
-// The chunk's tiles start at its first key.
+// The chunk's tiles start at its first key rounded down to a page (16
+// keys: a copy pass of 16 rows then stays in one page); keys before it are
+// masked like those past its end, and a tile is mask-free only if it
+// starts at or after it.
+// CHECK: %[[OFF:.*]] = arith.remui %[[BEGIN:.*]], %c16
+// CHECK: %[[TILES:.*]] = arith.subi %[[BEGIN]], %[[OFF]]
+// CHECK: arith.subi %{{.*}}, %[[TILES]]
 // CHECK: scf.for
+// CHECK: arith.cmpi uge, %{{.*}}, %[[BEGIN]] : index
+// CHECK: arith.cmpi sge, %{{.*}}, %[[BEGIN]] : index
 // CHECK: nvvm.mma.sync
 // Final rows (a single chunk) or partial states at chunk + C * row.
 // CHECK: scf.if
