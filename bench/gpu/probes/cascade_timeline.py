@@ -1,8 +1,11 @@
 """Where a shared-prefix step's time goes, kernel by kernel (issue 7 probe):
-B64, prefix 32768, suffix 128 (shared_prefix_bench.py's case), the bench's
-side-stream composition and the runtime's, each run 8 times back to back
-behind a GPU sleep under torch.profiler; prints every kernel's start and end
-relative to the step's first kernel and the idle time between steps.
+B64, prefix 32768, suffix 128 (shared_prefix_bench.py's case) with the
+suffix on DECODE_BUNDLE-split (4 warps per CTA) or --suffix-bundles, prefix
+kernels of --prefix-bundles, uncomposed decode kernels of --plain-bundles,
+in three launch orders and through the runtime; the compositions run 8
+times back to back behind a GPU sleep under torch.profiler; prints every
+kernel's start and end relative to the step's first kernel and the idle time
+between steps.
 
     python3 bench/gpu/probes/cascade_timeline.py --decode-bundle build-gpu/bundle \\
         --prefill-bundle build-gpu/bundle-prefill --out $OUT
@@ -32,7 +35,8 @@ def timeline(fn, steps, out_path):
         torch.cuda.synchronize()
     prof.export_chrome_trace(out_path)
     events = [e for e in json.load(open(out_path))["traceEvents"]
-              if e.get("ph") == "X" and e.get("cat") == "kernel" and "sleep" not in e["name"]]
+              if e.get("ph") == "X" and e.get("cat") == "kernel"
+              and "sleep" not in e["name"] and "spin" not in e["name"]]  # torch.cuda._sleep
     events.sort(key=lambda e: e["ts"])
     return [(e["name"][:40], e["ts"], e["ts"] + e["dur"]) for e in events]
 
@@ -93,9 +97,12 @@ def main():
                 base = o.double()
             err = ((o.double() - base).norm() / base.norm()).item()
             name = f"{label}_{mode or 'sequential'}"
+            # The suffix kernel alone where it runs on this stream (time_ms
+            # records its events here).
+            alone = ("" if mode == "suffix-first" else
+                     f" suffix alone ms {gc.time_ms(c.suffix, reps=20):.4f}")
             print(name, "rel diff to default", f"{err:.2e}", "ms",
-                  round(gc.time_ms(c, reps=20), 4), "suffix alone ms",
-                  round(gc.time_ms(c.suffix, reps=20), 4))
+                  round(gc.time_ms(c, reps=20), 4), alone)
             if label == "default" or mode == "suffix-first":
                 calls[name] = c
     sk1 = spb.load(args.suffix_bundles[0], "plain_h32_p16") if args.suffix_bundles else sk

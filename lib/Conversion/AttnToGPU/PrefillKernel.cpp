@@ -627,7 +627,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   };
   // Copies of tile `it` into slot it % S: pieces (key, 16-byte chunk) of K
   // and V, thread t taking t, t + threads, ...; keys past the end copy the
-  // last key (valid memory; masked).
+  // last key (valid memory; masked), or zeros on the per-page path.
   auto issue = [&](LocBuilder &b, Value it, ArrayRef<Value> pages) {
     if (rawCopies) {
       auto pass = rawTile(b, it, pages, Value());
