@@ -524,8 +524,13 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     Value firstKey = arith::AddIOp::create(
         b, t32,
         toI32(b, arith::DivUIOp::create(b, tid, cIndex(b, chunksPerRow))));
-    Value last32 = toI32(b, lastKey), pageBegin32 = toI32(b, f.pageBegin);
-    Value firstPage = arith::DivUIOp::create(b, t32, cI32(b, P));
+    Value last32 = toI32(b, lastKey);
+    // The per-piece path's page lookups (the per-page path needs neither).
+    Value pageBegin32, firstPage;
+    if (!pagedPasses) {
+      pageBegin32 = toI32(b, f.pageBegin);
+      firstPage = arith::DivUIOp::create(b, t32, cI32(b, P));
+    }
     Value size =
         valid && !pagedPasses
             ? arith::SelectOp::create(b, valid, cI32(b, 16), cI32(b, 0))
