@@ -190,25 +190,34 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
     return out, lse, call
 
 
-def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None,
-         other_dk=()):
-    hq, hkv, d = dk.hq, dk.hkv, dk.d
+def inputs(k, b, prefix, suffix, gen):
+    """A step's data for decode kernel k's shape: the K/V pools (the prefix's
+    pages first, then each request's suffix pages), the queries, the shared
+    page ids and each request's own; returns (kp, vp, q, shared, own,
+    num_pages)."""
     prefix_pages, suffix_pages = prefix // PAGE, suffix // PAGE
     num_pages = prefix_pages + b * suffix_pages
-    shape = (num_pages, PAGE, hkv, d)
+    shape = (num_pages, PAGE, k.hkv, k.d)
     kp = torch.randn(shape, generator=gen).to("cuda", torch.bfloat16)
     vp = torch.randn(shape, generator=gen).to("cuda", torch.bfloat16)
-    q = torch.randn(b, hq, d, generator=gen).to("cuda", torch.bfloat16)
+    q = torch.randn(b, k.hq, k.d, generator=gen).to("cuda", torch.bfloat16)
     shared = list(range(prefix_pages))
     own = [list(range(prefix_pages + r * suffix_pages, prefix_pages + (r + 1) * suffix_pages))
            for r in range(b)]
+    return kp, vp, q, shared, own, num_pages
+
+
+def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None,
+         other_dk=()):
+    hq, d = dk.hq, dk.d
+    kp, vp, q, shared, own, num_pages = inputs(dk, b, prefix, suffix, gen)
     # Not composed: one decode over prefix + suffix per request.
     full = batch_of(dk, q, kp, vp, [1] * b, [shared + o for o in own], [PAGE] * b)
     out_full, lse_full, call_full = gc.run_kernel(dk, full)
     call_full()
     # Composed: the prefix in `chunks` pieces, each all B rows (prefill
     # kernel); the suffixes (decode kernel); the merge.
-    per = prefix_pages // chunks
+    per = len(shared) // chunks
     q_rep = q.repeat(chunks, 1, 1)
     pre = batch_of(pk, q_rep, kp, vp, [b] * chunks,
                    [shared[c * per:(c + 1) * per] for c in range(chunks)], [PAGE] * chunks)

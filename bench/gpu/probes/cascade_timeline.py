@@ -61,15 +61,8 @@ def main():
     import flashir
     b, prefix, suffix, chunks = 64, 32768, 128, 16
     gen = torch.Generator().manual_seed(5)
-    hq, hkv, d, page = dk.hq, dk.hkv, dk.d, spb.PAGE
-    prefix_pages, suffix_pages = prefix // page, suffix // page
-    num_pages = prefix_pages + b * suffix_pages
-    kp = torch.randn((num_pages, page, hkv, d), generator=gen).to("cuda", torch.bfloat16)
-    vp = torch.randn((num_pages, page, hkv, d), generator=gen).to("cuda", torch.bfloat16)
-    q = torch.randn(b, hq, d, generator=gen).to("cuda", torch.bfloat16)
-    shared = list(range(prefix_pages))
-    own = [list(range(prefix_pages + r * suffix_pages, prefix_pages + (r + 1) * suffix_pages))
-           for r in range(b)]
+    page, suffix_pages = spb.PAGE, suffix // spb.PAGE
+    kp, vp, q, shared, own, num_pages = spb.inputs(dk, b, prefix, suffix, gen)
     # The uncomposed step (each request's decode over prefix + suffix) with
     # the default and other decode kernels.
     full_ref = None
