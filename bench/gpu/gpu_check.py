@@ -272,7 +272,8 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
     chunks = [i32(cindptr), i32(creq), i32(cstart), i32(cend), i32(order)]
     rows = max(1, num_chunks * max(batch["qo_lens"]))
     # Garbage in the workspace: every row the merge reads must be written.
-    part_o = torch.full((rows, k.hq, k.d), float("nan"), device="cuda")
+    # Partial O is in the element type, lse in f32.
+    part_o = torch.full((rows, k.hq, k.d), float("nan"), dtype=k.dtype, device="cuda")
     part_lse = torch.full((rows, k.hq), float("nan"), device="cuda")
     args += memref_args(chunks[0]) + memref_args(chunks[1][:num_chunks]) + \
         memref_args(chunks[2]) + memref_args(chunks[3]) + memref_args(chunks[4]) + \
@@ -574,7 +575,7 @@ def main():
                             continue
                         # Split-KV prefill: the 4096-row request only in the
                         # long chunk (+ the empty one), not in 111 short ones
-                        # (x 4096 rows of f32 states).
+                        # (x 4096 rows of states).
                         if k.q_rows and chunk_len and chunk_len < 1000 and max(qo) > 1000:
                             continue
                         r = check(k, qo, kv, seed, chunk_len, empty)

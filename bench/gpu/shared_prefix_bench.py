@@ -86,8 +86,9 @@ def merge(o, lse):
 def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_lens,
             overlap=False):
     """The composition with FlashIR kernels only: the split-KV prefill kernel
-    (fused head groups) writes each prefix chunk's f32 state for every query
-    row, the split-KV decode kernel each request's suffix state, and the
+    (fused head groups) writes each prefix chunk's state (O in bf16, lse in
+    f32) for every query row, the split-KV decode kernel each request's
+    suffix state, and the
     decode merge kernel merges the Cp + 1 states per request. No copies: the
     chunk metadata puts them side by side. With C = Cp + 1, the prefill
     kernel (one request of B rows, Cp chunks, plus the padding request's
@@ -105,7 +106,7 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
     assert cp >= 2  # one prefix chunk would be written to `out` directly
     dev = "cuda"
     i32 = lambda x: torch.tensor(x, dtype=torch.int32, device=dev)
-    part_o = torch.full((c * b, hq, d), float("nan"), device=dev)
+    part_o = torch.full((c * b, hq, d), float("nan"), dtype=q.dtype, device=dev)
     part_lse = torch.full((c * b, hq), float("nan"), device=dev)
     out = torch.full((b, hq, d), float("nan"), dtype=q.dtype, device=dev)
     lse = torch.full((b, hq), float("nan"), device=dev)

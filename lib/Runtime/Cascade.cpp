@@ -176,7 +176,10 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
   if (pk->args[0].shape != dk->args[0].shape ||
       pk->args[0].element != dk->args[0].element ||
       pk->args[2].shape != dk->args[2].shape ||
-      pk->args[12].shape != mk->args[2].shape)
+      pk->args[12].shape != mk->args[2].shape ||
+      pk->args[12].element != mk->args[2].element ||
+      dk->args[12].element != mk->args[2].element ||
+      elementBytes(mk->args[2].element) == 0)
     return invalid(config.prefillKernel + " and " + config.decodeKernel +
                    " differ in heads, head dim, page size or element type");
   if (config.maxRequests < 1)
@@ -212,7 +215,9 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
   rn.metadataBytes = layout.total * 4;
   rn.partialOOffset = alignUp(rn.metadataBytes, 256);
   rn.partialLseOffset =
-      alignUp(rn.partialOOffset + c * r * rn.hq * rn.d * 4, 256);
+      alignUp(rn.partialOOffset +
+                  c * r * rn.hq * rn.d * elementBytes(mk->args[2].element),
+              256);
   rn.mapsOffset = alignUp(rn.partialLseOffset + c * r * rn.hq * 4, 256);
   if (Status s =
           driver.alloc(rn.mapsOffset + int64_t(kKvMapsBytes), &rn.workspace);

@@ -751,6 +751,16 @@ DecodeLauncher::calibratedCost(const std::string &kernel) const {
   return it == costs.end() ? nullptr : &it->second;
 }
 
+int64_t elementBytes(const std::string &element) {
+  if (element == "bf16" || element == "f16")
+    return 2;
+  if (element == "f32" || element == "i32")
+    return 4;
+  if (element == "i64" || element == "f64")
+    return 8;
+  return 0;
+}
+
 const KernelInfo *DecodeLauncher::find(const std::string &kernel) const {
   for (const KernelInfo &k : kernels_)
     if (k.name == kernel)

@@ -30,10 +30,11 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 WorkspaceSize flashir::runtime::workspaceSize(const PlanCapacity &capacity,
                                               int64_t numQoHeads,
-                                              int64_t headDim) {
+                                              int64_t headDim,
+                                              int64_t outputElementBytes) {
   int64_t rows = capacity.maxChunks * capacity.maxQueryRowsPerRequest;
   WorkspaceSize size;
-  size.partialOutputBytes = rows * numQoHeads * headDim * 4;
+  size.partialOutputBytes = rows * numQoHeads * headDim * outputElementBytes;
   size.partialLseBytes = rows * numQoHeads * 4;
   // SplitDecodeRunner's padded arrays (StepMetadata): qo_indptr, kv indptr,
   // chunk_indptr (maxRequests + 2 each), last_page_len (maxRequests + 1),

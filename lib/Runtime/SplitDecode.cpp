@@ -101,7 +101,9 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
   if (decode->args.size() < 17 || decode->args[11].name != "chunk_order" ||
       decode->args[12].name != "partial_o" || decode->args[14].name != "out" ||
       decode->args[16].name != "kv_maps" || merge->args.size() != 6 ||
-      merge->args[2].name != "partial_o")
+      merge->args[2].name != "partial_o" ||
+      merge->args[2].element != decode->args[12].element ||
+      elementBytes(decode->args[12].element) == 0)
     return invalid(config.decodeKernel + " / " + config.mergeKernel +
                    " are not a split-KV decode kernel and its merge kernel");
   // Split-KV prefill kernels share the ABI; their grid adds the request's
@@ -154,7 +156,8 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
   runner->qTokens = prefill ? decode->qTokens : 0;
   MetadataLayout layout(c);
   runner->metadataBytes = layout.total * 4;
-  WorkspaceSize size = workspaceSize(c, runner->numQoHeads, runner->headDim);
+  WorkspaceSize size = workspaceSize(c, runner->numQoHeads, runner->headDim,
+                                     elementBytes(decode->args[12].element));
   runner->partialOOffset = alignUp(runner->metadataBytes, 256);
   runner->partialLseOffset =
       alignUp(runner->partialOOffset + size.partialOutputBytes, 256);

@@ -248,7 +248,7 @@ class BatchPrefillWithPagedKVCacheWrapper(BatchDecodeWithPagedKVCacheWrapper):
     kernel runs, one CTA per (chunk, q tile, head); otherwise the split-KV
     decode kernels, which walk a request's keys once per query row (correct
     for any length, fast only for a few rows). The workspace holds
-    ``max_chunks x max_qo_len`` partial rows of f32 states: size
+    ``max_chunks x max_qo_len`` partial rows of states: size
     ``max_requests`` and ``max_qo_len`` to the steps you plan."""
 
     _kinds = ("_prefill_", "_decode_")

@@ -411,13 +411,16 @@ TEST(Planner, WorkspaceOfTheCapacityHoldsEveryPlan) {
         flashir::runtime::plan(batch.ref(), withCtas(ctas), capacity, plan))
         << "trial " << trial;
     EXPECT_LE(int64_t(plan.items.size()), capacity.maxChunks);
-    WorkspaceSize size = workspaceSize(capacity, 32, 128);
-    EXPECT_LE(plan.partialRows * 32 * 128 * 4, size.partialOutputBytes);
+    WorkspaceSize size = workspaceSize(capacity, 32, 128, 2);
+    EXPECT_LE(plan.partialRows * 32 * 128 * 2, size.partialOutputBytes);
     EXPECT_LE(plan.partialRows * 32 * 4, size.partialLseBytes);
   }
-  // 100 chunks x 16 rows x 32 heads x 128 dims of f32 partial outputs.
-  WorkspaceSize size = workspaceSize({64, 100, 16}, 32, 128);
-  EXPECT_EQ(size.partialOutputBytes, 100 * 16 * 32 * 128 * 4);
+  // 100 chunks x 16 rows x 32 heads x 128 dims of bf16 partial outputs
+  // (f32 lse).
+  WorkspaceSize size = workspaceSize({64, 100, 16}, 32, 128, 2);
+  EXPECT_EQ(size.partialOutputBytes, 100 * 16 * 32 * 128 * 2);
+  EXPECT_EQ(workspaceSize({64, 100, 16}, 32, 128, 4).partialOutputBytes,
+            100 * 16 * 32 * 128 * 4);
   EXPECT_EQ(size.partialLseBytes, 100 * 16 * 32 * 4);
   EXPECT_EQ(size.metadataBytes, (4 * 64 + 7 + 4 * 100) * 4);
   EXPECT_EQ(size.kvMapsBytes, 2 * 128); // two CUtensorMaps
@@ -517,7 +520,7 @@ TEST(SplitDecode, StepMetadataIsPaddedToTheCapacity) {
                  md.lastPageLen.size() + md.chunkIndptr.size() +
                  md.chunkRequest.size() + md.chunkStarts.size() +
                  md.chunkEnds.size() + md.chunkOrder.size();
-  EXPECT_EQ(int64_t(words * 4), workspaceSize(capacity, 1, 1).metadataBytes);
+  EXPECT_EQ(int64_t(words * 4), workspaceSize(capacity, 1, 1, 2).metadataBytes);
   // Plans with query tiles have no kernel arrays.
   PlannerOptions tiled = withCtas(4);
   tiled.queryTile = 8;

@@ -31,6 +31,9 @@ struct KernelArg {
   std::vector<int64_t> shape; // -1: dynamic
 };
 
+/// Bytes of one `element` ("bf16", "f16", "f32", "i32", ...); 0 if unknown.
+int64_t elementBytes(const std::string &element);
+
 struct KernelInfo {
   std::string name;
   /// The grid the kernel expects, e.g. "requests x num_kv_heads".

@@ -106,8 +106,9 @@ struct Plan {
   int64_t partialRows = 0; ///< rows of partial_o / partial_lse written
 };
 
-/// Workspace of a capacity, in bytes (f32 partial states of `numQoHeads`
-/// heads of `headDim`, and the int32 chunk arrays).
+/// Workspace of a capacity, in bytes (partial states of `numQoHeads` heads
+/// of `headDim`: O of `outputElementBytes` per element, f32 lse; and the
+/// int32 chunk arrays).
 struct WorkspaceSize {
   int64_t partialOutputBytes = 0;
   int64_t partialLseBytes = 0;
@@ -119,7 +120,7 @@ struct WorkspaceSize {
   }
 };
 WorkspaceSize workspaceSize(const PlanCapacity &capacity, int64_t numQoHeads,
-                            int64_t headDim);
+                            int64_t headDim, int64_t outputElementBytes);
 
 /// Most chunks a plan of `numTiles` query tiles (with keys) can have when
 /// the chunk bound comes from C (fixedChunkSize = 0): every tile's

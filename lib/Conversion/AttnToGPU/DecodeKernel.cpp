@@ -128,7 +128,9 @@ gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
       args.push_back(MemRefType::get({dyn}, i32));
       argNames.push_back(name);
     }
-    args.push_back(MemRefType::get({dyn, s.numQoHeads, D}, f32));
+    // Partial O in the element type (half the bytes the merge reads), lse
+    // in f32.
+    args.push_back(MemRefType::get({dyn, s.numQoHeads, D}, s.element));
     args.push_back(MemRefType::get({dyn, s.numQoHeads}, f32));
     argNames.append({"partial_o", "partial_lse"});
   }
@@ -339,10 +341,9 @@ void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
       Value rowLse = arith::SelectOp::create(
           b, empty, negInf(b),
           arith::AddFOp::create(b, mr, math::LogOp::create(b, lr)));
-      // Row `row` of `out`/`lse` (`narrowed`: in the element type).
-      auto store = [&](LocBuilder &b, Value outMem, Value lseMem, Value row,
-                       bool narrowed) {
-        vector::StoreOp::create(b, narrowed ? narrow(b, o) : o, outMem,
+      // Row `row` of `out`/`lse` or of the partial states.
+      auto store = [&](LocBuilder &b, Value outMem, Value lseMem, Value row) {
+        vector::StoreOp::create(b, narrow(b, o), outMem,
                                 ValueRange{row, head, e0},
                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
         Value first =
@@ -362,10 +363,10 @@ void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
 
 void DecodeKernel::storeRow(
     LocBuilder &b, const Frame &f, Value i,
-    function_ref<void(LocBuilder &, Value, Value, Value, bool)> store) {
+    function_ref<void(LocBuilder &, Value, Value, Value)> store) {
   Value finalRow = arith::AddIOp::create(b, f.qBegin, i);
   if (!s.chunked) {
-    store(b, f.out, f.lse, finalRow, /*narrowed=*/true);
+    store(b, f.out, f.lse, finalRow);
     return;
   }
   // A request's only chunk writes its final rows; the merge kernel skips
@@ -374,14 +375,14 @@ void DecodeKernel::storeRow(
       b, f.direct,
       [&](OpBuilder &tb, Location loc) {
         LocBuilder b(loc, tb);
-        store(b, f.out, f.lse, finalRow, /*narrowed=*/true);
+        store(b, f.out, f.lse, finalRow);
         scf::YieldOp::create(b);
       },
       [&](OpBuilder &eb, Location loc) {
         LocBuilder b(loc, eb);
         Value partialRow = arith::AddIOp::create(
             b, f.block, arith::MulIOp::create(b, f.numChunks, i));
-        store(b, f.partialO, f.partialLse, partialRow, /*narrowed=*/false);
+        store(b, f.partialO, f.partialLse, partialRow);
         scf::YieldOp::create(b);
       });
 }
@@ -465,7 +466,7 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
   SmallVector<Type> args = {
       MemRefType::get({dyn}, i32),             // qo_indptr
       MemRefType::get({dyn}, i32),             // chunk_indptr
-      MemRefType::get({dyn, H, D}, f32),       // partial_o
+      MemRefType::get({dyn, H, D}, s.element), // partial_o
       MemRefType::get({dyn, H}, f32),          // partial_lse
       MemRefType::get({dyn, H, D}, s.element), // out
       MemRefType::get({dyn, H}, f32),          // lse
@@ -515,8 +516,10 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
   // chunk + numChunks * i), kMergeUnroll at a time: their loads do not depend
   // on the running state, so they are all in flight together (indices past
   // cEnd load the last chunk again and weigh it 0), then one rescale of the
-  // running state merges them (max first: no chain of dependent exps).
-  constexpr int64_t kMergeUnroll = 8;
+  // running state merges them (max first: no chain of dependent exps). A
+  // one-row merge's warp loads 16 at a time (a group's share of up to 32
+  // states in one round trip); 256-thread CTAs of several rows keep 8.
+  const int64_t kMergeUnroll = s.prefillRows > 0 ? 8 : 16;
   auto mergeChunks = [&](LocBuilder &b, Value i, Value first, Value step) {
     Value base = arith::MulIOp::create(b, numChunks, i);
     Value last = arith::SubIOp::create(b, cEnd, c1);
@@ -539,9 +542,7 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
                 b, valid,
                 memref::LoadOp::create(b, partialLse, ValueRange{prow, head}),
                 negInf(b)));
-            os.push_back(vector::LoadOp::create(
-                b, f32Vec(b), partialO, ValueRange{prow, head, e0},
-                /*nontemporal=*/false, llvm::MaybeAlign(16)));
+            os.push_back(loadRaw(b, partialO, ValueRange{prow, head, e0}));
             m = arith::MaxNumFOp::create(b, m, lses.back());
           }
           Value scale = expDiff(b, state[0], m);
@@ -551,7 +552,7 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
             Value w = expDiff(b, lses[u], m);
             l = arith::AddFOp::create(b, l, w);
             acc = arith::AddFOp::create(
-                b, acc, arith::MulFOp::create(b, os[u], splat(b, w)));
+                b, acc, arith::MulFOp::create(b, widen(b, os[u]), splat(b, w)));
           }
           return SmallVector<Value>{m, l, acc};
         }));

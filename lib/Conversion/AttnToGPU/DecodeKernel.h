@@ -44,7 +44,8 @@ struct DecodeShape {
   int64_t stages;
   /// Resident CTAs per SM the register allocation must allow (0: any).
   int64_t minBlocksPerSM;
-  /// Split-KV: one CTA per (chunk, KV head) writing f32 partial states.
+  /// Split-KV: one CTA per (chunk, KV head) writing partial states (O in
+  /// the element type, lse in f32).
   bool chunked;
   /// mma.sync (m16n8k16) for Q.K^T and P.V instead of CUDA-core fma.
   bool tensorCores;
@@ -162,12 +163,11 @@ private:
   void loadKeyRange(LocBuilder &b, Frame &f, Value nextRequest);
 
   /// Stores query row `i` of the request through `store(b, oMem, lseMem,
-  /// row, narrowed)`: to out / lse (narrowed to the element type), or, for a
+  /// row)` (O in the element type, lse in f32): to out / lse, or, for a
   /// split-KV chunk that is not its request's only one, to partial row
-  /// chunk + C * i (C = chunks) of the f32 partial states.
-  void
-  storeRow(LocBuilder &b, const Frame &f, Value i,
-           function_ref<void(LocBuilder &, Value, Value, Value, bool)> store);
+  /// chunk + C * i (C = chunks) of the partial states.
+  void storeRow(LocBuilder &b, const Frame &f, Value i,
+                function_ref<void(LocBuilder &, Value, Value, Value)> store);
 
   gpu::GPUFuncOp buildSimt(OpBuilder &moduleBuilder, StringRef name);
   gpu::GPUFuncOp buildTensorCore(OpBuilder &moduleBuilder, StringRef name);

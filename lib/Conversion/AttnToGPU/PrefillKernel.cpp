@@ -1150,7 +1150,23 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   }
 
   // Finish each row: l over the row's 4 lanes; no visible key: O = 0,
-  // lse = -inf.
+  // lse = -inf. O / l leaves in the element type: staged through shared
+  // memory where the tile fits the ring, so each lane stores whole 16-byte
+  // pieces of a row (the fragments' 4-byte pairs would write half sectors,
+  // which cost the split kernels' partial states more than f32 pairs did).
+  int64_t stageBytes = s.prefillRows * rowStride * elementBytes;
+  bool staged = stageBytes <= ringBytes;
+  Value stage;
+  if (staged) {
+    // Every warp is past its last read of the ring (and no copy is in
+    // flight: the loop's last wait) before it is overwritten.
+    gpu::BarrierOp::create(b);
+    stage = memref::ViewOp::create(
+        b,
+        MemRefType::get({s.prefillRows, rowStride}, s.element,
+                        MemRefLayoutAttrInterface(), workgroup),
+        f.buf, c0, ValueRange{});
+  }
   for (int64_t ri = 0; ri < R; ++ri) {
     Value l = done[R + ri];
     for (int32_t off : {1, 2})
@@ -1165,22 +1181,33 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                               arith::MulFOp::create(b, done[ri], cF32(b, kLn2)),
                               math::LogOp::create(b, l)));
     int64_t mb = ri / 2, half = ri % 2;
-    // O / l and lse of the row to `row` of oMem / lseMem (narrowed to the
-    // element type for out, f32 for partial states).
-    auto store = [&](LocBuilder &b, Value oMem, Value lseMem, Value row,
-                     bool narrowed) {
-      for (int64_t nd = 0; nd < oTiles; ++nd) {
-        int64_t at = 2 * R + 4 * (mb * oTiles + nd) + 2 * half;
-        Value pair = vector::FromElementsOp::create(
-            b, VectorType::get({2}, f32),
-            ValueRange{arith::MulFOp::create(b, done[at], inv),
-                       arith::MulFOp::create(b, done[at + 1], inv)});
-        if (narrowed)
-          pair = arith::TruncFOp::create(b, pairType, pair);
-        Value col = arith::AddIOp::create(b, tig2, cIndex(b, 8 * nd));
-        vector::StoreOp::create(b, pair, oMem,
-                                ValueRange{row, headOf[ri], col});
-      }
+    // The lane's pair of n-tile nd of the row, O / l in the element type.
+    auto pairAt = [&](LocBuilder &b, int64_t nd) -> Value {
+      int64_t at = 2 * R + 4 * (mb * oTiles + nd) + 2 * half;
+      return arith::TruncFOp::create(
+          b, pairType,
+          vector::FromElementsOp::create(
+              b, VectorType::get({2}, f32),
+              ValueRange{arith::MulFOp::create(b, done[at], inv),
+                         arith::MulFOp::create(b, done[at + 1], inv)}));
+    };
+    Value localRow = arith::AddIOp::create(
+        b, warpRow,
+        arith::AddIOp::create(b, gid, cIndex(b, 16 * mb + 8 * half)));
+    if (staged)
+      for (int64_t nd = 0; nd < oTiles; ++nd)
+        vector::StoreOp::create(
+            b, pairAt(b, nd), stage,
+            ValueRange{localRow,
+                       arith::AddIOp::create(b, tig2, cIndex(b, 8 * nd))});
+    // lse (and, unstaged, O) of the row to `row` of oMem / lseMem.
+    auto store = [&](LocBuilder &b, Value oMem, Value lseMem, Value row) {
+      if (!staged)
+        for (int64_t nd = 0; nd < oTiles; ++nd)
+          vector::StoreOp::create(
+              b, pairAt(b, nd), oMem,
+              ValueRange{row, headOf[ri],
+                         arith::AddIOp::create(b, tig2, cIndex(b, 8 * nd))});
       scf::IfOp::create(
           b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tig, c0),
           [&](OpBuilder &tob, Location loc) {
@@ -1195,6 +1222,39 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       storeRow(b, f, rowOf[ri], store);
       scf::YieldOp::create(b);
     });
+  }
+  if (staged) {
+    // The warp's own rows, 16 bytes per lane and store: piece p is row
+    // p / chunksPerRow, columns kVec * (p % chunksPerRow).
+    NVVM::SyncWarpOp::create(
+        b, arith::ConstantOp::create(b, b.getI32IntegerAttr(-1)));
+    int64_t pieces = rowsPerWarp * chunksPerRow;
+    for (int64_t p0 = 0; p0 < pieces; p0 += 32) {
+      Value p = arith::AddIOp::create(b, lane, cIndex(b, p0));
+      Value r = arith::AddIOp::create(
+          b, warpRow, arith::DivUIOp::create(b, p, cIndex(b, chunksPerRow)));
+      Value col = arith::MulIOp::create(
+          b, arith::RemUIOp::create(b, p, cIndex(b, chunksPerRow)),
+          cIndex(b, kVec));
+      Value token, qHead;
+      std::tie(token, qHead) = tokenAndHead(b, r);
+      Value inRange =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, token, f.numQ);
+      if (p0 + 32 > pieces)
+        inRange = arith::AndIOp::create(
+            b, inRange,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, p,
+                                  cIndex(b, pieces)));
+      Value piece = loadRaw(b, stage, ValueRange{r, col});
+      scf::IfOp::create(b, inRange, [&](OpBuilder &iob, Location loc) {
+        LocBuilder b(loc, iob);
+        storeRow(b, f, token, [&](LocBuilder &b, Value oMem, Value, Value row) {
+          vector::StoreOp::create(b, piece, oMem, ValueRange{row, qHead, col},
+                                  /*nontemporal=*/false, llvm::MaybeAlign(16));
+        });
+        scf::YieldOp::create(b);
+      });
+    }
   }
   return func;
 }

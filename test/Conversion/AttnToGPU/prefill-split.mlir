@@ -13,7 +13,7 @@
 // serves chunk chunk_order[x] of request chunk_request[chunk], keys
 // [chunk_starts, chunk_ends) clamped to the request's; query positions
 // still count every key of the request. A request's only chunk writes out /
-// lse; other chunks write f32 partial states to row chunk + C * i for the
+// lse; other chunks write partial states to row chunk + C * i for the
 // merge kernel (C = chunks).
 // CHECK-LABEL: gpu.func @split_prefill_0
 // CHECK-SAME: grid = "chunks x q_tiles x num_qo_heads"
@@ -42,13 +42,24 @@
 // CHECK: arith.cmpi uge, %{{.*}}, %[[BEGIN]] : index
 // CHECK: arith.cmpi sge, %{{.*}}, %[[BEGIN]] : index
 // CHECK: nvvm.mma.sync
-// Final rows (a single chunk) or partial states at chunk + C * row.
+// Final rows (a single chunk) or partial states at chunk + C * row, O in
+// bf16 either way: the lane's pairs go to a shared-memory tile of the CTA's
+// rows, the lse straight out; then each lane stores 16-byte pieces of its
+// warp's rows.
+// CHECK: gpu.barrier
+// CHECK: vector.store {{.*}} : memref<64x72xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
 // CHECK: scf.if
-// CHECK: vector.store {{.*}} : memref<?x8x64xbf16>, vector<2xbf16>
+// CHECK: memref.store {{.*}} : memref<?x8xf32>
 // CHECK: } else {
 // CHECK: arith.muli %[[C]]
-// CHECK: vector.store {{.*}} : memref<?x8x64xf32>, vector<2xf32>
 // CHECK: memref.store {{.*}} : memref<?x8xf32>
+// CHECK: nvvm.bar.warp.sync
+// CHECK: %[[PIECE:.*]] = vector.load {{.*}} : memref<64x72xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK: scf.if
+// CHECK: vector.store %[[PIECE]], %{{.*}} : memref<?x8x64xbf16>, vector<8xbf16>
+// CHECK: } else {
+// CHECK: arith.muli %[[C]]
+// CHECK: vector.store %[[PIECE]], %{{.*}} : memref<?x8x64xbf16>, vector<8xbf16>
 // Its merge kernel, named after it.
 // CHECK-LABEL: gpu.func @split_merge_0
 // CHECK-SAME: grid = "requests x num_qo_heads"

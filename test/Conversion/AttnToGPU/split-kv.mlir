@@ -6,11 +6,11 @@
 !pool = tensor<?x16x2x128xbf16>
 
 // Split-KV: the chunked attention becomes a decode kernel over
-// (chunk, KV head) writing f32 partial states (or, for a request's only
+// (chunk, KV head) writing partial states (or, for a request's only
 // chunk, the final out / lse rows), and merge_chunks + finalize become a
 // merge kernel over (request, query head) that skips single-chunk requests.
 // CHECK-LABEL: gpu.module @flashir_kernels
-// CHECK: gpu.func @split_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<2x16xi64>)
+// CHECK: gpu.func @split_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<2x16xi64>)
 // CHECK-SAME: args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "chunk_indptr", "chunk_request", "chunk_starts", "chunk_ends", "chunk_order", "partial_o", "partial_lse", "out", "lse", "kv_maps"]
 // CHECK-SAME: grid = "chunks x num_kv_heads"
 // The chunk at this grid position (chunk_order), its request and its key
@@ -35,24 +35,25 @@
 // One chunk for the request: chunk_indptr[r + 1] - chunk_indptr[r] == 1.
 // CHECK: %[[N:.*]] = arith.subi
 // CHECK: %[[DIRECT:.*]] = arith.cmpi eq, %[[N]], %c1
-// Partial outputs stay f32.
-// The only chunk writes the final bf16 row and its lse, any other chunk
-// its f32 partial state.
+// The only chunk writes the final row and its lse, any other chunk its
+// partial state: O in bf16 there too (half the bytes the merge reads), lse
+// in f32.
 // CHECK: scf.if %[[DIRECT]] {
 // CHECK: vector.store %{{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
 // CHECK: } else {
-// CHECK: vector.store %{{.*}} : memref<?x8x128xf32>, vector<8xf32>
+// CHECK: vector.store %{{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
 // The merge kernel: one warp per (request, query head), 2 groups of 16
 // lanes (8 columns each) sharing a [group, D + 4] f32 state buffer.
-// CHECK: gpu.func @split_merge_0(%{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>) workgroup(%[[STATES:.*]] : memref<2x132xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// CHECK: gpu.func @split_merge_0(%{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>) workgroup(%[[STATES:.*]] : memref<2x132xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-SAME: args = ["qo_indptr", "chunk_indptr", "partial_o", "partial_lse", "out", "lse"], block = 32 : i64, grid = "requests x num_qo_heads"
 // CHECK: %[[GROUP:.*]] = arith.divui %{{.*}}, %c16
 // Requests with one chunk have no rows to merge.
 // CHECK: %[[ONE:.*]] = arith.cmpi eq, %{{.*}}, %c1
 // CHECK: %[[ROWS:.*]] = arith.select %[[ONE]], %c0, %{{.*}} : index
-// One row: group g merges chunks g, g + 2, ..., 8 per step: their loads
-// first (indices past the request's chunks clamped to its last one and
-// weighed by -inf), then one rescale; group 0 merges the groups.
+// One row: group g merges chunks g, g + 2, ..., 16 per step (up to 32
+// states in one round trip): their loads first (indices past the request's
+// chunks clamped to its last one and weighed by -inf), then one rescale;
+// group 0 merges the groups.
 // CHECK: %[[ONEROW:.*]] = arith.cmpi eq, %[[ROWS]], %c1
 // CHECK: scf.if %[[ONEROW]] {
 // CHECK: %[[FIRST:.*]] = arith.addi %{{.*}}, %[[GROUP]] : index
@@ -60,9 +61,9 @@
 // CHECK: scf.for %[[C:.*]] = %[[FIRST]] to %[[END]] step
 // CHECK: %[[V:.*]] = arith.cmpi ult, %{{.*}}, %[[END]]
 // CHECK: arith.select %[[V]], %{{.*}}, %[[LAST]]
-// CHECK-COUNT-8: memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x8xf32>
+// CHECK-COUNT-16: memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x8xf32>
 // CHECK-NOT: math.exp
-// CHECK: vector.load
+// CHECK: vector.load {{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
 // CHECK: arith.maxnumf
 // CHECK: math.exp
 // CHECK: vector.store %{{.*}}, %[[STATES]][%[[GROUP]], %{{.*}}]
