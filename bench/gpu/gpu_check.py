@@ -53,14 +53,41 @@ class Module:
         return fn
 
 
-def prepare_launch(fn, grid, block, args, shared=0):
+class _LaunchAttribute(ctypes.Structure):
+    """cuda.h's CUlaunchAttribute: an id and a 64-byte value union."""
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_int),
+                ("rest", ctypes.c_char * 60)]
+
+
+class _LaunchConfig(ctypes.Structure):
+    """cuda.h's CUlaunchConfig."""
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                ("shared", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(_LaunchAttribute)), ("num_attrs", ctypes.c_uint)]
+
+
+def prepare_launch(fn, grid, block, args, shared=0, programmatic=False):
     """A callable launching `fn` on the current stream; the kernel parameter
     array is packed once here, not per launch (packing ~60 ctypes values
     costs tens of microseconds of Python). args: ctypes scalars, kept alive
-    by the callable; shared: dynamic shared memory bytes."""
+    by the callable; shared: dynamic shared memory bytes; programmatic:
+    with programmatic stream serialization (cuLaunchKernelEx): `fn` may
+    start once the preceding grid's CTAs have all triggered
+    (griddepcontrol.launch_dependents) and sees its writes after
+    griddepcontrol.wait."""
     params = (ctypes.c_void_p * len(args))(
         *[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    if programmatic:
+        attr = _LaunchAttribute(id=6, value=1)  # PROGRAMMATIC_STREAM_SERIALIZATION
+        config = _LaunchConfig((ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(block, 1, 1),
+                               shared, stream, ctypes.pointer(attr), 1)
+
+        def call():
+            _check(_cuda.cuLaunchKernelEx(ctypes.byref(config), fn, params, None),
+                   "cuLaunchKernelEx")
+        call.keep = (args, params, attr, config)
+        return call
 
     def call():
         _check(_cuda.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block, 1, 1, shared,

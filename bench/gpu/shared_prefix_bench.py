@@ -13,8 +13,10 @@ d 128, page 16.
   DECODE_BUNDLE-split-w1: one warp per CTA, which suits 128-key suffixes),
   and the decode merge kernel merging each request's C + 1 states, all
   through chunk metadata (see cascade()); the same with the suffix kernel on
-  a second stream next to the prefix kernel (composed_overlap, as the
-  runtime does; other chunk counts and launch orders too); and the same
+  a second stream next to the prefix kernel (composed_overlap; other chunk
+  counts and launch orders too), and chained on one stream with
+  programmatic launches (composed_chain, as the runtime does with sm_90
+  bundles); and the same
   through the runtime (flashir.BatchSharedPrefixDecodeWrapper, where
   libflashir_c.so is built, with each kernel's device time from
   torch.profiler);
@@ -130,9 +132,16 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
     # kernel on a second stream), "prefix-first", "suffix-first-hi" (suffix
     # first on a high-priority stream: its CTAs are dispatched ahead of the
     # prefix's), "suffix-main" (the suffix on this stream, the prefix on the
-    # second: the suffix starts first, without an event wait before it).
+    # second: the suffix starts first, without an event wait before it),
+    # "chain" (one stream: the suffix launched behind the prefix kernel and
+    # the merge behind the suffix, both with programmatic stream
+    # serialization: the suffix's CTAs start as soon as the prefix kernel's
+    # have, its last CTA waits for the prefix kernel before leaving, and the
+    # merge's CTAs wait for the suffix grid -- no second stream, no events,
+    # and the merge's launch hides behind the suffix).
+    chain = overlap == "chain"
     side = (torch.cuda.Stream(priority=-1 if overlap == "suffix-first-hi" else 0)
-            if overlap else None)
+            if overlap and not chain else None)
     on_side = lambda on: torch.cuda.stream(side) if on else contextlib.nullcontext()
     with on_side(overlap == "suffix-main"):
         prefix_call = gc.prepare_launch(spk.fn, (cp, *spk.q_tiles_and_heads([b])), spk.block,
@@ -156,17 +165,18 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
               suf["creq"], suf["cstart"], suf["cend"], suf["order"], part_o, part_lse, out, lse,
               smaps):
         args += gc.memref_args(t)
-    with on_side(overlap and overlap != "suffix-main"):
-        suffix_call = gc.prepare_launch(sk.fn, (b, sk.hkv, 1), sk.block, args, sk.shared)
+    with on_side(overlap and overlap != "suffix-main" and not chain):
+        suffix_call = gc.prepare_launch(sk.fn, (b, sk.hkv, 1), sk.block, args, sk.shared,
+                                        programmatic=chain)
     fork, join = torch.cuda.Event(), torch.cuda.Event()
     mfn, mblock = sk.merge
     margs = []
     for t in (suf["qo"], suf["cindptr"], part_o, part_lse, out, lse):
         margs += gc.memref_args(t)
-    merge_call = gc.prepare_launch(mfn, (b, hq, 1), mblock, margs)
+    merge_call = gc.prepare_launch(mfn, (b, hq, 1), mblock, margs, programmatic=chain)
 
     def call():
-        if not overlap:
+        if not overlap or chain:
             prefix_call()
             suffix_call()
             merge_call()
@@ -300,6 +310,21 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
         row["composed_overlap_ms"] = gc.time_ms(call_v, reps=20)
         if row["composed_overlap_rel_err"] <= 1e-2 and row["composed_overlap_lse_err"] <= 1e-2:
             row["composed_ms"] = min(row["composed_ms"], row["composed_overlap_ms"])
+        else:
+            row["ok"] = False
+        # The three kernels chained on one stream (programmatic launches:
+        # what the runtime runs with sm_90 bundles).
+        out_c, lse_c, call_c = cascade(sk, spk, q, kp, vp, shared, own, chunks, prefix,
+                                       [suffix] * b, overlap="chain")
+        call_c()
+        torch.cuda.synchronize()
+        row["composed_chain_rel_err"] = rel(out_c)
+        row["composed_chain_lse_err"] = (lse_c.double() - ref_l).abs().max().item()
+        row["composed_chain_nan"] = bool(torch.isnan(out_c).any() or torch.isnan(lse_c).any())
+        row["composed_chain_ms"] = gc.time_ms(call_c, reps=20)
+        if (row["composed_chain_rel_err"] <= 1e-2 and row["composed_chain_lse_err"] <= 1e-2
+                and not row["composed_chain_nan"]):
+            row["composed_ms"] = min(row["composed_ms"], row["composed_chain_ms"])
         else:
             row["ok"] = False
         # Other prefix chunk counts (fewer CTAs than slots leave SMs to the

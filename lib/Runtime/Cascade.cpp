@@ -371,10 +371,32 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
   std::vector<DecodeLauncher::Arg> decodeArgs =
       splitArgs(8, buffers.suffixIndices, buffers.numSuffixIndices);
   int64_t rows = capacityGrids ? r : batch;
-  // The suffix decode runs on the second stream next to the prefix kernel
-  // (they write disjoint states): the prefix kernel's CTAs fill the GPU in
-  // about one wave and the memory-bound decode CTAs take the slots it
-  // leaves and those its retiring CTAs free, instead of running after it.
+  std::vector<DecodeLauncher::Arg> mergeArgs = {meta(8),    meta(11), partialO,
+                                                partialLse, out,      lse};
+  auto launchPrefix = [&] {
+    return prefill->launchArgs(
+        config.prefillKernel, prefillArgs,
+        unsigned(capacityGrids ? prefixChunks_ : plannedChunks),
+        unsigned((rows + qTokens - 1) / qTokens), stream, unsigned(gridHeads));
+  };
+  // sm_90 bundles: one stream. The suffix decode goes behind the prefix
+  // kernel with programmatic serialization (it reads nothing the prefix
+  // kernel writes): its CTAs start once the prefix kernel's have and take
+  // the slots that kernel leaves and those its retiring CTAs free; its last
+  // CTA waits for the prefix kernel, so the merge, launched behind it the
+  // same way (and waiting for it), sees both kernels' states.
+  if (chained()) {
+    if (Status s = launchPrefix(); !s)
+      return s;
+    if (Status s = decode->launchBehind(config.decodeKernel, decodeArgs,
+                                        unsigned(rows), unsigned(hkv), stream);
+        !s)
+      return s;
+    return decode->launchArgs(config.mergeKernel, mergeArgs, unsigned(rows),
+                              unsigned(hq), stream, 1, /*programmatic=*/true);
+  }
+  // Otherwise the suffix decode runs on the second stream next to the
+  // prefix kernel (they write disjoint states), to the same end.
   if (Status s = driver->recordEvent(fork, stream); !s)
     return s;
   if (Status s = driver->waitEvent(side, fork); !s)
@@ -385,10 +407,7 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
                                        unsigned(rows), unsigned(hkv), side);
   Status joined = driver->recordEvent(join, side);
   if (launched)
-    launched = prefill->launchArgs(
-        config.prefillKernel, prefillArgs,
-        unsigned(capacityGrids ? prefixChunks_ : plannedChunks),
-        unsigned((rows + qTokens - 1) / qTokens), stream, unsigned(gridHeads));
+    launched = launchPrefix();
   if (joined)
     joined = driver->waitEvent(stream, join);
   if (!launched)
@@ -397,8 +416,6 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
     return joined;
   // A plain launch: the merge's predecessor on `stream` is the prefix
   // kernel, but it also reads the decode kernel's states (the join).
-  std::vector<DecodeLauncher::Arg> mergeArgs = {meta(8),    meta(11), partialO,
-                                                partialLse, out,      lse};
   return decode->launchArgs(config.mergeKernel, mergeArgs, unsigned(rows),
                             unsigned(hq), stream, 1, /*programmatic=*/false);
 }

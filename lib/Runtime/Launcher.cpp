@@ -105,6 +105,9 @@ Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
         if (const JsonValue *wait = f->get("programmatic_wait");
             wait && wait->isBool() && wait->boolean())
           target.programmaticWait.insert(k.name);
+        if (const JsonValue *after = f->get("completes_after_predecessor");
+            after && after->isBool() && after->boolean())
+          target.completesAfterPredecessor.insert(k.name);
         if (const JsonValue *cost = f->get("cost")) {
           const JsonValue *alpha = cost->get("alpha");
           const JsonValue *beta = cost->get("beta");
@@ -512,6 +515,7 @@ Status DecodeLauncher::open(CudaDriver &driver, const std::string &dir,
   launcher->costs = target->costs;
   launcher->tensorMapBoxes = target->tensorMapBoxes;
   launcher->programmaticWait = target->programmaticWait;
+  launcher->completesAfterPredecessor_ = target->completesAfterPredecessor;
   out = std::move(launcher);
   return Status::ok();
 }
@@ -782,6 +786,26 @@ Status DecodeLauncher::launchArgs(const std::string &kernel,
                                   const std::vector<Arg> &args, unsigned gridX,
                                   unsigned gridY, void *stream, unsigned gridZ,
                                   bool programmatic) {
+  return launchPacked(kernel, args, gridX, gridY, stream, gridZ,
+                      programmatic && programmaticWait.count(kernel));
+}
+
+Status DecodeLauncher::launchBehind(const std::string &kernel,
+                                    const std::vector<Arg> &args,
+                                    unsigned gridX, unsigned gridY,
+                                    void *stream, unsigned gridZ) {
+  if (!completesAfterPredecessor_.count(kernel))
+    return invalid(kernel + " is not marked completes_after_predecessor on " +
+                   "this chip: it cannot be launched behind its predecessor");
+  return launchPacked(kernel, args, gridX, gridY, stream, gridZ,
+                      /*programmatic=*/true);
+}
+
+Status DecodeLauncher::launchPacked(const std::string &kernel,
+                                    const std::vector<Arg> &args,
+                                    unsigned gridX, unsigned gridY,
+                                    void *stream, unsigned gridZ,
+                                    bool programmatic) {
   const KernelInfo *info = find(kernel);
   if (!info)
     return invalid("no kernel named " + kernel + " in the bundle");
@@ -813,7 +837,7 @@ Status DecodeLauncher::launchArgs(const std::string &kernel,
       return s;
   std::vector<void *> params = pack.pointers();
   size_t index = info - kernels_.data();
-  if (programmatic && programmaticWait.count(kernel))
+  if (programmatic)
     return driver->launchProgrammatic(
         functions[index], gridX, gridY, static_cast<unsigned>(info->block),
         stream, params, dynamicShared[index], gridZ);

@@ -310,8 +310,10 @@ int main(int argc, char **argv) {
           facts["tensor_cores"] = tc.getValue();
         if (auto bulk = launch.getAs<BoolAttr>("bulk_copy"))
           facts["bulk_copy"] = bulk.getValue();
-        if (auto wait = launch.getAs<BoolAttr>("programmatic_wait"))
-          facts["programmatic_wait"] = wait.getValue();
+        for (StringRef fact :
+             {"programmatic_wait", "completes_after_predecessor"})
+          if (auto flag = launch.getAs<BoolAttr>(fact))
+            facts[fact] = flag.getValue();
         copyInteger(launch, "dynamic_shared_memory", facts,
                     "dynamic_shared_memory_bytes");
         if (auto box = launch.getAs<ArrayAttr>("tensor_map_box")) {

@@ -64,9 +64,11 @@ TEST_F(ManifestTest, ReadsKernelsAndTargets) {
     "targets": [{"chip": "sm_80", "ptx": "kernels.sm_80.ptx", "kernels": {
       "k0": {"dynamic_shared_memory_bytes": 98304,
              "cost": {"alpha": 2.5, "beta": 0.01},
-             "tensor_map_box": [64, 1, 16], "programmatic_wait": true}}},
+             "tensor_map_box": [64, 1, 16], "programmatic_wait": true,
+             "completes_after_predecessor": true}}},
       {"chip": "sm_75", "ptx": "kernels.sm_75.ptx", "kernels": {
-      "k0": {"programmatic_wait": false}}}]})");
+      "k0": {"programmatic_wait": false,
+             "completes_after_predecessor": false}}}]})");
   std::vector<KernelInfo> kernels;
   std::vector<TargetInfo> targets;
   ASSERT_TRUE(readManifest(dir.string(), kernels, targets).isOk());
@@ -91,7 +93,10 @@ TEST_F(ManifestTest, ReadsKernelsAndTargets) {
   EXPECT_EQ(targets[0].tensorMapBoxes.at("k0"),
             (std::vector<int64_t>{64, 1, 16}));
   EXPECT_EQ(targets[0].programmaticWait, (std::set<std::string>{"k0"}));
+  EXPECT_EQ(targets[0].completesAfterPredecessor,
+            (std::set<std::string>{"k0"}));
   EXPECT_TRUE(targets[1].programmaticWait.empty());
+  EXPECT_TRUE(targets[1].completesAfterPredecessor.empty());
   EXPECT_TRUE(targets[1].tensorMapBoxes.empty());
 }
 

@@ -96,11 +96,20 @@ public:
          *lse = nullptr;
     int64_t numPages = 0, numPrefixIndices = 0, numSuffixIndices = 0;
   };
-  /// Launches the prefill and merge kernels on `stream` and the decode
-  /// kernel, between them, on the runner's second stream (forked from and
-  /// joined back to `stream` by events: capturable into a CUDA graph);
-  /// `capacityGrids` as SplitDecodeRunner::run (required in a CUDA graph).
+  /// Launches the prefill, decode and merge kernels on `stream`, the decode
+  /// and merge kernels behind the prefill kernel with programmatic stream
+  /// serialization where the decode bundle's manifest allows (sm_90: the
+  /// decode kernel `completes_after_predecessor`, the merge
+  /// `programmatic_wait`); otherwise the decode kernel on the runner's
+  /// second stream, forked from and joined back to `stream` by events.
+  /// Either way capturable into a CUDA graph; `capacityGrids` as
+  /// SplitDecodeRunner::run (required in a CUDA graph).
   Status run(const Buffers &buffers, void *stream, bool capacityGrids = true);
+  /// Whether run() chains the kernels on one stream (see run()).
+  bool chained() const {
+    return decode->completesAfterPredecessor(config.decodeKernel) &&
+           decode->waitsForPredecessor(config.mergeKernel);
+  }
 
   /// The capacity's prefix chunks; plannedPrefixChunks(): the last plan's.
   int64_t prefixChunks() const { return prefixChunks_; }

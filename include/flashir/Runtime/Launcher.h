@@ -60,6 +60,11 @@ struct TargetInfo {
   /// Kernels that wait for their stream predecessor themselves
   /// (griddepcontrol.wait): launched with programmatic stream serialization.
   std::set<std::string> programmaticWait;
+  /// Split kernels whose grid's last CTA waits for the stream predecessor
+  /// before leaving (the others do not): launched programmatically only
+  /// behind a kernel that writes nothing they read (DecodeLauncher::
+  /// launchBehind), they still complete after it.
+  std::set<std::string> completesAfterPredecessor;
 };
 
 /// Bytes of a kernel's `kv_maps` argument: the K and V CUtensorMaps.
@@ -241,6 +246,22 @@ public:
   Status launchArgs(const std::string &kernel, const std::vector<Arg> &args,
                     unsigned gridX, unsigned gridY, void *stream = nullptr,
                     unsigned gridZ = 1, bool programmatic = true);
+  /// Launches `kernel` as launchArgs does, with programmatic stream
+  /// serialization: its CTAs may start while its stream predecessor runs,
+  /// and it completes after it. Only for a kernel the manifest marks
+  /// `completes_after_predecessor`, behind a predecessor that writes
+  /// nothing it reads (a cascade's suffix decode behind the prefix kernel).
+  Status launchBehind(const std::string &kernel, const std::vector<Arg> &args,
+                      unsigned gridX, unsigned gridY, void *stream,
+                      unsigned gridZ = 1);
+  /// Whether the manifest marks `kernel` `completes_after_predecessor` /
+  /// `programmatic_wait` on the loaded chip.
+  bool completesAfterPredecessor(const std::string &kernel) const {
+    return completesAfterPredecessor_.count(kernel) != 0;
+  }
+  bool waitsForPredecessor(const std::string &kernel) const {
+    return programmaticWait.count(kernel) != 0;
+  }
   const KernelInfo *find(const std::string &kernel) const;
   /// Whether `kernel` reads tensor maps (`kv_maps`) on the loaded chip.
   bool usesTensorMaps(const std::string &kernel) const {
@@ -253,6 +274,11 @@ public:
   const CostModel *calibratedCost(const std::string &kernel) const;
 
 private:
+  /// launchArgs / launchBehind: checks and packs `args`, then a plain or a
+  /// programmatic launch.
+  Status launchPacked(const std::string &kernel, const std::vector<Arg> &args,
+                      unsigned gridX, unsigned gridY, void *stream,
+                      unsigned gridZ, bool programmatic);
   /// Packs the decode ABI (q ... lse, kv_maps, parameters) from `buffers`
   /// and launches `info`'s kernel on the grid.
   Status launchOn(const KernelInfo &info, const DecodeBuffers &buffers,
@@ -267,6 +293,7 @@ private:
   std::map<std::string, CostModel> costs;
   std::map<std::string, std::vector<int64_t>> tensorMapBoxes;
   std::set<std::string> programmaticWait;
+  std::set<std::string> completesAfterPredecessor_;
   /// launch()'s kv_maps on the device and what they hold.
   void *mapsBuffer = nullptr;
   KvMapsCache maps;

@@ -326,12 +326,18 @@ struct ConvertAttnToGPUPass
                      mergeGroups(view.getHeadDim(), entry.prefillRows > 0),
                  false);
         // It waits for the split kernel itself (griddepcontrol.wait): the
-        // host may launch it early.
+        // host may launch it early. The split kernel's last CTA waits for
+        // the grid launched before it (waitInLastCta): the host may launch
+        // it early behind a kernel that writes nothing it reads.
         if (shape.dependentLaunch) {
-          NamedAttrList launch(
-              merge->getAttrOfType<DictionaryAttr>("attn.launch"));
-          launch.set("programmatic_wait", kb.getBoolAttr(true));
-          merge->setAttr("attn.launch", launch.getDictionary(kb.getContext()));
+          auto mark = [&](gpu::GPUFuncOp f, StringRef fact) {
+            NamedAttrList launch(
+                f->getAttrOfType<DictionaryAttr>("attn.launch"));
+            launch.set(fact, kb.getBoolAttr(true));
+            f->setAttr("attn.launch", launch.getDictionary(kb.getContext()));
+          };
+          mark(merge, "programmatic_wait");
+          mark(func, "completes_after_predecessor");
         }
       }
     }

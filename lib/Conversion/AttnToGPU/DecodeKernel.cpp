@@ -361,6 +361,24 @@ void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
   gpu::BarrierOp::create(b);
 }
 
+void DecodeKernel::waitInLastCta(LocBuilder &b) {
+  if (!s.dependentLaunch)
+    return;
+  Value last;
+  for (gpu::Dimension d :
+       {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z}) {
+    Value isLast = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq, gpu::BlockIdOp::create(b, d),
+        arith::SubIOp::create(b, gpu::GridDimOp::create(b, d), cIndex(b, 1)));
+    last = last ? arith::AndIOp::create(b, last, isLast).getResult() : isLast;
+  }
+  scf::IfOp::create(b, last, [&](OpBuilder &wb, Location loc) {
+    LocBuilder b(loc, wb);
+    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+    scf::YieldOp::create(b);
+  });
+}
+
 void DecodeKernel::storeRow(
     LocBuilder &b, const Frame &f, Value i,
     function_ref<void(LocBuilder &, Value, Value, Value)> store) {

@@ -166,6 +166,14 @@ private:
   /// row)` (O in the element type, lse in f32): to out / lse, or, for a
   /// split-KV chunk that is not its request's only one, to partial row
   /// chunk + C * i (C = chunks) of the partial states.
+  /// With dependentLaunch, before the kernel returns: the grid's last CTA
+  /// waits for the grid it was launched behind (griddepcontrol.wait), so
+  /// this grid completes only after that one. A cascade launches its suffix
+  /// kernel behind the prefix kernel and the merge behind the suffix; the
+  /// merge's wait then covers both grids' states. One CTA holds its slot
+  /// meanwhile; in a plain launch the wait returns at once.
+  void waitInLastCta(LocBuilder &b);
+
   void storeRow(LocBuilder &b, const Frame &f, Value i,
                 function_ref<void(LocBuilder &, Value, Value, Value)> store);
 

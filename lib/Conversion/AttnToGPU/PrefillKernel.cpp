@@ -165,18 +165,20 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   Value next = arith::AddIOp::create(b, f.req, c1);
   f.qBegin = loadIndex(b, f.qoIndptr, f.req);
   f.numQ = arith::SubIOp::create(b, loadIndex(b, f.qoIndptr, next), f.qBegin);
+  // The request's pages and (split-KV) its chunk's keys: loaded next to
+  // qo_indptr, not after the guard below waits for it (one round trip less
+  // before the first page ids and copies).
+  loadRequestKeys(b, f);
+  loadKeyRange(b, f, next);
   // The tile's first token.
   Value rowBase = arith::MulIOp::create(b, qTile, cIndex(b, tokens));
   // Every thread of a CTA past its request's rows leaves together.
   scf::IfOp guard = scf::IfOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowBase, f.numQ),
       /*withElseRegion=*/false);
+  waitInLastCta(b);
   gpu::ReturnOp::create(b);
   b.setInsertionPointToStart(&guard.getThenRegion().front());
-
-  loadRequestKeys(b, f);
-  // The keys: the request's, or (split-KV) its chunk's.
-  loadKeyRange(b, f, next);
 
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value warp = arith::DivUIOp::create(b, tid, cIndex(b, 32));

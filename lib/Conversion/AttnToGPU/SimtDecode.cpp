@@ -383,6 +383,7 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
     });
     writeRows(b, f, smem, warp, lane, i);
   });
+  waitInLastCta(b);
   gpu::ReturnOp::create(b);
   return func;
 }

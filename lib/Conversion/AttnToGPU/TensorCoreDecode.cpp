@@ -746,6 +746,7 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     });
     writeRows(b, f, smem, warp, lane, i);
   });
+  waitInLastCta(b);
   gpu::ReturnOp::create(b);
   return func;
 }

@@ -1,5 +1,25 @@
 // RUN: flashir-opt %s -split-input-file -attn-import-variants -attn-split-kv=chunk-size=0 -convert-attn-to-gpu=heads-innermost=false -verify-diagnostics | FileCheck %s
 // RUN: flashir-opt %s -split-input-file -attn-import-variants -attn-split-kv=chunk-size=0 -convert-attn-to-gpu -verify-diagnostics | FileCheck %s --check-prefix=INNER
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -attn-split-kv=chunk-size=0 -convert-attn-to-gpu=chip=sm_90a -verify-diagnostics | FileCheck %s --check-prefix=SM90
+// sm_90: the split kernel lets its dependents launch at once, and its grid's
+// last CTA waits for the grid it was launched behind before leaving (a
+// cascade chains suffix -> merge behind the prefix kernel: the merge's wait
+// then covers both); the merge waits for the split kernel.
+// SM90-LABEL: gpu.func @split_decode_0
+// SM90-NEXT: nvvm.griddepcontrol launch_dependents
+// SM90: gpu.grid_dim y
+// SM90: gpu.grid_dim z
+// SM90-NEXT: arith.constant 1
+// SM90-NEXT: arith.subi
+// SM90-NEXT: arith.cmpi eq
+// SM90-NEXT: arith.andi
+// SM90-NEXT: scf.if
+// SM90-NEXT: nvvm.griddepcontrol wait
+// SM90-NEXT: }
+// SM90-NEXT: gpu.return
+// SM90-LABEL: gpu.func @split_merge_0
+// SM90-SAME: programmatic_wait = true
+// SM90: nvvm.griddepcontrol wait
 
 !q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
 !kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
