@@ -74,8 +74,10 @@ def main():
     cases += [("4x4096", False, 128, "plain_d128_g4_p4096_bf16", False),
               # 16 query rows per warp (Q in registers), the earlier layout.
               ("4x4096", False, 128, "plain_d128_g4_p16_bf16_q64", False),
-              # attn-select-tiles' sm_80 choice at d 256; 64-key tiles at d 64.
+              # attn-select-tiles' previous sm_80 choice at d 256 (64-key
+              # tiles), 64 rows on 4 warps; 64-key tiles at d 64.
               ("4x4096", False, 256, "plain_d256_g4_p16_bf16_q128", False),
+              ("4x4096", False, 256, "plain_d256_g4_p16_bf16_q64", False),
               # the same with Q in shared memory (tiles' q_shared) and 32-key
               # tiles; 64 rows on 4 warps with Q in shared memory.
               ("4x4096", False, 256, "plain_d256_g4_p16_bf16_qsmem", False),
@@ -101,6 +103,13 @@ def main():
               ("4x4096", True, 256, "causal_d256_g4_p4096_bf16_sm90", False)]
     if args.only:
         cases = [c for c in cases if re.search(args.only, c[3])]
+        # Other functions of the bundle it matches (A/B probe bundles):
+        # B4 S4096, head dim and mask from the name.
+        listed = {c[3] for c in cases}
+        for func in sorted({k.rsplit("_", 2)[0] for k in kernels[next(iter(kernels))]}):
+            m = re.match(r"(plain|causal)_d(\d+)_g4_p16_bf16_\w+$", func)
+            if m and func not in listed and re.search(args.only, func):
+                cases.append(("4x4096", m.group(1) == "causal", int(m.group(2)), func, False))
     for shape, causal, d, func, with_flex in cases:
         with_flex = with_flex and not args.no_flex
         b, s = (int(x) for x in shape.split("x"))

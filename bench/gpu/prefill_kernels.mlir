@@ -7,14 +7,15 @@
 // choice); plain_d128_g4_p16_bf16_q64 is the 16-rows-per-warp layout,
 // plain_d64_g4_p16_bf16_kv64 64-key tiles (A/B rows);
 // plain_d128_g4_p16_bf16_fused is the shared-prefix benchmark's prefix part
-// (32 tokens x 4 heads per CTA); plain_d256_g4_p16_bf16_q128 is
-// attn-select-tiles' sm_80 pick at d 256 (its sm_90a pick adds q_shared:
-// 203 KB, more than sm_80 holds, so not in this bundle),
-// plain_d256_g4_p16_bf16_qsmem
-// the same 128 rows on 8 warps with Q in shared memory and 32-key tiles
-// (FlashAttention-2's d 256 layout has 64-key tiles, whose 203 KB exceed
-// sm_80's shared memory) and plain_d256_g4_p16_bf16_qsmem64 64 rows on 4
-// warps with Q in shared memory (A/B rows). *_p4096_* hold a request's 4096
+// (32 tokens x 4 heads per CTA). At d 256 the plain / causal rows take
+// attn-select-tiles' sm_80 pick, 128 rows on 8 warps with Q in registers
+// and 32-key tiles (its sm_90a pick adds q_shared and 64-key tiles: 203
+// KB, more than sm_80 holds, so in prefill_kernels_sm90a.mlir);
+// plain_d256_g4_p16_bf16_q128 is its previous sm_80 pick (64-key tiles,
+// Q in registers), plain_d256_g4_p16_bf16_qsmem 128 rows on 8 warps with Q
+// in shared memory and 32-key tiles, plain_d256_g4_p16_bf16_qsmem64 64
+// rows on 4 warps with Q in shared memory and plain_d256_g4_p16_bf16_q64
+// with Q in registers (A/B rows). *_p4096_* hold a request's 4096
 // keys in one page: the contiguous-KV figures next to the paged ones.
 
 func.func @causal_d128_g4_p16_bf16(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
@@ -133,7 +134,7 @@ func.func @plain_d256_g4_p16_bf16(%k: tensor<?x16x8x256xbf16>, %v: tensor<?x16x8
   %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x256xbf16>, tensor<?x16x8x256xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 256, bf16>
   %q = attn.ragged_q %queries, %qo : tensor<?x32x256xbf16> -> !attn.ragged_q<heads = 32, head_dim = 256, bf16>
   %o, %l = attn.attention @plain(%q, %kv)
-      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 256, bf16>
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 32, warps = 8, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 256, bf16>
       -> tensor<?x32x256xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x256xbf16>, tensor<?x32xf32>
 }
@@ -144,7 +145,7 @@ func.func @causal_d256_g4_p16_bf16(%k: tensor<?x16x8x256xbf16>, %v: tensor<?x16x
   %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x256xbf16>, tensor<?x16x8x256xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 256, bf16>
   %q = attn.ragged_q %queries, %qo : tensor<?x32x256xbf16> -> !attn.ragged_q<heads = 32, head_dim = 256, bf16>
   %o, %l = attn.attention @causal(%q, %kv)
-      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 256, bf16>
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 32, warps = 8, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 256, bf16>
       -> tensor<?x32x256xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x256xbf16>, tensor<?x32xf32>
 }
@@ -226,13 +227,24 @@ func.func @plain_d256_g4_p16_bf16_qsmem64(%k: tensor<?x16x8x256xbf16>, %v: tenso
   return %o, %l : tensor<?x32x256xbf16>, tensor<?x32xf32>
 }
 
+func.func @plain_d256_g4_p16_bf16_q64(%k: tensor<?x16x8x256xbf16>, %v: tensor<?x16x8x256xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x256xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x256xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x256xbf16>, tensor<?x16x8x256xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 256, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x256xbf16> -> !attn.ragged_q<heads = 32, head_dim = 256, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 256, bf16>
+      -> tensor<?x32x256xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x256xbf16>, tensor<?x32xf32>
+}
+
 func.func @plain_d256_g4_p4096_bf16(%k: tensor<?x4096x8x256xbf16>, %v: tensor<?x4096x8x256xbf16>, %indptr: tensor<?xi32>,
     %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x256xbf16>,
     %qo: tensor<?xi32>) -> (tensor<?x32x256xbf16>, tensor<?x32xf32>) {
   %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x4096x8x256xbf16>, tensor<?x4096x8x256xbf16> -> !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 256, bf16>
   %q = attn.ragged_q %queries, %qo : tensor<?x32x256xbf16> -> !attn.ragged_q<heads = 32, head_dim = 256, bf16>
   %o, %l = attn.attention @plain(%q, %kv)
-      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 256, bf16>
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 32, warps = 8, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 256, bf16>
       -> tensor<?x32x256xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x256xbf16>, tensor<?x32xf32>
 }
@@ -243,7 +255,7 @@ func.func @causal_d256_g4_p4096_bf16(%k: tensor<?x4096x8x256xbf16>, %v: tensor<?
   %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x4096x8x256xbf16>, tensor<?x4096x8x256xbf16> -> !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 256, bf16>
   %q = attn.ragged_q %queries, %qo : tensor<?x32x256xbf16> -> !attn.ragged_q<heads = 32, head_dim = 256, bf16>
   %o, %l = attn.attention @causal(%q, %kv)
-      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 256, bf16>
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 32, warps = 8, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 256, bf16>
       -> tensor<?x32x256xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x256xbf16>, tensor<?x32xf32>
 }
