@@ -280,53 +280,36 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
     row["prefix_part_ms"] = gc.time_ms(call_pre, reps=20)
     row["composed_ms"] = row["composed_torch_merge_ms"]
     if sk is not None and spk is not None:
+        def composed_path(key, overlap):
+            """cascade() with `overlap`: checked against the float64
+            reference, then timed; a passing path may set composed_ms."""
+            out_x, lse_x, call_x = cascade(sk, spk, q, kp, vp, shared, own, chunks, prefix,
+                                           [suffix] * b, overlap=overlap)
+            call_x()
+            torch.cuda.synchronize()
+            row[f"{key}_rel_err"] = rel(out_x)
+            row[f"{key}_lse_err"] = (lse_x.double() - ref_l).abs().max().item()
+            row[f"{key}_nan"] = bool(torch.isnan(out_x).any() or torch.isnan(lse_x).any())
+            row[f"{key}_ms"] = gc.time_ms(call_x, reps=20)
+            ok = (row[f"{key}_rel_err"] <= 1e-2 and row[f"{key}_lse_err"] <= 1e-2
+                  and not row[f"{key}_nan"])
+            row["ok"] = row["ok"] and ok
+            if ok:
+                row["composed_ms"] = min(row["composed_ms"], row[f"{key}_ms"])
+            return call_x
+
         # FlashIR kernels only (split prefill + split decode + merge kernel).
-        out_k, lse_k, call_k = cascade(sk, spk, q, kp, vp, shared, own, chunks, prefix,
-                                       [suffix] * b)
-        call_k()
-        torch.cuda.synchronize()
-        row["composed_kernels_rel_err"] = rel(out_k)
-        row["composed_kernels_lse_err"] = (lse_k.double() - ref_l).abs().max().item()
-        row["composed_kernels_nan"] = bool(torch.isnan(out_k).any() or torch.isnan(lse_k).any())
-        row["composed_kernels_ms"] = gc.time_ms(call_k, reps=20)
+        call_k = composed_path("composed_kernels", False)
         # Each kernel alone (back to back launches of it only).
         row["composed_kernels_prefix_ms"] = gc.time_ms(call_k.prefix, reps=20)
         row["composed_kernels_suffix_ms"] = gc.time_ms(call_k.suffix, reps=20)
         row["composed_kernels_merge_ms"] = gc.time_ms(call_k.merge, reps=20)
-        kernels_ok = (row["composed_kernels_rel_err"] <= 1e-2 and not row["composed_kernels_nan"]
-                      and row["composed_kernels_lse_err"] <= 1e-2)
-        row["ok"] = row["ok"] and kernels_ok
-        if kernels_ok:
-            row["composed_ms"] = min(row["composed_ms"], row["composed_kernels_ms"])
-        # The same with the suffix kernel on a second stream (an experiment
-        # for the runtime's cascade: how much of the suffix hides under the
-        # prefix kernel).
-        out_v, lse_v, call_v = cascade(sk, spk, q, kp, vp, shared, own, chunks, prefix,
-                                       [suffix] * b, overlap="suffix-first")
-        call_v()
-        torch.cuda.synchronize()
-        row["composed_overlap_rel_err"] = rel(out_v)
-        row["composed_overlap_lse_err"] = (lse_v.double() - ref_l).abs().max().item()
-        row["composed_overlap_ms"] = gc.time_ms(call_v, reps=20)
-        if row["composed_overlap_rel_err"] <= 1e-2 and row["composed_overlap_lse_err"] <= 1e-2:
-            row["composed_ms"] = min(row["composed_ms"], row["composed_overlap_ms"])
-        else:
-            row["ok"] = False
-        # The three kernels chained on one stream (programmatic launches:
-        # what the runtime runs with sm_90 bundles).
-        out_c, lse_c, call_c = cascade(sk, spk, q, kp, vp, shared, own, chunks, prefix,
-                                       [suffix] * b, overlap="chain")
-        call_c()
-        torch.cuda.synchronize()
-        row["composed_chain_rel_err"] = rel(out_c)
-        row["composed_chain_lse_err"] = (lse_c.double() - ref_l).abs().max().item()
-        row["composed_chain_nan"] = bool(torch.isnan(out_c).any() or torch.isnan(lse_c).any())
-        row["composed_chain_ms"] = gc.time_ms(call_c, reps=20)
-        if (row["composed_chain_rel_err"] <= 1e-2 and row["composed_chain_lse_err"] <= 1e-2
-                and not row["composed_chain_nan"]):
-            row["composed_ms"] = min(row["composed_ms"], row["composed_chain_ms"])
-        else:
-            row["ok"] = False
+        # The same with the suffix kernel on a second stream (how much of the
+        # suffix hides under the prefix kernel), and the three kernels
+        # chained on one stream (programmatic launches: what the runtime
+        # runs with sm_90 bundles).
+        composed_path("composed_overlap", "suffix-first")
+        composed_path("composed_chain", "chain")
         # Other prefix chunk counts (fewer CTAs than slots leave SMs to the
         # suffix kernel from the start; more make a second wave).
         # The launch orders (`overlap`) at the default chunk count.
