@@ -97,7 +97,9 @@ def AttnSelectTiles : Pass<"attn-select-tiles", "::mlir::ModuleOp"> {
     5. if no `kv` fits, `q` is halved (not below 16) and 3-4 repeat;
     6. with 16 rows per warp on 8+ warps, `kv >= 64`, `d >= 256` and
        cp.async, `q_shared = true` (Q in shared memory instead of registers
-       next to O's) where that still fits one CTA with as many CTAs per SM.
+       next to O's) where that still fits one CTA with as many CTAs per SM;
+       where it does not, `kv = 32` (Q stays in registers next to a
+       32-key tile's scores) with as many CTAs per SM.
     The budget of a CTA: shared memory within the chip's opt-in per-block
     limit, for `q >= 16` exactly the prefill kernel's (`stages * 2 * kv *
     (d + 8) * bytes`, plus `q * (d + 8) * bytes` with 32 rows per warp or
