@@ -534,9 +534,11 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
   // chunk + numChunks * i), kMergeUnroll at a time: their loads do not depend
   // on the running state, so they are all in flight together (indices past
   // cEnd load the last chunk again and weigh it 0), then one rescale of the
-  // running state merges them (max first: no chain of dependent exps). A
-  // one-row merge's warp loads 16 at a time (a group's share of up to 32
-  // states in one round trip); 256-thread CTAs of several rows keep 8.
+  // running state merges them (max first: no chain of dependent exps).
+  // Decode bundles' merges (one warp per (request, head), G groups of
+  // D / 8 lanes) load 16 at a time: G x 16 states of a one-row request in
+  // one round trip (32 at d 128); split prefill's 256-thread CTAs of
+  // several rows keep 8.
   const int64_t kMergeUnroll = s.prefillRows > 0 ? 8 : 16;
   auto mergeChunks = [&](LocBuilder &b, Value i, Value first, Value step) {
     Value base = arith::MulIOp::create(b, numChunks, i);

@@ -162,10 +162,6 @@ private:
   /// f.direct: the chunk is its request's only one).
   void loadKeyRange(LocBuilder &b, Frame &f, Value nextRequest);
 
-  /// Stores query row `i` of the request through `store(b, oMem, lseMem,
-  /// row)` (O in the element type, lse in f32): to out / lse, or, for a
-  /// split-KV chunk that is not its request's only one, to partial row
-  /// chunk + C * i (C = chunks) of the partial states.
   /// With dependentLaunch, before the kernel returns: the grid's last CTA
   /// waits for the grid it was launched behind (griddepcontrol.wait), so
   /// this grid completes only after that one. A cascade launches its suffix
@@ -174,6 +170,10 @@ private:
   /// meanwhile; in a plain launch the wait returns at once.
   void waitInLastCta(LocBuilder &b);
 
+  /// Stores query row `i` of the request through `store(b, oMem, lseMem,
+  /// row)` (O in the element type, lse in f32): to out / lse, or, for a
+  /// split-KV chunk that is not its request's only one, to partial row
+  /// chunk + C * i (C = chunks) of the partial states.
   void storeRow(LocBuilder &b, const Frame &f, Value i,
                 function_ref<void(LocBuilder &, Value, Value, Value)> store);
 

@@ -1156,12 +1156,17 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // memory where the tile fits the ring, so each lane stores whole 16-byte
   // pieces of a row (the fragments' 4-byte pairs would write half sectors,
   // which cost the split kernels' partial states more than f32 pairs did).
+  // (A warp's rows make whole rounds of 32 pieces at every supported head
+  // dim; the check keeps the read-back inside them.)
   int64_t stageBytes = s.prefillRows * rowStride * elementBytes;
-  bool staged = stageBytes <= ringBytes;
+  int64_t stagePieces = rowsPerWarp * chunksPerRow;
+  bool staged = stageBytes <= ringBytes && stagePieces % 32 == 0;
   Value stage;
   if (staged) {
-    // Every warp is past its last read of the ring (and no copy is in
-    // flight: the loop's last wait) before it is overwritten.
+    // Every warp is past its last read of the ring before it is
+    // overwritten, and no copy writes it any more (the raw-copy loops end
+    // with a wait for all groups; the staged loop's last waits leave only
+    // empty groups).
     gpu::BarrierOp::create(b);
     stage = memref::ViewOp::create(
         b,
@@ -1230,8 +1235,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     // p / chunksPerRow, columns kVec * (p % chunksPerRow).
     NVVM::SyncWarpOp::create(
         b, arith::ConstantOp::create(b, b.getI32IntegerAttr(-1)));
-    int64_t pieces = rowsPerWarp * chunksPerRow;
-    for (int64_t p0 = 0; p0 < pieces; p0 += 32) {
+    for (int64_t p0 = 0; p0 < stagePieces; p0 += 32) {
       Value p = arith::AddIOp::create(b, lane, cIndex(b, p0));
       Value r = arith::AddIOp::create(
           b, warpRow, arith::DivUIOp::create(b, p, cIndex(b, chunksPerRow)));
@@ -1242,11 +1246,6 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       std::tie(token, qHead) = tokenAndHead(b, r);
       Value inRange =
           arith::CmpIOp::create(b, arith::CmpIPredicate::ult, token, f.numQ);
-      if (p0 + 32 > pieces)
-        inRange = arith::AndIOp::create(
-            b, inRange,
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, p,
-                                  cIndex(b, pieces)));
       Value piece = loadRaw(b, stage, ValueRange{r, col});
       scf::IfOp::create(b, inRange, [&](OpBuilder &iob, Location loc) {
         LocBuilder b(loc, iob);

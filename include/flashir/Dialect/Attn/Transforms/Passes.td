@@ -99,7 +99,7 @@ def AttnSelectTiles : Pass<"attn-select-tiles", "::mlir::ModuleOp"> {
        cp.async, `q_shared = true` (Q in shared memory instead of registers
        next to O's) where that still fits one CTA with as many CTAs per SM;
        where it does not, `kv = 32` (Q stays in registers next to a
-       32-key tile's scores) with as many CTAs per SM.
+       32-key tile's scores) if that keeps as many CTAs per SM.
     The budget of a CTA: shared memory within the chip's opt-in per-block
     limit, for `q >= 16` exactly the prefill kernel's (`stages * 2 * kv *
     (d + 8) * bytes`, plus `q * (d + 8) * bytes` with 32 rows per warp or
