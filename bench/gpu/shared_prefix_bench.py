@@ -16,10 +16,9 @@ d 128, page 16.
   a second stream next to the prefix kernel (composed_overlap; other chunk
   counts and launch orders too), and chained on one stream with
   programmatic launches (composed_chain, as the runtime does with sm_90
-  bundles); and the same
-  through the runtime (flashir.BatchSharedPrefixDecodeWrapper, where
-  libflashir_c.so is built, with each kernel's device time from
-  torch.profiler);
+  bundles); and the same through the runtime
+  (flashir.BatchSharedPrefixDecodeWrapper, where libflashir_c.so is built,
+  with each kernel's device time from torch.profiler);
 - composed with a PyTorch merge: the unsplit prefill kernel with the C
   chunks as C "requests" of B rows, the decode kernel, then PyTorch ops for
   the merge of the C + 1 states (eq. 6; the earlier form);
@@ -90,8 +89,8 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
     """The composition with FlashIR kernels only: the split-KV prefill kernel
     (fused head groups) writes each prefix chunk's state (O in bf16, lse in
     f32) for every query row, the split-KV decode kernel each request's
-    suffix state, and the
-    decode merge kernel merges the Cp + 1 states per request. No copies: the
+    suffix state, and the decode merge kernel merges the Cp + 1 states per
+    request. No copies: the
     chunk metadata puts them side by side. With C = Cp + 1, the prefill
     kernel (one request of B rows, Cp chunks, plus the padding request's
     empty chunk Cp, never launched) writes chunk k of row r at partial row
@@ -218,6 +217,16 @@ def inputs(k, b, prefix, suffix, gen):
     return kp, vp, q, shared, own, num_pages
 
 
+def unsplit_prefix(pk, q, kp, vp, shared, chunks):
+    """The unsplit prefill kernel pk over the shared pages in `chunks` equal
+    pieces, each a "request" of all B query rows: gc.run_kernel's (out, lse,
+    call) and the batch the launches read."""
+    b, per = q.shape[0], len(shared) // chunks
+    pre = batch_of(pk, q.repeat(chunks, 1, 1), kp, vp, [b] * chunks,
+                   [shared[c * per:(c + 1) * per] for c in range(chunks)], [PAGE] * chunks)
+    return (*gc.run_kernel(pk, pre), pre)
+
+
 def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None,
          other_dk=()):
     hq, d = dk.hq, dk.d
@@ -228,11 +237,7 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
     call_full()
     # Composed: the prefix in `chunks` pieces, each all B rows (prefill
     # kernel); the suffixes (decode kernel); the merge.
-    per = len(shared) // chunks
-    q_rep = q.repeat(chunks, 1, 1)
-    pre = batch_of(pk, q_rep, kp, vp, [b] * chunks,
-                   [shared[c * per:(c + 1) * per] for c in range(chunks)], [PAGE] * chunks)
-    out_pre, lse_pre, call_pre = gc.run_kernel(pk, pre)
+    out_pre, lse_pre, call_pre, pre = unsplit_prefix(pk, q, kp, vp, shared, chunks)
     suf = batch_of(dk, q, kp, vp, [1] * b, own, [PAGE] * b)
     out_suf, lse_suf, call_suf = gc.run_kernel(dk, suf)
 
@@ -257,44 +262,42 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
            "composed_torch_merge_rel_err": rel(out_c), "not_composed_rel_err": rel(out_full),
            "composed_torch_merge_lse_err": (lse_c.double() - ref_l).abs().max().item()}
     row["not_composed_ms"] = gc.time_ms(call_full, reps=20)
+    row["ok"] = row["composed_torch_merge_rel_err"] <= 1e-2
+
+    def measured(key, out_x, lse_x, call_x):
+        """A path's output (after call_x ran) against the float64
+        reference, then its time; whether it passed (a failure marks the
+        row not ok)."""
+        torch.cuda.synchronize()
+        row[f"{key}_rel_err"] = rel(out_x)
+        row[f"{key}_lse_err"] = (lse_x.double() - ref_l).abs().max().item()
+        row[f"{key}_nan"] = bool(torch.isnan(out_x).any() or torch.isnan(lse_x).any())
+        row[f"{key}_ms"] = gc.time_ms(call_x, reps=20)
+        ok = (row[f"{key}_rel_err"] <= 1e-2 and row[f"{key}_lse_err"] <= 1e-2
+              and not row[f"{key}_nan"])
+        row["ok"] = row["ok"] and ok
+        return ok
+
     # The uncomposed step with other decode kernels (other warps per CTA):
     # the ratio is taken to the fastest.
     row["not_composed_default_ms"] = row["not_composed_ms"]
-    row["ok"] = row["composed_torch_merge_rel_err"] <= 1e-2
     for label, k in other_dk:
         full_k = batch_of(k, q, kp, vp, [1] * b, [shared + o for o in own], [PAGE] * b)
         o_k, l_k, call_k = gc.run_kernel(k, full_k)  # launches read full_k's buffers
         call_k()
-        torch.cuda.synchronize()
-        err_k = rel(o_k)
-        lse_err_k = (l_k.double() - ref_l).abs().max().item()
-        nan_k = bool(torch.isnan(o_k).any() or torch.isnan(l_k).any())
-        row[f"not_composed_{label}_rel_err"] = err_k
-        row[f"not_composed_{label}_lse_err"] = lse_err_k
-        row[f"not_composed_{label}_ms"] = gc.time_ms(call_k, reps=20)
-        if err_k <= 1e-2 and lse_err_k <= 1e-2 and not nan_k:
+        if measured(f"not_composed_{label}", o_k, l_k, call_k):
             row["not_composed_ms"] = min(row["not_composed_ms"], row[f"not_composed_{label}_ms"])
-        else:
-            row["ok"] = False
     row["composed_torch_merge_ms"] = gc.time_ms(composed, reps=20)
     row["prefix_part_ms"] = gc.time_ms(call_pre, reps=20)
     row["composed_ms"] = row["composed_torch_merge_ms"]
     if sk is not None and spk is not None:
         def composed_path(key, overlap):
-            """cascade() with `overlap`: checked against the float64
-            reference, then timed; a passing path may set composed_ms."""
+            """cascade() with `overlap`, measured(); a passing path may set
+            composed_ms."""
             out_x, lse_x, call_x = cascade(sk, spk, q, kp, vp, shared, own, chunks, prefix,
                                            [suffix] * b, overlap=overlap)
             call_x()
-            torch.cuda.synchronize()
-            row[f"{key}_rel_err"] = rel(out_x)
-            row[f"{key}_lse_err"] = (lse_x.double() - ref_l).abs().max().item()
-            row[f"{key}_nan"] = bool(torch.isnan(out_x).any() or torch.isnan(lse_x).any())
-            row[f"{key}_ms"] = gc.time_ms(call_x, reps=20)
-            ok = (row[f"{key}_rel_err"] <= 1e-2 and row[f"{key}_lse_err"] <= 1e-2
-                  and not row[f"{key}_nan"])
-            row["ok"] = row["ok"] and ok
-            if ok:
+            if measured(key, out_x, lse_x, call_x):
                 row["composed_ms"] = min(row["composed_ms"], row[f"{key}_ms"])
             return call_x
 

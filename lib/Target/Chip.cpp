@@ -334,9 +334,8 @@ TileSelection selectTile(const ChipInfo &chip, const TileRequest &request) {
   // and spill (H200, d 256, 128 rows on 8 warps: 0.85x -> 0.98x
   // FlashAttention-2 with 64-key tiles). Where it does not fit with as many
   // CTAs per SM (sm_80's 163 KB), Q stays in registers and the tile narrows
-  // to 32 keys, whose scores
-  // leave room for it (H200, sm_80 code, d 256: 0.89x with 64-key tiles,
-  // 1.02x with 32; 64 rows on 4 warps 0.96-0.99x).
+  // to 32 keys, whose scores leave room for it (H200, sm_80 code, d 256:
+  // 0.89x with 64-key tiles, 1.02x with 32; 64 rows on 4 warps 0.96-0.99x).
   auto withSharedQ = [&](TileSelection &selected) -> TileSelection & {
     TileChoice shared = selected.choice;
     shared.qShared = true;

@@ -41,11 +41,7 @@ def main():
             kp, vp, q, shared, own, _ = spb.inputs(dk, b, L, 128, gen)
             out, lse, call = spb.cascade(sk, spk, q, kp, vp, shared, own, cp, L, [128] * b)
             call()
-            per = len(shared) // cp
-            pre = spb.batch_of(pk, q.repeat(cp, 1, 1), kp, vp, [b] * cp,
-                               [shared[c * per:(c + 1) * per] for c in range(cp)],
-                               [spb.PAGE] * cp)
-            _, _, call_pre = gc.run_kernel(pk, pre)
+            _, _, call_pre, pre = spb.unsplit_prefix(pk, q, kp, vp, shared, cp)
             torch.cuda.synchronize()
             flop = 4.0 * b * dk.hq * L * dk.d
             r = {"L": L, "chunks": cp, "tiles_per_cta": L // cp // 64,
