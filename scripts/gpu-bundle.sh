@@ -5,9 +5,9 @@
 #   build-gpu/bundle        one CTA per (request, KV head)
 #   build-gpu/bundle-split  split-KV: runtime chunks + merge kernel
 #   build-gpu/bundle-split-w1, build-gpu/bundle-w2  plain_h32_p16 split-KV
-#                           with one warp per CTA, and not split with two (the
-#                           shared-prefix benchmark's suffix and uncomposed
-#                           decode)
+#                           with one warp per CTA and a two-stage ring, and not
+#                           split with two warps (the shared-prefix benchmark's
+#                           suffix and uncomposed decode)
 #   build-gpu/bundle-prefill  tensor-core prefill kernels (sm_80, sm_90a) of
 #                           bench/gpu/prefill_kernels.mlir (their 32-row Q
 #                           tiles exceed sm_86/sm_89 shared memory)
@@ -29,10 +29,12 @@ kernels="$FLASHIR_ROOT/bench/gpu/decode_kernels.mlir"
   --schedule='attn-import-variants,attn-split-kv{chunk-size=0}'
 # The shared-prefix benchmark's decode kernels at other CTA sizes (warps is a
 # module-wide option): the suffixes' split-KV kernel with one warp per CTA
-# (128-key suffixes) and the uncomposed decode with two.
+# and two stages (128-key suffixes: a shorter pipeline prologue, and less
+# shared memory per CTA, so more of them run beside the prefix kernel) and
+# the uncomposed decode with two warps.
 awk '/^func.func @plain_h32_p16\(/,/^}/' "$kernels" >"$FLASHIR_ROOT/build-gpu/plain_h32_p16.mlir"
 "$bundle" "$FLASHIR_ROOT/build-gpu/plain_h32_p16.mlir" -o "$FLASHIR_ROOT/build-gpu/bundle-split-w1" \
-  --chips=sm_80,sm_90a --warps=1 --schedule='attn-import-variants,attn-split-kv{chunk-size=0}'
+  --chips=sm_80,sm_90a --warps=1 --stages=2 --schedule='attn-import-variants,attn-split-kv{chunk-size=0}'
 "$bundle" "$FLASHIR_ROOT/build-gpu/plain_h32_p16.mlir" -o "$FLASHIR_ROOT/build-gpu/bundle-w2" \
   --chips=sm_80,sm_90a --warps=2
 rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill" "$FLASHIR_ROOT/build-gpu/bundle-prefill-sm75"

@@ -137,8 +137,11 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
     # serialization: the suffix's CTAs start as soon as the prefix kernel's
     # have, its last CTA waits for the prefix kernel before leaving, and the
     # merge's CTAs wait for the suffix grid -- no second stream, no events,
-    # and the merge's launch hides behind the suffix).
+    # and the merge's launch hides behind the suffix), "prefix-first-pdl"
+    # (prefix-first with the merge launched programmatically behind the
+    # prefix kernel: it waits for that kernel, the suffix by the join event).
     chain = overlap == "chain"
+    pdl_merge = chain or overlap == "prefix-first-pdl"
     side = (torch.cuda.Stream(priority=-1 if overlap == "suffix-first-hi" else 0)
             if overlap and not chain else None)
     on_side = lambda on: torch.cuda.stream(side) if on else contextlib.nullcontext()
@@ -172,7 +175,7 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
     margs = []
     for t in (suf["qo"], suf["cindptr"], part_o, part_lse, out, lse):
         margs += gc.memref_args(t)
-    merge_call = gc.prepare_launch(mfn, (b, hq, 1), mblock, margs, programmatic=chain)
+    merge_call = gc.prepare_launch(mfn, (b, hq, 1), mblock, margs, programmatic=pdl_merge)
 
     def call():
         if not overlap or chain:
@@ -187,11 +190,12 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
             prefix_call()  # on `side`
             join.record(side)
         else:
-            if overlap == "prefix-first":
+            prefix_first = overlap.startswith("prefix-first")
+            if prefix_first:
                 prefix_call()
             suffix_call()  # on `side`
             join.record(side)
-            if overlap != "prefix-first":
+            if not prefix_first:
                 prefix_call()
         torch.cuda.current_stream().wait_event(join)
         merge_call()

@@ -66,31 +66,38 @@
 // lanes (8 columns each) sharing a [group, D + 4] f32 state buffer.
 // CHECK: gpu.func @split_merge_0(%{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>) workgroup(%[[STATES:.*]] : memref<2x132xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-SAME: args = ["qo_indptr", "chunk_indptr", "partial_o", "partial_lse", "out", "lse"], block = 32 : i64, grid = "requests x num_qo_heads"
+// 16 one-warp CTAs per SM (128 registers a thread): a 64 x 32 grid in one wave.
+// CHECK-SAME: nvvm.minctasm = 16 : i32
 // CHECK: %[[GROUP:.*]] = arith.divui %{{.*}}, %c16
 // Requests with one chunk have no rows to merge.
 // CHECK: %[[ONE:.*]] = arith.cmpi eq, %{{.*}}, %c1
 // CHECK: %[[ROWS:.*]] = arith.select %[[ONE]], %c0, %{{.*}} : index
 // One row: group g merges chunks g, g + 2, ..., 16 per step (up to 32
-// states in one round trip): their loads first (indices past the request's
-// chunks clamped to its last one and weighed by -inf), then one rescale;
-// group 0 merges the groups.
+// states in one round trip): their loads first, each only where the chunk
+// exists (a missing one is lse -inf, o 0), then one rescale and the guarded
+// fmas; group 0 merges the groups.
 // CHECK: %[[ONEROW:.*]] = arith.cmpi eq, %[[ROWS]], %c1
 // CHECK: scf.if %[[ONEROW]] {
 // CHECK: %[[FIRST:.*]] = arith.addi %{{.*}}, %[[GROUP]] : index
-// CHECK: %[[LAST:.*]] = arith.subi %[[END:.*]], %c1
-// CHECK: scf.for %[[C:.*]] = %[[FIRST]] to %[[END]] step
+// CHECK: scf.for %[[C:.*]] = %[[FIRST]] to %[[END:.*]] step
 // CHECK: %[[V:.*]] = arith.cmpi ult, %{{.*}}, %[[END]]
-// CHECK: arith.select %[[V]], %{{.*}}, %[[LAST]]
-// CHECK-COUNT-16: memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x8xf32>
-// CHECK-NOT: math.exp
+// CHECK: scf.if %[[V]] -> (f32, vector<8xbf16>) {
+// CHECK: memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x8xf32>
 // CHECK: vector.load {{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
+// CHECK: } else {
+// CHECK: arith.constant dense<0.000000e+00> : vector<8xbf16>
+// CHECK-COUNT-15: scf.if %{{.*}} -> (f32, vector<8xbf16>)
+// CHECK-NOT: math.exp
 // CHECK: arith.maxnumf
 // CHECK: math.exp
+// CHECK: scf.if %[[V]] -> (f32, vector<8xf32>)
+// CHECK: math.fma {{.*}} : vector<8xf32>
 // CHECK: vector.store %{{.*}}, %[[STATES]][%[[GROUP]], %{{.*}}]
 // CHECK: gpu.barrier
 // CHECK: scf.if
 // CHECK-COUNT-2: arith.maxnumf
 // CHECK: math.exp
+// CHECK: math.fma {{.*}} : vector<8xf32>
 // CHECK: vector.store %{{.*}} : memref<?x8x128xbf16>, vector<8xbf16>
 // CHECK: math.log
 // Several rows: one row per group, every chunk.

@@ -1,0 +1,105 @@
+"""What the shared-prefix step's tail costs (issue 7 probe): B64, prefix
+32768, suffix 128 (shared_prefix_bench.py's case), chained as the runtime
+runs it (prefix kernel P; suffix decode A launched behind it, its last CTA
+waiting for P; merge C behind A, waiting for A), against the same step with
+parts left out or replaced by a CUDA kernel that only waits
+(griddepcontrol.wait; cascade_tail.cu, compiled here with nvcc), and with
+other launch orders. Times each (median of back-to-back steps); the
+differences say what each hop and the merge's work cost.
+
+    python3 bench/gpu/probes/cascade_tail.py --decode-bundle build-gpu/bundle \\
+        --prefill-bundle build-gpu/bundle-prefill --out $OUT
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import torch
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, ".."))
+import gpu_check as gc  # noqa: E402
+import shared_prefix_bench as spb  # noqa: E402
+
+WAIT_ONLY = r"""
+extern "C" __global__ void wait_only() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--decode-bundle", required=True)
+    ap.add_argument("--prefill-bundle", required=True)
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--suffix-bundles", nargs="*", default=[],
+                    help="other split-KV decode bundles of plain_h32_p16 for the suffix "
+                         "(each timed chained, and prefix + suffix without the merge)")
+    args = ap.parse_args()
+    src = os.path.join(args.out, "cascade_tail.cu")
+    open(src, "w").write(WAIT_ONLY)
+    cubin = os.path.join(args.out, "cascade_tail.cubin")
+    subprocess.run(["nvcc", "-cubin", "-arch=sm_90a", "-o", cubin, src], check=True)
+    wait_fn = gc.Module(open(cubin, "rb").read()).function("wait_only")
+
+    dk = spb.load(args.decode_bundle, "plain_h32_p16")
+    sk = spb.load(args.decode_bundle + "-split-w1", "plain_h32_p16")
+    spk = spb.load(args.prefill_bundle + "-split", "plain_d128_g4_p16_bf16_fused")
+    b, prefix, suffix, chunks = 64, 32768, 128, 16
+    gen = torch.Generator().manual_seed(5)
+    kp, vp, q, shared, own, _ = spb.inputs(dk, b, prefix, suffix, gen)
+    full = spb.batch_of(dk, q, kp, vp, [1] * b, [shared + o for o in own], [spb.PAGE] * b)
+    ref_o, _ = gc.reference(dk, full)
+    out, lse, chain = spb.cascade(sk, spk, q, kp, vp, shared, own, chunks, prefix,
+                                  [suffix] * b, overlap="chain")
+    chain()
+    torch.cuda.synchronize()
+    rel = ((out.double() - ref_o).norm() / ref_o.norm()).item()
+    hq = dk.hq
+    P, A, C = chain.prefix, chain.suffix, chain.merge
+    wait_c = gc.prepare_launch(wait_fn, (b, hq, 1), 32, [], programmatic=True)
+    wait_a = gc.prepare_launch(wait_fn, (b, dk.hkv, 1), 32, [], programmatic=True)
+    # Prefix first on this stream, the suffix on a second one, the merge
+    # behind the prefix kernel (programmatic) and the suffix (join event).
+    out2, _, two_stream = spb.cascade(sk, spk, q, kp, vp, shared, own, chunks, prefix,
+                                      [suffix] * b, overlap="prefix-first-pdl")
+    two_stream()
+    torch.cuda.synchronize()
+    rel2 = ((out2.double() - ref_o).norm() / ref_o.norm()).item()
+
+    variants = {
+        "P A C (chain)": chain,
+        "P A": lambda: (P(), A()),
+        "P A wait": lambda: (P(), A(), wait_c()),
+        "P": P,
+        "P wait": lambda: (P(), wait_a()),
+        "P wait wait": lambda: (P(), wait_a(), wait_c()),
+        "P | A, C behind P": two_stream,
+        "P C (no suffix)": lambda: (P(), two_stream.merge()),
+    }
+    rows = {"chain_rel_err": rel, "two_stream_rel_err": rel2}
+    print("rel err chain", rel, "two streams", rel2)
+    for name, fn in variants.items():
+        rows[name] = round(gc.time_ms(fn, reps=30) * 1000, 2)
+        print(f"{name:24s} {rows[name]:8.2f} us", flush=True)
+    for bundle in args.suffix_bundles:
+        k = spb.load(bundle, "plain_h32_p16")
+        o, _, c = spb.cascade(k, spk, q, kp, vp, shared, own, chunks, prefix, [suffix] * b,
+                              overlap="chain")
+        c()
+        torch.cuda.synchronize()
+        name = os.path.basename(bundle.rstrip("/"))
+        rows[f"{name}_rel_err"] = ((o.double() - ref_o).norm() / ref_o.norm()).item()
+        rows[f"{name} chain"] = round(gc.time_ms(c, reps=30) * 1000, 2)
+        rows[f"{name} P A"] = round(gc.time_ms(lambda: (c.prefix(), c.suffix()), reps=30) * 1000, 2)
+        rows[f"{name} A alone"] = round(gc.time_ms(c.suffix, reps=30) * 1000, 2)
+        print(name, {k2: v for k2, v in rows.items() if k2.startswith(name)}, flush=True)
+    json.dump({"device": torch.cuda.get_device_name(), "us": rows},
+              open(os.path.join(args.out, "cascade_tail.json"), "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
