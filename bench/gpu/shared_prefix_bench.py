@@ -139,15 +139,19 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
     # merge's CTAs wait for the suffix grid -- no second stream, no events,
     # and the merge's launch hides behind the suffix), "prefix-first-pdl"
     # (prefix-first with the merge launched programmatically behind the
-    # prefix kernel: it waits for that kernel, the suffix by the join event).
-    chain = overlap == "chain"
+    # prefix kernel: it waits for that kernel, the suffix by the join event),
+    # "chain-pdl" (chain, and the prefix kernel launched programmatically
+    # too, behind whatever ran before: sm_90 split prefill kernels wait for
+    # it in every CTA before their first access, so only their dispatch
+    # overlaps its tail; what the runtime does with such bundles).
+    chain = overlap in ("chain", "chain-pdl")
     pdl_merge = chain or overlap == "prefix-first-pdl"
     side = (torch.cuda.Stream(priority=-1 if overlap == "suffix-first-hi" else 0)
             if overlap and not chain else None)
     on_side = lambda on: torch.cuda.stream(side) if on else contextlib.nullcontext()
     with on_side(overlap == "suffix-main"):
         prefix_call = gc.prepare_launch(spk.fn, (cp, *spk.q_tiles_and_heads([b])), spk.block,
-                                        args, spk.shared)
+                                        args, spk.shared, programmatic=overlap == "chain-pdl")
     # Suffix: request r = 1 row over its own pages; chunks [C r, C r + C).
     indptr, indices = [0], []
     for pages in own:
@@ -317,6 +321,7 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
         # runs with sm_90 bundles).
         composed_path("composed_overlap", "suffix-first")
         composed_path("composed_chain", "chain")
+        composed_path("composed_chain_pdl", "chain-pdl")
         # Other prefix chunk counts (fewer CTAs than slots leave SMs to the
         # suffix kernel from the start; more make a second wave).
         # The launch orders (`overlap`) at the default chunk count.

@@ -70,7 +70,16 @@ def main():
     torch.cuda.synchronize()
     rel2 = ((out2.double() - ref_o).norm() / ref_o.norm()).item()
 
+    # The chain with the prefix kernel launched programmatically too (behind
+    # the previous step's merge).
+    out3, _, chain_pdl = spb.cascade(sk, spk, q, kp, vp, shared, own, chunks, prefix,
+                                     [suffix] * b, overlap="chain-pdl")
+    chain_pdl()
+    torch.cuda.synchronize()
+    rel3 = ((out3.double() - ref_o).norm() / ref_o.norm()).item()
+
     variants = {
+        "P A C (chain, P pdl)": chain_pdl,
         "P A C (chain)": chain,
         "P A": lambda: (P(), A()),
         "P A wait": lambda: (P(), A(), wait_c()),
@@ -80,8 +89,8 @@ def main():
         "P | A, C behind P": two_stream,
         "P C (no suffix)": lambda: (P(), two_stream.merge()),
     }
-    rows = {"chain_rel_err": rel, "two_stream_rel_err": rel2}
-    print("rel err chain", rel, "two streams", rel2)
+    rows = {"chain_rel_err": rel, "two_stream_rel_err": rel2, "chain_pdl_rel_err": rel3}
+    print("rel err chain", rel, "two streams", rel2, "chain, P pdl", rel3)
     for name, fn in variants.items():
         rows[name] = round(gc.time_ms(fn, reps=30) * 1000, 2)
         print(f"{name:24s} {rows[name]:8.2f} us", flush=True)

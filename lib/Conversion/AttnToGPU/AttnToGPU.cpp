@@ -326,9 +326,11 @@ struct ConvertAttnToGPUPass
                      mergeGroups(view.getHeadDim(), entry.prefillRows > 0),
                  false);
         // It waits for the split kernel itself (griddepcontrol.wait): the
-        // host may launch it early. The split kernel's last CTA waits for
-        // the grid launched before it (waitInLastCta): the host may launch
-        // it early behind a kernel that writes nothing it reads.
+        // host may launch it early. The split kernel completes after the
+        // grid launched before it (a decode kernel's last CTA waits for it,
+        // waitInLastCta; every CTA of a prefill kernel does, first): the
+        // host may launch it early behind a kernel that writes nothing it
+        // reads, and a prefill kernel behind any kernel.
         if (shape.dependentLaunch) {
           auto mark = [&](gpu::GPUFuncOp f, StringRef fact) {
             NamedAttrList launch(
@@ -338,6 +340,10 @@ struct ConvertAttnToGPUPass
           };
           mark(merge, "programmatic_wait");
           mark(func, "completes_after_predecessor");
+          // Split prefill kernels wait in every CTA before their first
+          // access.
+          if (entry.prefillRows)
+            mark(func, "programmatic_wait");
         }
       }
     }

@@ -514,6 +514,12 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
         partialO = entry.getArgument(2), partialLse = entry.getArgument(3),
         out = entry.getArgument(4), lse = entry.getArgument(5),
         states = func.getWorkgroupAttributions().front();
+  // The grid launched after it (the cascade's next prefix kernel) may be
+  // dispatched as this one's CTAs retire: it waits for this grid before it
+  // reads or writes anything.
+  if (s.dependentLaunch)
+    NVVM::GriddepcontrolOp::create(b,
+                                   NVVM::GridDepActionKind::launch_dependents);
   Value c0 = cIndex(b, 0), c1 = cIndex(b, 1), cG = cIndex(b, G);
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value lane = arith::RemUIOp::create(b, tid, cIndex(b, lanes));

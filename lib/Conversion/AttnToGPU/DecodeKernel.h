@@ -79,6 +79,9 @@ struct DecodeShape {
   /// early (griddepcontrol.launch_dependents) and the merge kernel waits for
   /// it (griddepcontrol.wait) before reading the partial states, so the
   /// runtime may launch the merge with programmatic stream serialization.
+  /// The merge lets the grid after it launch early too, and a split prefill
+  /// kernel waits in every CTA before its first access (the runtime may
+  /// launch it programmatically behind any kernel).
   bool dependentLaunch = false;
 };
 
@@ -162,7 +165,7 @@ private:
   /// f.direct: the chunk is its request's only one).
   void loadKeyRange(LocBuilder &b, Frame &f, Value nextRequest);
 
-  /// With dependentLaunch, before the kernel returns: the grid's last CTA
+  /// With dependentLaunch, before a decode kernel returns: the grid's last CTA
   /// waits for the grid it was launched behind (griddepcontrol.wait), so
   /// this grid completes only after that one. A cascade launches its suffix
   /// kernel behind the prefix kernel and the merge behind the suffix; the

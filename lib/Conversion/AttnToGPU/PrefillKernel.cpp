@@ -129,6 +129,13 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   bool fused = s.fusedHeadGroups;
   int64_t tokens = fused ? s.prefillRows / g : s.prefillRows;
   Frame f = bindArguments(b, func, /*dynamicShared=*/true);
+  // sm_90 split kernels: every CTA waits for the grid launched before it
+  // before reading or writing anything, so the host may launch this one
+  // behind any kernel with programmatic stream serialization (the cascade's
+  // next step behind its merge): its CTAs are dispatched while that grid
+  // drains, and the grid completes after it.
+  if (s.dependentLaunch)
+    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
   // Split-KV: grid position x serves chunk chunk_order[x] of request
   // chunk_request[chunk] (the decode ABI's chunk arguments).
   Block &args = func.getBody().front();
@@ -176,7 +183,6 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   scf::IfOp guard = scf::IfOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowBase, f.numQ),
       /*withElseRegion=*/false);
-  waitInLastCta(b);
   gpu::ReturnOp::create(b);
   b.setInsertionPointToStart(&guard.getThenRegion().front());
 

@@ -4,7 +4,8 @@
 // sm_90: the split kernel lets its dependents launch at once, and its grid's
 // last CTA waits for the grid it was launched behind before leaving (a
 // cascade chains suffix -> merge behind the prefix kernel: the merge's wait
-// then covers both); the merge waits for the split kernel.
+// then covers both); the merge lets the grid after it launch at once and
+// waits for the split kernel.
 // SM90-LABEL: gpu.func @split_decode_0
 // SM90-NEXT: nvvm.griddepcontrol launch_dependents
 // SM90: gpu.grid_dim y
@@ -19,6 +20,7 @@
 // SM90-NEXT: gpu.return
 // SM90-LABEL: gpu.func @split_merge_0
 // SM90-SAME: programmatic_wait = true
+// SM90-NEXT: nvvm.griddepcontrol launch_dependents
 // SM90: nvvm.griddepcontrol wait
 
 !q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
