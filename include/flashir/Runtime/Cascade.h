@@ -101,7 +101,10 @@ public:
   /// serialization where the decode bundle's manifest allows (sm_90: the
   /// decode kernel `completes_after_predecessor`, the merge
   /// `programmatic_wait`); otherwise the decode kernel on the runner's
-  /// second stream, forked from and joined back to `stream` by events.
+  /// second stream, forked from and joined back to `stream` by events. The
+  /// prefill kernel goes behind whatever precedes it on `stream` the same
+  /// way where its manifest marks it `programmatic_wait` (sm_90: every CTA
+  /// waits for that grid before its first access).
   /// Either way capturable into a CUDA graph; `capacityGrids` as
   /// SplitDecodeRunner::run (required in a CUDA graph).
   Status run(const Buffers &buffers, void *stream, bool capacityGrids = true);
