@@ -541,76 +541,74 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
   Value rowsToMerge = arith::SelectOp::create(b, single, c0, numQ);
 
   // Merges row i's chunks first, first + step, ... below cEnd (partial rows
-  // chunk + numChunks * i) in batches of up to kMergeUnroll: a batch's loads
-  // do not depend on the running state, so they are all in flight together,
-  // then one rescale of the running state merges them (max first: no chain
-  // of dependent exps). The merge is bound by instruction issue: each batch
-  // is unrolled to the warp's chunks left (`slots` in all, the most any of
-  // its groups has; a switch over the batch size), and a group with fewer
-  // skips the loads of the chunks it lacks. Products are fmas.
+  // chunk + numChunks * i), kMergeUnroll at a time: their loads do not depend
+  // on the running state, so they are all in flight together, then one
+  // rescale of the running state merges them (max first: no chain of
+  // dependent exps). The merge is bound by instruction issue, not bytes:
+  // each load is guarded by the chunk's existence (a missing one weighs 0;
+  // a group skips the loads of chunks past cEnd instead of reloading the
+  // last one), and the weighted sums are fmas.
   // Decode bundles' merges (one warp per (request, head), G groups of
-  // D / 8 lanes) batch up to 16: G x 16 states of a one-row request in one
-  // round trip (32 at d 128); split prefill's 256-thread CTAs of several
-  // rows up to 8.
+  // D / 8 lanes) load 16 at a time: G x 16 states of a one-row request in
+  // one round trip (32 at d 128); split prefill's 256-thread CTAs of
+  // several rows keep 8.
   const int64_t kMergeUnroll = s.prefillRows > 0 ? 8 : 16;
   Type rawType = VectorType::get({kVec}, s.element);
   auto mergeChunks = [&](LocBuilder &b, Value i, Value first, Value step) {
     Value base = arith::MulIOp::create(b, numChunks, i);
     SmallVector<Value> inits = {negInf(b), cF32(b, 0.0f),
                                 splat(b, cF32(b, 0.0f))};
-    // Chunks c, c + step, ... (`unroll` of them) merged into `state`.
-    auto batch = [&](LocBuilder &b, Value c, ValueRange state, int64_t unroll) {
-      SmallVector<Value> valids, lses, os;
-      Value m = state[0];
-      for (int64_t u = 0; u < unroll; ++u) {
-        Value cu = arith::AddIOp::create(
-            b, c, arith::MulIOp::create(b, step, cIndex(b, u)));
-        valids.push_back(
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, cu, cEnd));
-        Value prow = arith::AddIOp::create(b, cu, base);
-        // A chunk's state: (lse, 1, normalised o); empty: lse = -inf.
-        ValueRange loaded = buildIf(
-            b, valids.back(),
-            [&](LocBuilder &b) {
-              return SmallVector<Value>{
-                  memref::LoadOp::create(b, partialLse, ValueRange{prow, head}),
-                  loadRaw(b, partialO, ValueRange{prow, head, e0})};
-            },
-            [&](LocBuilder &b) {
-              return SmallVector<Value>{
-                  negInf(b), arith::ConstantOp::create(
-                                 b, DenseElementsAttr::get(
-                                        cast<ShapedType>(rawType),
-                                        b.getFloatAttr(s.element, 0.0)))};
-            });
-        lses.push_back(loaded[0]);
-        os.push_back(loaded[1]);
-        m = arith::MaxNumFOp::create(b, m, lses.back());
-      }
-      Value scale = expDiff(b, state[0], m);
-      Value l = arith::MulFOp::create(b, state[1], scale);
-      Value acc = arith::MulFOp::create(b, state[2], splat(b, scale));
-      for (int64_t u = 0; u < unroll; ++u) {
-        ValueRange merged = buildIf(
-            b, valids[u],
-            [&](LocBuilder &b) {
-              Value w = expDiff(b, lses[u], m);
-              return SmallVector<Value>{
-                  arith::AddFOp::create(b, l, w),
-                  math::FmaOp::create(b, widen(b, os[u]), splat(b, w), acc)};
-            },
-            [&](LocBuilder &) {
-              return SmallVector<Value>{l, acc};
-            });
-        l = merged[0];
-        acc = merged[1];
-      }
-      return SmallVector<Value>{m, l, acc};
-    };
     return llvm::to_vector(buildForStep(
         b, first, cEnd, arith::MulIOp::create(b, step, cIndex(b, kMergeUnroll)),
         inits, [&](LocBuilder &b, Value c, ValueRange state) {
-          return batch(b, c, state, kMergeUnroll);
+          SmallVector<Value> valids, lses, os;
+          Value m = state[0];
+          for (int64_t u = 0; u < kMergeUnroll; ++u) {
+            Value cu = arith::AddIOp::create(
+                b, c, arith::MulIOp::create(b, step, cIndex(b, u)));
+            valids.push_back(
+                arith::CmpIOp::create(b, arith::CmpIPredicate::ult, cu, cEnd));
+            Value prow = arith::AddIOp::create(b, cu, base);
+            // A chunk's state: (lse, 1, normalised o); empty: lse = -inf.
+            ValueRange loaded = buildIf(
+                b, valids.back(),
+                [&](LocBuilder &b) {
+                  return SmallVector<Value>{
+                      memref::LoadOp::create(b, partialLse,
+                                             ValueRange{prow, head}),
+                      loadRaw(b, partialO, ValueRange{prow, head, e0})};
+                },
+                [&](LocBuilder &b) {
+                  return SmallVector<Value>{
+                      negInf(b), arith::ConstantOp::create(
+                                     b, DenseElementsAttr::get(
+                                            cast<ShapedType>(rawType),
+                                            b.getFloatAttr(s.element, 0.0)))};
+                });
+            lses.push_back(loaded[0]);
+            os.push_back(loaded[1]);
+            m = arith::MaxNumFOp::create(b, m, lses.back());
+          }
+          Value scale = expDiff(b, state[0], m);
+          Value l = arith::MulFOp::create(b, state[1], scale);
+          Value acc = arith::MulFOp::create(b, state[2], splat(b, scale));
+          for (int64_t u = 0; u < kMergeUnroll; ++u) {
+            ValueRange merged = buildIf(
+                b, valids[u],
+                [&](LocBuilder &b) {
+                  Value w = expDiff(b, lses[u], m);
+                  return SmallVector<Value>{
+                      arith::AddFOp::create(b, l, w),
+                      math::FmaOp::create(b, widen(b, os[u]), splat(b, w),
+                                          acc)};
+                },
+                [&](LocBuilder &) {
+                  return SmallVector<Value>{l, acc};
+                });
+            l = merged[0];
+            acc = merged[1];
+          }
+          return SmallVector<Value>{m, l, acc};
         }));
   };
   // Normalizes a merged state into row i of out / lse.
