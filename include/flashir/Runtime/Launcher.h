@@ -249,8 +249,10 @@ public:
   /// Launches `kernel` as launchArgs does, with programmatic stream
   /// serialization: its CTAs may start while its stream predecessor runs,
   /// and it completes after it. Only for a kernel the manifest marks
-  /// `completes_after_predecessor`, behind a predecessor that writes
-  /// nothing it reads (a cascade's suffix decode behind the prefix kernel).
+  /// `completes_after_predecessor`, behind a predecessor that neither writes
+  /// what it reads nor reads what it writes (a cascade's suffix decode
+  /// behind the prefix kernel; a split prefill kernel lets it start only
+  /// once the grid before that one has completed).
   Status launchBehind(const std::string &kernel, const std::vector<Arg> &args,
                       unsigned gridX, unsigned gridY, void *stream,
                       unsigned gridZ = 1);

@@ -128,14 +128,17 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // head z, the tile's rows are (token, head of the group) pairs).
   bool fused = s.fusedHeadGroups;
   int64_t tokens = fused ? s.prefillRows / g : s.prefillRows;
-  Frame f = bindArguments(b, func, /*dynamicShared=*/true);
   // sm_90 split kernels: every CTA waits for the grid launched before it
   // before reading or writing anything, so the host may launch this one
   // behind any kernel with programmatic stream serialization (the cascade's
   // next step behind its merge): its CTAs are dispatched while that grid
-  // drains, and the grid completes after it.
+  // drains, and the grid completes after it. The wait comes before
+  // bindArguments' launch_dependents: a grid launched behind this one (the
+  // cascade's suffix kernel, which writes the states the previous step's
+  // merge reads) starts only after that grid has completed.
   if (s.dependentLaunch)
     NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+  Frame f = bindArguments(b, func, /*dynamicShared=*/true);
   // Split-KV: grid position x serves chunk chunk_order[x] of request
   // chunk_request[chunk] (the decode ABI's chunk arguments).
   Block &args = func.getBody().front();
