@@ -4,8 +4,11 @@ runs it (prefix kernel P; suffix decode A launched behind it, its last CTA
 waiting for P; merge C behind A, waiting for A), against the same step with
 parts left out or replaced by a CUDA kernel that only waits
 (griddepcontrol.wait; cascade_tail.cu, compiled here with nvcc), and with
-other launch orders. Times each (median of back-to-back steps); the
-differences say what each hop and the merge's work cost.
+other launch orders (the prefix kernel launched programmatically too, as
+the runtime does; the suffix on a second stream with the merge behind the
+prefix kernel). Times each (median of back-to-back steps); the differences
+say what each hop and the merge's work cost. --suffix-bundles: other suffix
+kernels, each chained, prefix + suffix, and alone.
 
     python3 bench/gpu/probes/cascade_tail.py --decode-bundle build-gpu/bundle \\
         --prefill-bundle build-gpu/bundle-prefill --out $OUT
