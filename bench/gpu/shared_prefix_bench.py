@@ -14,9 +14,11 @@ d 128, page 16.
   and the decode merge kernel merging each request's C + 1 states, all
   through chunk metadata (see cascade()); the same with the suffix kernel on
   a second stream next to the prefix kernel (composed_overlap; other chunk
-  counts and launch orders too), and chained on one stream with
-  programmatic launches (composed_chain, as the runtime does with sm_90
-  bundles); and the same through the runtime
+  counts and launch orders too), chained on one stream with
+  programmatic launches (composed_chain), and the same with the prefix
+  kernel launched programmatically too, behind the previous step
+  (composed_chain_pdl, as the runtime does with sm_90 bundles); and the
+  same through the runtime
   (flashir.BatchSharedPrefixDecodeWrapper, where libflashir_c.so is built,
   with each kernel's device time from torch.profiler);
 - composed with a PyTorch merge: the unsplit prefill kernel with the C
