@@ -213,12 +213,14 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
   int64_t c = rn.prefixChunks_ + 1;
   CascadeLayout layout(c, r);
   rn.metadataBytes = layout.total * 4;
+  // The partial states of C chunks x r one-row requests, sized as the
+  // split-KV workspace's.
+  WorkspaceSize states = workspaceSize(PlanCapacity{r, c * r, 1}, rn.hq, rn.d,
+                                       elementBytes(mk->args[2].element));
   rn.partialOOffset = alignUp(rn.metadataBytes, 256);
   rn.partialLseOffset =
-      alignUp(rn.partialOOffset +
-                  c * r * rn.hq * rn.d * elementBytes(mk->args[2].element),
-              256);
-  rn.mapsOffset = alignUp(rn.partialLseOffset + c * r * rn.hq * 4, 256);
+      alignUp(rn.partialOOffset + states.partialOutputBytes, 256);
+  rn.mapsOffset = alignUp(rn.partialLseOffset + states.partialLseBytes, 256);
   if (Status s =
           driver.alloc(rn.mapsOffset + int64_t(kKvMapsBytes), &rn.workspace);
       !s)
