@@ -544,10 +544,12 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
   // chunk + numChunks * i), kMergeUnroll at a time: their loads do not depend
   // on the running state, so they are all in flight together, then one
   // rescale of the running state merges them (max first: no chain of
-  // dependent exps). The merge is bound by instruction issue, not bytes:
-  // each load is guarded by the chunk's existence (a missing one weighs 0;
-  // a group skips the loads of chunks past cEnd instead of reloading the
-  // last one), and the weighted sums are fmas.
+  // dependent exps). Nsight Compute found the merge bound by instruction
+  // issue, not bytes: each load is guarded by the chunk's existence (a
+  // missing one weighs 0; a group skips the loads of chunks past cEnd
+  // instead of reloading the last one), and the weighted sums are fmas,
+  // guarded as well although a missing chunk's weight is 0 (unguarded,
+  // ptxas spills under the decode merges' nvvm.minctasm bound above).
   // Decode bundles' merges (one warp per (request, head), G groups of
   // D / 8 lanes) load 16 at a time: G x 16 states of a one-row request in
   // one round trip (32 at d 128); split prefill's 256-thread CTAs of
