@@ -24,6 +24,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -101,6 +102,23 @@ static cl::opt<double> atolOpt("atol", cl::init(0.0),
 static cl::opt<bool> dumpIR("dump-ir", cl::init(false),
                             cl::desc("print the generated attn program"),
                             cl::cat(category));
+
+static cl::opt<std::string> transformOpt(
+    "transform",
+    cl::desc("pass pipeline applied to the attn program (e.g. "
+             "'attn-split-kv{chunk-size=37}'); the transformed and the "
+             "untransformed programs both run and are compared"),
+    cl::cat(category));
+static cl::opt<int64_t> prefixLenOpt(
+    "prefix-len", cl::init(-1),
+    cl::desc("add a shared prefix of this many tokens (attn.shared_paged_kv) "
+             "as the first view"),
+    cl::cat(category));
+static cl::opt<bool> batchInvariance(
+    "check-batch-invariance", cl::init(false),
+    cl::desc("also run every request alone and require bitwise-identical "
+             "rows"),
+    cl::cat(category));
 
 //===----------------------------------------------------------------------===//
 // Storage types
@@ -197,6 +215,76 @@ std::vector<int64_t> descriptor(HostTensor &h) {
   llvm::errs() << "flashir-run: " << message << "\n";
   llvm::errs().flush();
   std::exit(2);
+}
+
+/// Rejects option values the runner cannot honour, naming the bound: every
+/// size is bounded so that the generated batch fits in memory, its int32
+/// index arrays do not overflow and the run ends in seconds.
+void checkOptions() {
+  constexpr int64_t kMaxHeads = 1024, kMaxPageSize = 1 << 16,
+                    kMaxRequests = 4096, kMaxLength = 1 << 20;
+  constexpr double kMaxElements = double(1 << 26), kMaxWork = double(1LL << 32);
+  auto inRange = [](const char *name, int64_t value, int64_t lo, int64_t hi) {
+    if (value < lo || value > hi)
+      usage(std::string("--") + name + " must be in " + std::to_string(lo) +
+            ".." + std::to_string(hi) + ", got " + std::to_string(value));
+  };
+  if (layout != "nhd" && layout != "hnd" && layout != "ragged")
+    usage("--layout must be nhd, hnd or ragged");
+  if (mode != "direct" && mode != "merge")
+    usage("--mode must be direct or merge");
+  if (qoLens.empty() || qoLens.size() != kvLens.size())
+    usage("--qo-lens and --kv-lens must list the same number (>= 1) of "
+          "requests");
+  inRange("head-dim", headDim, 2, 1024);
+  if (headDim % 2)
+    usage("--head-dim must be even");
+  inRange("qo-heads", numQoHeads, 1, kMaxHeads);
+  inRange("kv-heads", numKvHeads, 1, kMaxHeads);
+  if (numQoHeads % numKvHeads)
+    usage("--qo-heads must be a multiple of --kv-heads");
+  inRange("page-size", pageSize, 1, kMaxPageSize);
+  // Merge mode's largest merge has 2 * views + 1 states, within the
+  // lowering's bound too.
+  static_assert(2 * kMaxLoopLoweringViews + 1 <= kMaxLoopLoweringMergeStates);
+  inRange("views", numViews, 1, kMaxLoopLoweringViews);
+  if (qoLens.size() > size_t(kMaxRequests))
+    usage("at most " + std::to_string(kMaxRequests) + " requests, got " +
+          std::to_string(qoLens.size()));
+  if (prefixLenOpt >= 0) {
+    inRange("prefix-len", prefixLenOpt, 0, kMaxLength);
+    if (mode == "merge")
+      usage("--prefix-len works with --mode=direct (compose with "
+            "--transform=attn-compose-prefix)");
+  }
+  int64_t prefix = std::max<int64_t>(prefixLenOpt, 0);
+  // Tensor elements the batch allocates (queries, outputs, K and V pools
+  // with up to one partial page per request and view) and multiply-adds the
+  // kernel and the reference each perform; doubles cannot overflow here.
+  double rows = 0, keys = 0, work = 0;
+  for (size_t i = 0; i < qoLens.size(); ++i) {
+    inRange("qo-lens", qoLens[i], 0, kMaxLength);
+    inRange("kv-lens", kvLens[i], 0, kMaxLength);
+    rows += double(qoLens[i]);
+    keys += double(kvLens[i]) + double(numViews) * double(pageSize);
+    work += double(qoLens[i]) * double(kvLens[i] + prefix);
+  }
+  keys += double(prefix) + 4.0 * double(pageSize);
+  double results = mode == "merge" ? 4 : 1;
+  double elements = rows * double(numQoHeads) * double(headDim) *
+                        (1 + 2 * results) +
+                    2 * keys * double(numKvHeads) * double(headDim);
+  work *= double(numQoHeads) * double(headDim) * (mode == "merge" ? 2 : 1);
+  if (elements > kMaxElements)
+    usage(llvm::formatv("the batch needs {0:e2} tensor elements; flashir-run "
+                        "allows at most {1} (2^26)",
+                        elements, int64_t(kMaxElements))
+              .str());
+  if (work > kMaxWork)
+    usage(llvm::formatv("the batch needs {0:e2} multiply-adds per run; "
+                        "flashir-run allows at most {1} (2^32)",
+                        work, int64_t(kMaxWork))
+              .str());
 }
 
 std::string shapeStr(const std::vector<int64_t> &shape, bool dynamicFirst,
@@ -424,6 +512,28 @@ std::vector<uint8_t> rowBytes(const HostTensor &h, int64_t r0, int64_t n) {
                               h.bytes.begin() + (r0 + n) * row);
 }
 
+/// The runner executes attn programs on the CPU: a --transform must keep
+/// `func.func @kernel` (attn-level rewrites such as attn-split-kv) and must
+/// not emit GPU code, which the CPU pipeline cannot run.
+void checkTransformed(ModuleOp module) {
+  if (!module.lookupSymbol<func::FuncOp>("kernel"))
+    usage("--transform must leave func.func @kernel in place (attn-level "
+          "transforms such as attn-split-kv); it lowered or removed it");
+  Operation *gpuOp = nullptr;
+  module.walk([&](Operation *op) {
+    if (op->getDialect() && op->getDialect()->getNamespace() == "gpu") {
+      gpuOp = op;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (gpuOp)
+    usage("--transform produced GPU code ('" +
+          gpuOp->getName().getStringRef().str() +
+          "'); flashir-run executes on the CPU (flashir-bundle compiles GPU "
+          "kernels)");
+}
+
 /// Compiles the attn program (after `transform`, if any) for the JIT.
 /// Returns the engine and the number of planner arguments the transform
 /// appended.
@@ -432,26 +542,36 @@ std::unique_ptr<ExecutionEngine> compile(MLIRContext &ctx,
                                          const std::string &transform,
                                          unsigned &plannerArgs,
                                          std::string &transformedIR) {
+  // A pass that reports an error but does not fail must not let a run pass:
+  // count errors (they are still printed by the default handler).
+  int errors = 0;
+  ScopedDiagnosticHandler counter(&ctx, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      ++errors;
+    return failure();
+  });
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(program, &ctx);
   if (!module)
     usage("the generated program does not verify (see above)");
-  auto kernel = module->lookupSymbol<func::FuncOp>("kernel");
-  unsigned before = kernel.getNumArguments();
+  unsigned before =
+      module->lookupSymbol<func::FuncOp>("kernel").getNumArguments();
   if (!transform.empty()) {
     PassManager tpm(&ctx);
     std::string error;
     llvm::raw_string_ostream os(error);
     if (failed(parsePassPipeline(transform, tpm, os)))
       usage("bad --transform: " + error);
-    if (failed(tpm.run(*module)))
+    if (failed(tpm.run(*module)) || errors)
       usage("the --transform pipeline failed (see above)");
     llvm::raw_string_ostream ir(transformedIR);
     module->print(ir);
+    checkTransformed(*module);
   }
-  plannerArgs = kernel.getNumArguments() - before;
+  plannerArgs =
+      module->lookupSymbol<func::FuncOp>("kernel").getNumArguments() - before;
   PassManager pm(&ctx);
   buildAttnToCPUPipeline(pm);
-  if (failed(pm.run(*module)))
+  if (failed(pm.run(*module)) || errors)
     usage("the CPU pipeline failed (see above)");
   ExecutionEngineOptions options;
   static std::function<llvm::Error(llvm::Module *)> transformer =
@@ -526,23 +646,6 @@ std::vector<HostTensor> randomChunks(std::mt19937 &rng, const Batch &batch) {
 // main
 //===----------------------------------------------------------------------===//
 
-static cl::opt<std::string> transformOpt(
-    "transform",
-    cl::desc("pass pipeline applied to the attn program (e.g. "
-             "'attn-split-kv{chunk-size=37}'); the transformed and the "
-             "untransformed programs both run and are compared"),
-    cl::cat(category));
-static cl::opt<int64_t> prefixLenOpt(
-    "prefix-len", cl::init(-1),
-    cl::desc("add a shared prefix of this many tokens (attn.shared_paged_kv) "
-             "as the first view"),
-    cl::cat(category));
-static cl::opt<bool> batchInvariance(
-    "check-batch-invariance", cl::init(false),
-    cl::desc("also run every request alone and require bitwise-identical "
-             "rows"),
-    cl::cat(category));
-
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -562,26 +665,11 @@ int main(int argc, char **argv) {
     t = DType::BF16;
   else
     usage("--dtype must be f32, f16 or bf16");
-  if (layout != "nhd" && layout != "hnd" && layout != "ragged")
-    usage("--layout must be nhd, hnd or ragged");
-  if (mode != "direct" && mode != "merge")
-    usage("--mode must be direct or merge");
-  if (qoLens.empty() || qoLens.size() != kvLens.size())
-    usage("--qo-lens and --kv-lens must list the same number (>= 1) of "
-          "requests");
+  checkOptions();
   int64_t D = headDim, Hq = numQoHeads, Hkv = numKvHeads, P = pageSize;
-  if (D < 2 || D % 2 || Hq < 1 || Hkv < 1 || Hq % Hkv || P < 1 || numViews < 1)
-    usage("need an even --head-dim, --qo-heads a multiple of --kv-heads, "
-          "--page-size >= 1 and --views >= 1");
-  for (size_t i = 0; i < qoLens.size(); ++i)
-    if (qoLens[i] < 0 || kvLens[i] < 0)
-      usage("lengths must be >= 0");
   bool paged = layout != "ragged", hnd = layout == "hnd";
   bool hasPrefix = prefixLenOpt >= 0;
   bool mergeMode = mode == "merge";
-  if (hasPrefix && mergeMode)
-    usage("--prefix-len works with --mode=direct (compose with "
-          "--transform=attn-compose-prefix)");
   double scale = scaleOpt > 0 ? double(scaleOpt) : 1.0 / std::sqrt(double(D));
   double rtol = rtolOpt > 0 ? double(rtolOpt) : (t == DType::F32 ? 1e-5 : 1e-2);
   double atol = atolOpt > 0 ? double(atolOpt) : (t == DType::F32 ? 1e-5 : 1e-2);

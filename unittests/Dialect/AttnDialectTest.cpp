@@ -55,6 +55,36 @@ TEST_F(AttnDialectTest, StandardLibraryHasEveryVariant) {
   EXPECT_FALSE(dialect()->lookupStandardVariant("no_such_variant"));
 }
 
+// Sibling modules are verified on the context's thread pool; each resolves
+// @causal from the standard library, which is parsed (and verified, on the
+// same pool) on first use. A lock held across that parse deadlocked when the
+// waiting thread picked up the other module's task (issue 22). Every
+// iteration uses a fresh context, so every one parses the library again.
+TEST(AttnDialectThreadingTest, SiblingModulesResolveStandardVariants) {
+  std::string module = R"(
+    module {
+      func.func @a(%n: index) -> !attn.state<heads = 1, head_dim = 2, @causal> {
+        %s = attn.empty_state @causal %n
+            : !attn.state<heads = 1, head_dim = 2, @causal>
+        return %s : !attn.state<heads = 1, head_dim = 2, @causal>
+      }
+    })";
+  std::string source;
+  for (int i = 0; i < 8; ++i)
+    source += module;
+  for (int iteration = 0; iteration < 200; ++iteration) {
+    MLIRContext ctx;
+    ASSERT_TRUE(ctx.isMultithreadingEnabled());
+    ctx.getOrLoadDialect<AttnDialect>();
+    ctx.getOrLoadDialect<func::FuncDialect>();
+    OwningOpRef<ModuleOp> parsed =
+        parseSourceString<ModuleOp>(source, ParserConfig(&ctx));
+    ASSERT_TRUE(parsed) << "iteration " << iteration;
+    EXPECT_TRUE(ctx.getLoadedDialect<AttnDialect>()->lookupStandardVariant(
+        "causal"));
+  }
+}
+
 TEST_F(AttnDialectTest, MergeRules) {
   EXPECT_TRUE(isMergeable(ReductionKind::Softmax));
   EXPECT_TRUE(isMergeable(ReductionKind::Sigmoid));

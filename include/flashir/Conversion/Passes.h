@@ -18,6 +18,12 @@
 
 namespace flashir {
 
+/// convert-attn-to-loops unrolls an attention's views and a merge's states
+/// into straight-line code, whose compile time grows faster than linearly;
+/// past these counts it reports an error instead.
+constexpr int64_t kMaxLoopLoweringViews = 64;
+constexpr int64_t kMaxLoopLoweringMergeStates = 256;
+
 #define GEN_PASS_DECL
 #include "flashir/Conversion/Passes.h.inc"
 

@@ -24,15 +24,24 @@ struct ExternalizeDynamicSharedPass
     : flashir::impl::ExternalizeDynamicSharedBase<
           ExternalizeDynamicSharedPass> {
   void runOnOperation() override {
-    getOperation().walk([](LLVM::GlobalOp global) {
+    WalkResult result = getOperation().walk([](LLVM::GlobalOp global) {
+      // The verifier lets a global whose `addr_space` is not an integer
+      // through with no address space at all; getAddrSpace() assumes one.
+      if (!global.getAddrSpaceAttr()) {
+        global.emitOpError("needs an integer addr_space");
+        return WalkResult::interrupt();
+      }
       auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType());
       if (global.getAddrSpace() !=
               static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared) ||
           !array || array.getNumElements() != 0 || global.getValueOrNull() ||
           !global.getInitializerRegion().empty())
-        return;
+        return WalkResult::advance();
       global.setLinkage(LLVM::Linkage::External);
+      return WalkResult::advance();
     });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 };
 

@@ -1082,6 +1082,10 @@ struct ConvertAttnToLoopsPass
     };
 
     if (auto attention = dyn_cast<AttentionOp>(op)) {
+      if (int64_t n = attention.getViews().size(); n > flashir::kMaxLoopLoweringViews)
+        return op->emitOpError("attends to ")
+               << n << " views; the CPU lowering unrolls views and takes at "
+               << "most " << flashir::kMaxLoopLoweringViews;
       VariantOp variant = resolveVariant(op, attention.getVariantAttr());
       FailureOr<RaggedQOp> queries = getQueries(op, attention.getQueries());
       FailureOr<SmallVector<View>> views = getViews(op, attention.getViews());
@@ -1145,6 +1149,10 @@ struct ConvertAttnToLoopsPass
       return success();
     }
     if (auto merge = dyn_cast<MergeOp>(op)) {
+      if (int64_t n = merge.getStates().size(); n > flashir::kMaxLoopLoweringMergeStates)
+        return op->emitOpError("merges ")
+               << n << " states; the CPU lowering unrolls merges and takes at "
+               << "most " << flashir::kMaxLoopLoweringMergeStates;
       VariantOp variant = resolveVariant(op, merge.getType().getVariant());
       FailureOr<StatePair> acc = lookupState(merge.getStates().front());
       if (failed(acc))

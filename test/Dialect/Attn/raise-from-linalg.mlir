@@ -3,11 +3,16 @@
 
 // With paged-kv: one-token pages, identity page table, last pages full.
 // PAGED-LABEL: func.func @scaled
-// PAGED: arith.constant dense<1> : tensor<4xi32>
+// PAGED: tensor.generate
+// PAGED: arith.constant 0 : i32
+// PAGED: arith.constant 1 : i32
+// PAGED: } : tensor<?xi32>
 // PAGED: %[[KP:.*]] = tensor.cast %{{.*}} : tensor<64x1x1x64xf32> to tensor<?x1x1x64xf32>
 // PAGED: %[[VP:.*]] = tensor.cast %{{.*}} : tensor<64x1x1x64xf32> to tensor<?x1x1x64xf32>
+// PAGED: %[[IP:.*]] = tensor.generate
+// PAGED: arith.constant 16 : i32
 // PAGED: %[[IDX:.*]] = tensor.generate
-// PAGED: attn.paged_kv %[[KP]], %[[VP]], %{{.*}}, %[[IDX]], %{{.*}} : tensor<?x1x1x64xf32>, tensor<?x1x1x64xf32> -> !attn.paged_kv<page_size = 1, layout = nhd, heads = 1, head_dim = 64, f32>
+// PAGED: attn.paged_kv %[[KP]], %[[VP]], %[[IP]], %[[IDX]], %{{.*}} : tensor<?x1x1x64xf32>, tensor<?x1x1x64xf32> -> !attn.paged_kv<page_size = 1, layout = nhd, heads = 1, head_dim = 64, f32>
 // PAGED: attn.attention @plain
 
 // Q·Kᵀ through batch_matmul's indexing maps, a scale, softmax, ·V.
@@ -16,9 +21,13 @@
 // CHECK: %[[QF:.*]] = tensor.collapse_shape %[[Q]] {{\[}}[0, 1], [2]] : tensor<4x8x64xf32> into tensor<32x64xf32>
 // CHECK: %[[QE:.*]] = tensor.expand_shape %[[QF]] {{\[}}[0], [1, 2]] output_shape [32, 1, 64] : tensor<32x64xf32> into tensor<32x1x64xf32>
 // CHECK: %[[QC:.*]] = tensor.cast %[[QE]] : tensor<32x1x64xf32> to tensor<?x1x64xf32>
-// CHECK: %[[QO:.*]] = arith.constant dense<[0, 8, 16, 24, 32]> : tensor<5xi32>
-// CHECK: %[[RQ:.*]] = attn.ragged_q %[[QC]], %{{.*}} : tensor<?x1x64xf32> -> !attn.ragged_q<heads = 1, head_dim = 64, f32>
-// CHECK: arith.constant dense<[0, 16, 32, 48, 64]> : tensor<5xi32>
+// CHECK: %[[N:.*]] = arith.constant 5 : index
+// CHECK: %[[QO:.*]] = tensor.generate %[[N]] {
+// CHECK: arith.constant 8 : i32
+// CHECK: } : tensor<?xi32>
+// CHECK: %[[RQ:.*]] = attn.ragged_q %[[QC]], %[[QO]] : tensor<?x1x64xf32> -> !attn.ragged_q<heads = 1, head_dim = 64, f32>
+// CHECK: tensor.generate
+// CHECK: arith.constant 16 : i32
 // CHECK: %[[RKV:.*]] = attn.ragged_kv %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x1x64xf32>, tensor<?x1x64xf32> -> !attn.ragged_kv<heads = 1, head_dim = 64, f32>
 // CHECK: %[[O:.*]]:2 = attn.attention @plain(%[[RQ]], %[[RKV]]) {num_kv_heads = 1 : i64, num_qo_heads = 1 : i64, scale = 1.250000e-01 : f32}
 // CHECK: %[[OS:.*]] = tensor.cast %[[O]]#0 : tensor<?x1x64xf32> to tensor<32x1x64xf32>
@@ -380,7 +389,10 @@ func.func @gqa(%q: tensor<4x3x8xf32>, %k0: tensor<2x5x8xf32>, %v0: tensor<2x5x8x
 // CHECK-SAME: %[[M:[^:]*]]: tensor<2x3x5xf32>)
 // CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[M]] {{\[}}[0, 1, 2]] : tensor<2x3x5xf32> into tensor<30xf32>
 // CHECK: %[[MD:.*]] = tensor.cast %[[FLAT]] : tensor<30xf32> to tensor<?xf32>
-// CHECK: arith.constant dense<[-10, 5]> : tensor<2xi64>
+// CHECK: tensor.generate
+// CHECK: arith.constant 15 : i64
+// CHECK: arith.constant -10 : i64
+// CHECK: } : tensor<?xi64>
 // CHECK: attn.attention @raised_additive_mask_f32({{.*}}) params(%[[MD]], %{{.*}}, %{{.*}}, %{{.*}} : tensor<?xf32>, tensor<?xi64>, i64, i64) {{.*}}scale = 5.000000e-01 : f32
 // CHECK-NOT: linalg.softmax
 func.func @additive(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x4xf32>, %mask: tensor<2x3x5xf32>) -> tensor<2x3x4xf32> {

@@ -41,19 +41,32 @@ StringRef AttnDialect::getStandardLibrarySource() {
 }
 
 VariantOp AttnDialect::lookupStandardVariant(StringRef name) {
+  auto lookup = [&]() -> VariantOp {
+    if (!standardLibrary)
+      return nullptr;
+    return dyn_cast_or_null<VariantOp>(
+        SymbolTable::lookupSymbolIn(*standardLibrary, name));
+  };
+  {
+    std::lock_guard<std::mutex> lock(standardLibraryMutex);
+    if (standardLibraryParsed)
+      return lookup();
+  }
+  // Parse without holding the lock: verifying the library runs on the
+  // context's thread pool, whose waiting thread may pick up another task that
+  // resolves a variant and so re-enters this function. Racing parses are
+  // harmless; the first one published wins. The library is checked by the
+  // test suite, so a parse failure here would be a build defect, reported
+  // like any other diagnostic.
+  OwningOpRef<ModuleOp> parsed = parseSourceString<ModuleOp>(
+      getStandardLibrarySource(), ParserConfig(getContext()),
+      "flashir-standard-variants.mlir");
   std::lock_guard<std::mutex> lock(standardLibraryMutex);
   if (!standardLibraryParsed) {
     standardLibraryParsed = true;
-    // The library is checked by the test suite; a parse failure here would be
-    // a build defect, reported like any other diagnostic.
-    standardLibrary = parseSourceString<ModuleOp>(
-        getStandardLibrarySource(), ParserConfig(getContext()),
-        "flashir-standard-variants.mlir");
+    standardLibrary = std::move(parsed);
   }
-  if (!standardLibrary)
-    return nullptr;
-  return dyn_cast_or_null<VariantOp>(
-      SymbolTable::lookupSymbolIn(*standardLibrary, name));
+  return lookup();
 }
 
 //===----------------------------------------------------------------------===//

@@ -29,8 +29,10 @@
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
+#include <limits>
 
 namespace flashir::attn {
 #define GEN_PASS_DEF_ATTNRAISEFROMLINALG
@@ -457,6 +459,19 @@ std::optional<Match> match(linalg::BatchMatmulOp pv) {
       ot.getShape() != ArrayRef<int64_t>{batch, lq, d} || d % 2 != 0 ||
       batch < 1)
     return std::nullopt;
+  // The views' indptr and page ids are i32 and the mask offsets i64: a batch
+  // whose tokens do not fit stays as it is, with a warning (not silently).
+  std::optional<int64_t> qTokens = llvm::checkedMul(batch, lq),
+                         kTokens = llvm::checkedMul(kvBatch, lk),
+                         scores = llvm::checkedMul(batch * lq, lk);
+  constexpr int64_t kMaxI32 = std::numeric_limits<int32_t>::max();
+  if (!qTokens || !kTokens || !scores || *qTokens > kMaxI32 ||
+      *kTokens > kMaxI32) {
+    m.pv.emitWarning("attention not raised: ")
+        << batch << " x " << lq << " query and " << kvBatch << " x " << lk
+        << " key tokens exceed the views' i32 indices";
+    return std::nullopt;
+  }
   // The mask j > i is attn's bottom-right causal mask only when Lq = Lk.
   if (m.causal && lq != lk)
     return std::nullopt;
@@ -503,29 +518,32 @@ Value toTokens(OpBuilder &b, Location loc, Value t) {
   return withUnitDims(b, loc, t, 1);
 }
 
+/// [a * 0 + b, a * 1 + b, ..., a * (n - 1) + b] as tensor<?x`type`>,
+/// generated rather than a constant: a batch can have billions of entries.
+Value affineSequence(OpBuilder &b, Location loc, int64_t n, int64_t a,
+                     int64_t c, IntegerType type) {
+  auto tensorType = RankedTensorType::get({ShapedType::kDynamic}, type);
+  Value size = arith::ConstantIndexOp::create(b, loc, n);
+  return tensor::GenerateOp::create(
+      b, loc, tensorType, ValueRange{size},
+      [&](OpBuilder &nb, Location l, ValueRange idx) {
+        Value i = arith::IndexCastOp::create(nb, l, type, idx[0]);
+        Value step = arith::ConstantOp::create(nb, l, IntegerAttr::get(type, a));
+        Value base = arith::ConstantOp::create(nb, l, IntegerAttr::get(type, c));
+        Value v = arith::AddIOp::create(
+            nb, l, arith::MulIOp::create(nb, l, i, step), base);
+        tensor::YieldOp::create(nb, l, v);
+      });
+}
+
 /// [0, len, 2 len, ..., batch len] as tensor<?xi32>.
 Value uniformIndptr(OpBuilder &b, Location loc, int64_t batch, int64_t len) {
-  SmallVector<int32_t> values;
-  for (int64_t i = 0; i <= batch; ++i)
-    values.push_back(static_cast<int32_t>(i * len));
-  auto type = RankedTensorType::get({batch + 1}, b.getI32Type());
-  Value cst = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(type, ArrayRef<int32_t>(values)));
-  return tensor::CastOp::create(
-      b, loc, RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type()),
-      cst);
+  return affineSequence(b, loc, batch + 1, len, 0, b.getI32Type());
 }
 
 /// [0, 1, ..., n) as tensor<?xi32>.
 Value iota(OpBuilder &b, Location loc, int64_t n) {
-  auto type = RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type());
-  Value size = arith::ConstantIndexOp::create(b, loc, n);
-  return tensor::GenerateOp::create(
-      b, loc, type, ValueRange{size},
-      [](OpBuilder &nb, Location l, ValueRange idx) {
-        Value v = arith::IndexCastOp::create(nb, l, nb.getI32Type(), idx[0]);
-        tensor::YieldOp::create(nb, l, v);
-      });
+  return affineSequence(b, loc, n, 1, 0, b.getI32Type());
 }
 
 /// [B, L, D] -> a pool of one-token pages [B * L, 1, 1, D].
@@ -625,20 +643,21 @@ void rewrite(Match &m, bool paged) {
   Value kv;
   if (paged) {
     // One-token pages: request r owns pages [r * Lk, (r + 1) * Lk).
-    SmallVector<int32_t> ones(requests, 1);
-    auto lastType = RankedTensorType::get({requests}, b.getI32Type());
-    Value last = tensor::CastOp::create(
-        b, loc, RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type()),
-        arith::ConstantOp::create(
-            b, loc, DenseElementsAttr::get(lastType, ArrayRef<int32_t>(ones))));
-    kv = PagedKVOp::create(
-        b, loc, PagedKVType::get(ctx, 1, KVLayout::NHD, 1, d, e),
-        toPages(b, loc, m.k), toPages(b, loc, m.v),
-        uniformIndptr(b, loc, requests, lk), iota(b, loc, requests * lk), last);
+    // (Operands built one statement each: argument order is unspecified.)
+    Value last = affineSequence(b, loc, requests, 0, 1, b.getI32Type());
+    Value keys = toPages(b, loc, m.k);
+    Value values = toPages(b, loc, m.v);
+    Value indptr = uniformIndptr(b, loc, requests, lk);
+    Value pages = iota(b, loc, requests * lk);
+    kv = PagedKVOp::create(b, loc,
+                           PagedKVType::get(ctx, 1, KVLayout::NHD, 1, d, e),
+                           keys, values, indptr, pages, last);
   } else {
-    kv = RaggedKVOp::create(b, loc, RaggedKVType::get(ctx, 1, d, e),
-                            toTokens(b, loc, m.k), toTokens(b, loc, m.v),
-                            uniformIndptr(b, loc, requests, lk));
+    Value keys = toTokens(b, loc, m.k);
+    Value values = toTokens(b, loc, m.v);
+    Value indptr = uniformIndptr(b, loc, requests, lk);
+    kv = RaggedKVOp::create(b, loc, RaggedKVType::get(ctx, 1, d, e), keys,
+                            values, indptr);
   }
   auto outType = RankedTensorType::get({ShapedType::kDynamic, g, d}, e);
   auto lseType =
@@ -663,15 +682,8 @@ void rewrite(Match &m, bool paged) {
         b, loc,
         RankedTensorType::get({ShapedType::kDynamic}, mt.getElementType()),
         flat));
-    SmallVector<int64_t> row0;
-    for (int64_t r = 0; r < requests; ++r)
-      row0.push_back(r * g * lq * lk - (lk - lq) * lk);
-    auto row0Type = RankedTensorType::get({requests}, b.getI64Type());
-    params.push_back(tensor::CastOp::create(
-        b, loc, RankedTensorType::get({ShapedType::kDynamic}, b.getI64Type()),
-        arith::ConstantOp::create(
-            b, loc,
-            DenseElementsAttr::get(row0Type, ArrayRef<int64_t>(row0)))));
+    params.push_back(affineSequence(b, loc, requests, g * lq * lk,
+                                    -(lk - lq) * lk, b.getI64Type()));
     params.push_back(
         arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(lk)));
     params.push_back(

@@ -48,7 +48,8 @@ def Attn_Dialect : Dialect {
   ];
   let extraClassDeclaration = [{
     /// Returns the standard variant named `name` from the built-in library,
-    /// or null. The library is parsed once per context, on first use.
+    /// or null. The library is parsed on first use and published once per
+    /// context; safe to call from the verifier's worker threads.
     VariantOp lookupStandardVariant(::llvm::StringRef name);
 
     /// The MLIR source of the standard variant library.
@@ -57,6 +58,8 @@ def Attn_Dialect : Dialect {
   private:
     ::mlir::OwningOpRef<::mlir::ModuleOp> standardLibrary;
     bool standardLibraryParsed = false;
+    /// Guards the two fields above only: never held across parsing or
+    /// verification (see lookupStandardVariant).
     std::mutex standardLibraryMutex;
   public:
   }];
