@@ -66,6 +66,37 @@ check runtime-only-build bash -c "
 echo "== embedding: install, then examples/embed against the installed package"
 check embedding bash "$FLASHIR_ROOT/scripts/test-embed.sh"
 
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer: unit tests and lit"
+# FlashIR's own code instrumented (LLVM/MLIR are Debian's builds): the tools
+# and the runtime run the whole lit suite, fuzz campaigns included, and the
+# unit tests. Any report fails the run (-fno-sanitize-recover).
+asan="$FLASHIR_BUILD_DIR-asan"
+check asan-ubsan bash -c "
+  set -e
+  [ -f '$asan/build.ninja' ] || cmake -S '$FLASHIR_ROOT' -B '$asan' -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DFLASHIR_SANITIZE=address,undefined \
+    -DCMAKE_C_COMPILER=$LLVM_PREFIX/bin/clang \
+    -DCMAKE_CXX_COMPILER=$LLVM_PREFIX/bin/clang++ -DLLVM_USE_LINKER=lld \
+    -DMLIR_DIR=$LLVM_PREFIX/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=$LLVM_PREFIX/bin/lit >/dev/null
+  cmake --build '$asan'
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_odr_violation=0
+  export UBSAN_OPTIONS=print_stacktrace=1
+  (cd '$asan' && ctest --output-on-failure)
+  '$LLVM_PREFIX/bin/lit' -q '$asan/test'"
+
+echo "== ThreadSanitizer: the dialect's threaded verification"
+tsan="$FLASHIR_BUILD_DIR-tsan"
+check tsan bash -c "
+  set -e
+  [ -f '$tsan/build.ninja' ] || cmake -S '$FLASHIR_ROOT' -B '$tsan' -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DFLASHIR_SANITIZE=thread \
+    -DCMAKE_C_COMPILER=$LLVM_PREFIX/bin/clang \
+    -DCMAKE_CXX_COMPILER=$LLVM_PREFIX/bin/clang++ -DLLVM_USE_LINKER=lld \
+    -DMLIR_DIR=$LLVM_PREFIX/lib/cmake/mlir >/dev/null
+  cmake --build '$tsan' --target FlashIRDialectTests
+  TSAN_OPTIONS=halt_on_error=1 timeout 600 '$tsan/unittests/FlashIRDialectTests'"
+
 echo "== plan() time (Google Benchmark; reported, not asserted)"
 if [ -x "$FLASHIR_BUILD_DIR/bench/planner/flashir-plan-bench" ]; then
   "$FLASHIR_BUILD_DIR/bench/planner/flashir-plan-bench" --benchmark_min_time=0.2 2>&1 |

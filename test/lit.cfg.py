@@ -15,6 +15,11 @@ config.test_exec_root = os.path.join(config.flashir_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%flashir_src_root", config.flashir_src_root))
+config.substitutions.append(("%flashir_tools_dir", config.flashir_tools_dir))
+# Sanitizer builds: failures are fatal, reports go to stderr (lit keeps them).
+for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

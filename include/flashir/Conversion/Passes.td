@@ -25,6 +25,10 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops", "::mlir::ModuleOp"> {
     States become (output, lse) tensor pairs; a state may not cross a
     function boundary or region (diagnosed). Views must be defined by view ops
     in the same function as the attention that reads them.
+
+    Views of an attention and states of a merge are unrolled, so their number
+    is bounded (diagnosed): at most 64 views per attention and 256 states per
+    merge (`kMaxLoopLoweringViews`, `kMaxLoopLoweringMergeStates`).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -156,7 +156,7 @@ def AttnRaiseFromLinalg : Pass<"attn-raise-from-linalg", "::mlir::ModuleOp"> {
     `Kᵀ` is a `linalg.transpose` of K with permutation [0, 2, 1] or
     batch_matmul's indexing maps `(b, m, n, k) -> (b, n, k)` for K. Every
     batch index becomes a request with one head (Q, K, V reshaped to
-    `[B * L, 1, D]`, indptr constants), the scale constant becomes the op's
+    `[B * L, 1, D]`, generated indptr), the scale constant becomes the op's
     `scale`, the causal mask (key index > query index, scale and mask in
     one generic or two) selects `@causal`. GQA: when K and V are
     `tensor.collapse_shape [[0, 1], [2], [3]]` of a `linalg.broadcast` of
@@ -172,6 +172,11 @@ def AttnRaiseFromLinalg : Pass<"attn-raise-from-linalg", "::mlir::ModuleOp"> {
     spelled-out softmax is four generics over the last dimension: a max
     reduction (fill -inf), exp(S - max), a sum reduction (fill 0) and the
     division.
+
+    Index arrays (indptr, page ids, last-page lengths, mask row offsets)
+    are generated (`tensor.generate`), not materialised constants, so any
+    batch size rewrites in constant time; an attention whose query or key
+    tokens exceed the views' i32 indices is left as it is, with a warning.
 
     With `paged-kv`, K and V become a paged view of one-token pages
     (identity page table) instead of a ragged view: the form the NVIDIA
