@@ -80,8 +80,12 @@ check asan-ubsan bash -c "
     -DMLIR_DIR=$LLVM_PREFIX/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=$LLVM_PREFIX/bin/lit >/dev/null
   cmake --build '$asan'
-  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_odr_violation=0
-  export UBSAN_OPTIONS=print_stacktrace=1
+  # allow_user_poisoning=0: LLVM's inline allocator code in our instrumented
+  # objects poisons slabs that uninstrumented libLLVM then uses (false
+  # use-after-poison reports).
+  export ASAN_OPTIONS=detect_leaks=1:detect_odr_violation=0:allow_user_poisoning=0
+  export ASAN_SYMBOLIZER_PATH=$LLVM_PREFIX/bin/llvm-symbolizer
+  export UBSAN_OPTIONS=print_stacktrace=1:external_symbolizer_path=$LLVM_PREFIX/bin/llvm-symbolizer
   (cd '$asan' && ctest --output-on-failure)
   '$LLVM_PREFIX/bin/lit' -q '$asan/test'"
 

@@ -17,7 +17,8 @@ config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%flashir_src_root", config.flashir_src_root))
 config.substitutions.append(("%flashir_tools_dir", config.flashir_tools_dir))
 # Sanitizer builds: failures are fatal, reports go to stderr (lit keeps them).
-for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS"]:
+for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS",
+            "ASAN_SYMBOLIZER_PATH"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
 

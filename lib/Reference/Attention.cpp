@@ -487,8 +487,10 @@ Status attention(const Problem &p, const Variant &variant, bool finalizeIt,
 
       // Reduce each row over its visible keys: scores -> weights, lse.
       for (int64_t i = 0; i < lq; ++i) {
-        double *wi = &w[i * lkv];
-        const uint8_t *visi = &vis[i * lkv];
+        // data() + offset: with no keys the rows are empty (w[0] would be
+        // out of range).
+        double *wi = w.data() + i * lkv;
+        const uint8_t *visi = vis.data() + i * lkv;
         rowScores.clear();
         for (int64_t kpos = 0; kpos < lkv; ++kpos)
           if (visi[kpos])

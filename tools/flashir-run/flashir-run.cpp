@@ -173,7 +173,8 @@ HostTensor makeInt(std::vector<int64_t> shape, const std::vector<T> &data) {
   h.shape = std::move(shape);
   h.elemSize = sizeof(T);
   h.bytes.resize(data.size() * sizeof(T));
-  std::memcpy(h.bytes.data(), data.data(), h.bytes.size());
+  if (!data.empty()) // memcpy from an empty vector's null data() is UB
+    std::memcpy(h.bytes.data(), data.data(), h.bytes.size());
   h.value.assign(data.begin(), data.end());
   return h;
 }

@@ -411,7 +411,9 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     }
     Value gid8 = arith::MulIOp::create(b, gid, cIndex(b, kVec));
     Value tig2 = arith::MulIOp::create(b, tig, cIndex(b, 2));
-    for (auto [qk, offset] : llvm::enumerate(ArrayRef<int64_t>{0, 1, 8, 9})) {
+    // A named array: an ArrayRef of a braced list dangles in a range-for.
+    static constexpr int64_t kRowOffsets[] = {0, 1, 8, 9};
+    for (auto [qk, offset] : llvm::enumerate(kRowOffsets)) {
       auto [page, slot] =
           locate(arith::AddIOp::create(b, tig2, cIndex(b, offset)));
       for (int64_t c = 0; c < vPieces; ++c)
