@@ -99,7 +99,8 @@ check tsan bash -c "
     -DCMAKE_CXX_COMPILER=$LLVM_PREFIX/bin/clang++ -DLLVM_USE_LINKER=lld \
     -DMLIR_DIR=$LLVM_PREFIX/lib/cmake/mlir >/dev/null
   cmake --build '$tsan' --target FlashIRDialectTests
-  TSAN_OPTIONS=halt_on_error=1 timeout 600 '$tsan/unittests/FlashIRDialectTests'"
+  TSAN_OPTIONS='halt_on_error=1 suppressions=$FLASHIR_ROOT/scripts/tsan-suppressions.txt' \
+    timeout 600 '$tsan/unittests/FlashIRDialectTests'"
 
 echo "== plan() time (Google Benchmark; reported, not asserted)"
 if [ -x "$FLASHIR_BUILD_DIR/bench/planner/flashir-plan-bench" ]; then
