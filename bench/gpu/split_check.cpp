@@ -279,6 +279,27 @@ int main(int argc, char **argv) {
                 ok ? "true" : "false");
   }
 
+  // 1b. run() refuses buffers shorter than the plan implies (the kernel
+  // would read past them): one page id for the planned table, and a pool
+  // smaller than the one plan() checked the page ids against.
+  {
+    HostBatch hb(std::vector<int64_t>(8, 3000), smallPages, rng);
+    TRY(stage(hb, smallPages));
+    SplitDecodeRunner::Buffers shortIndices = buffers, smallPool = buffers;
+    shortIndices.numIndices = 1;
+    smallPool.numPages = smallPages / 2;
+    Status a = runner->run(shortIndices, stream, true);
+    Status b = runner->run(smallPool, stream, true);
+    bool ok = !a && a.message().find("page ids") != std::string::npos && !b &&
+              b.message().find("pages") != std::string::npos;
+    failures += !ok;
+    ++checks;
+    std::printf("{\"check\": \"run_checks_plan_sizes\", \"short_indices\": "
+                "\"%s\", \"small_pool\": \"%s\", \"ok\": %s}\n",
+                a.message().c_str(), b.message().c_str(),
+                ok ? "true" : "false");
+  }
+
   // 2. One graph at capacity, replayed for 100 compositions.
   void *graph = nullptr;
   {

@@ -219,6 +219,8 @@ Status SplitDecodeRunner::plan(const BatchRef &batch, void *stream) {
     return s;
   plan_ = std::move(p);
   this->batch = batch.table.batchSize;
+  plannedIndices = batch.table.indptr[batch.table.batchSize];
+  plannedPoolPages = batch.numPages;
   maxQoRows = 0;
   for (int64_t r = 0; r < batch.table.batchSize; ++r)
     maxQoRows =
@@ -233,8 +235,20 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
     return invalid(config.decodeKernel + " takes " + std::to_string(numParams) +
                    " variant parameters, " +
                    std::to_string(buffers.params.size()) + " given");
+  if (plannedPoolPages < 1)
+    return invalid("run() before plan()");
   if (buffers.numPages < 1 || buffers.numIndices < 1)
     return invalid("run() needs a page pool and an indices array");
+  // The kernels read as many page ids, from pages of a pool as large, as the
+  // plan's page table names.
+  if (buffers.numIndices < plannedIndices)
+    return invalid("kv_indices holds " + std::to_string(buffers.numIndices) +
+                   " page ids; the planned page table names " +
+                   std::to_string(plannedIndices));
+  if (buffers.numPages < plannedPoolPages)
+    return invalid("the page pool holds " + std::to_string(buffers.numPages) +
+                   " pages; plan() checked page ids against " +
+                   std::to_string(plannedPoolPages));
   if (const KernelInfo *k = bundle->find(config.decodeKernel))
     if (Status s = checkPoolRows(*k, buffers.numPages); !s)
       return s;

@@ -83,7 +83,8 @@ public:
     std::vector<DecodeBuffers::Param> params;
   };
   /// Launches the partial-state and merge kernels on `stream` (prefill:
-  /// grid chunks x q tiles x heads). `capacityGrids`: grids sized for the
+  /// grid chunks x q tiles x heads). Fails, naming the size, unless
+  /// `buffers` hold the page ids and the pool pages the last plan() names. `capacityGrids`: grids sized for the
   /// capacity (required inside a CUDA graph; unused CTAs find empty chunks,
   /// q tiles and requests), else for the planned batch.
   /// The pools' tensor maps are uploaded (async, from the staging buffer)
@@ -118,6 +119,9 @@ private:
   KvMapsCache maps;
   Plan plan_;
   int64_t batch = 0;
+  /// What the last plan() implies of run()'s buffers: page ids its page
+  /// table names and the pool size they were validated against.
+  int64_t plannedIndices = 0, plannedPoolPages = 0;
 };
 
 } // namespace flashir::runtime
