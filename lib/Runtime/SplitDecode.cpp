@@ -243,8 +243,8 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
   // plan's page table names.
   if (buffers.numIndices < plannedIndices)
     return invalid("kv_indices holds " + std::to_string(buffers.numIndices) +
-                   " page ids; the planned page table names " +
-                   std::to_string(plannedIndices));
+                   " entries; the planned page table names " +
+                   std::to_string(plannedIndices) + " page ids");
   if (buffers.numPages < plannedPoolPages)
     return invalid("the page pool holds " + std::to_string(buffers.numPages) +
                    " pages; plan() checked page ids against " +
