@@ -70,37 +70,38 @@ echo "== AddressSanitizer + UndefinedBehaviorSanitizer: unit tests and lit"
 # FlashIR's own code instrumented (LLVM/MLIR are Debian's builds): the tools
 # and the runtime run the whole lit suite, fuzz campaigns included, and the
 # unit tests. Any report fails the run (-fno-sanitize-recover).
-asan="$FLASHIR_BUILD_DIR-asan"
-check asan-ubsan bash -c "
-  set -e
-  [ -f '$asan/build.ninja' ] || cmake -S '$FLASHIR_ROOT' -B '$asan' -G Ninja \
-    -DCMAKE_BUILD_TYPE=Release -DFLASHIR_SANITIZE=address,undefined \
-    -DCMAKE_C_COMPILER=$LLVM_PREFIX/bin/clang \
-    -DCMAKE_CXX_COMPILER=$LLVM_PREFIX/bin/clang++ -DLLVM_USE_LINKER=lld \
-    -DMLIR_DIR=$LLVM_PREFIX/lib/cmake/mlir \
-    -DLLVM_EXTERNAL_LIT=$LLVM_PREFIX/bin/lit >/dev/null
-  cmake --build '$asan'
+# Configures $1 as a clang build with FLASHIR_SANITIZE=$2 (first use only).
+configureSanitized() {
+  [ -f "$1/build.ninja" ] || cmake -S "$FLASHIR_ROOT" -B "$1" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DFLASHIR_SANITIZE="$2" \
+    -DCMAKE_C_COMPILER="$LLVM_PREFIX/bin/clang" \
+    -DCMAKE_CXX_COMPILER="$LLVM_PREFIX/bin/clang++" -DLLVM_USE_LINKER=lld \
+    -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
+    -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" >/dev/null
+}
+
+asanUbsan() (
+  dir="$FLASHIR_BUILD_DIR-asan"
+  configureSanitized "$dir" address,undefined && cmake --build "$dir" || exit 1
   # allow_user_poisoning=0: LLVM's inline allocator code in our instrumented
   # objects poisons slabs that uninstrumented libLLVM then uses (false
   # use-after-poison reports).
   export ASAN_OPTIONS=detect_leaks=1:detect_odr_violation=0:allow_user_poisoning=0
-  export ASAN_SYMBOLIZER_PATH=$LLVM_PREFIX/bin/llvm-symbolizer
-  export UBSAN_OPTIONS=print_stacktrace=1:external_symbolizer_path=$LLVM_PREFIX/bin/llvm-symbolizer
-  (cd '$asan' && ctest --output-on-failure)
-  '$LLVM_PREFIX/bin/lit' -q '$asan/test'"
+  export ASAN_SYMBOLIZER_PATH="$LLVM_PREFIX/bin/llvm-symbolizer"
+  export UBSAN_OPTIONS="print_stacktrace=1:external_symbolizer_path=$ASAN_SYMBOLIZER_PATH"
+  (cd "$dir" && ctest --output-on-failure) && "$LLVM_PREFIX/bin/lit" -q "$dir/test"
+)
+check asan-ubsan asanUbsan
 
 echo "== ThreadSanitizer: the dialect's threaded verification"
-tsan="$FLASHIR_BUILD_DIR-tsan"
-check tsan bash -c "
-  set -e
-  [ -f '$tsan/build.ninja' ] || cmake -S '$FLASHIR_ROOT' -B '$tsan' -G Ninja \
-    -DCMAKE_BUILD_TYPE=Release -DFLASHIR_SANITIZE=thread \
-    -DCMAKE_C_COMPILER=$LLVM_PREFIX/bin/clang \
-    -DCMAKE_CXX_COMPILER=$LLVM_PREFIX/bin/clang++ -DLLVM_USE_LINKER=lld \
-    -DMLIR_DIR=$LLVM_PREFIX/lib/cmake/mlir >/dev/null
-  cmake --build '$tsan' --target FlashIRDialectTests
-  TSAN_OPTIONS='halt_on_error=1 suppressions=$FLASHIR_ROOT/scripts/tsan-suppressions.txt' \
-    timeout 600 '$tsan/unittests/FlashIRDialectTests'"
+tsan() (
+  dir="$FLASHIR_BUILD_DIR-tsan"
+  configureSanitized "$dir" thread &&
+    cmake --build "$dir" --target FlashIRDialectTests || exit 1
+  TSAN_OPTIONS="halt_on_error=1 suppressions=$FLASHIR_ROOT/scripts/tsan-suppressions.txt" \
+    timeout 600 "$dir/unittests/FlashIRDialectTests"
+)
+check tsan tsan
 
 echo "== plan() time (Google Benchmark; reported, not asserted)"
 if [ -x "$FLASHIR_BUILD_DIR/bench/planner/flashir-plan-bench" ]; then
