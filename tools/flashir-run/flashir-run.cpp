@@ -272,9 +272,9 @@ void checkOptions() {
   }
   keys += double(prefix) + 4.0 * double(pageSize);
   double results = mode == "merge" ? 4 : 1;
-  double elements = rows * double(numQoHeads) * double(headDim) *
-                        (1 + 2 * results) +
-                    2 * keys * double(numKvHeads) * double(headDim);
+  double elements =
+      rows * double(numQoHeads) * double(headDim) * (1 + 2 * results) +
+      2 * keys * double(numKvHeads) * double(headDim);
   work *= double(numQoHeads) * double(headDim) * (mode == "merge" ? 2 : 1);
   if (elements > kMaxElements)
     usage(llvm::formatv("the batch needs {0:e2} tensor elements; flashir-run "

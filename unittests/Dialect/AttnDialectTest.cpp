@@ -80,8 +80,8 @@ TEST(AttnDialectThreadingTest, SiblingModulesResolveStandardVariants) {
     OwningOpRef<ModuleOp> parsed =
         parseSourceString<ModuleOp>(source, ParserConfig(&ctx));
     ASSERT_TRUE(parsed) << "iteration " << iteration;
-    EXPECT_TRUE(ctx.getLoadedDialect<AttnDialect>()->lookupStandardVariant(
-        "causal"));
+    EXPECT_TRUE(
+        ctx.getLoadedDialect<AttnDialect>()->lookupStandardVariant("causal"));
   }
 }
 

@@ -13,12 +13,14 @@ TEST(Float16, RoundTripsEveryValue) {
   for (uint32_t h = 0; h <= 0xffff; ++h) {
     float f16 = fromF16(uint16_t(h));
     float bf16 = fromBF16(uint16_t(h));
-    if (!std::isnan(f16))
+    if (!std::isnan(f16)) {
       EXPECT_EQ(toF16(f16), h) << std::hex << h;
-    else
+    } else {
       EXPECT_TRUE(std::isnan(fromF16(toF16(f16))));
-    if (!std::isnan(bf16))
+    }
+    if (!std::isnan(bf16)) {
       EXPECT_EQ(toBF16(bf16), h) << std::hex << h;
+    }
   }
 }
 

@@ -126,8 +126,9 @@ TEST(Planner, CoversEveryQueryRowAndKeyExactlyOnce) {
         int32_t id = plan.ctaItems[k];
         ++scheduled[id];
         EXPECT_EQ(plan.items[id].cta, int32_t(c));
-        if (k > plan.ctaIndptr[c])
+        if (k > plan.ctaIndptr[c]) {
           EXPECT_LT(position[plan.ctaItems[k - 1]], position[id]);
+        }
       }
     EXPECT_TRUE(std::all_of(scheduled.begin(), scheduled.end(),
                             [](int n) { return n == 1; }));
@@ -508,8 +509,9 @@ TEST(SplitDecode, StepMetadataIsPaddedToTheCapacity) {
   ASSERT_EQ(md.chunkRequest.size(), 16u);
   for (int32_t c = 0; c < 16; ++c) {
     EXPECT_EQ(md.chunkRequest[c], c < chunks ? 0 : 4);
-    if (c >= chunks)
+    if (c >= chunks) {
       EXPECT_EQ(md.chunkStarts[c], md.chunkEnds[c]);
+    }
   }
   // The plan's dispatch order, then the padding chunks in id order.
   ASSERT_EQ(md.chunkOrder.size(), 16u);

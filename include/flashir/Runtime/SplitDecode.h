@@ -84,13 +84,13 @@ public:
   };
   /// Launches the partial-state and merge kernels on `stream` (prefill:
   /// grid chunks x q tiles x heads). Fails, naming the size, unless
-  /// `buffers` hold the page ids and the pool pages the last plan() names. `capacityGrids`: grids sized for the
-  /// capacity (required inside a CUDA graph; unused CTAs find empty chunks,
-  /// q tiles and requests), else for the planned batch.
-  /// The pools' tensor maps are uploaded (async, from the staging buffer)
-  /// when they differ from the last run's, after synchronizing `stream` —
-  /// which a stream capture does not allow: capture with the pools of the
-  /// eager runs before it.
+  /// `buffers` hold the page ids and the pool pages the last plan() names.
+  /// `capacityGrids`: grids sized for the capacity (required inside a CUDA
+  /// graph; unused CTAs find empty chunks, q tiles and requests), else for the
+  /// planned batch. The pools' tensor maps are uploaded (async, from the
+  /// staging buffer) when they differ from the last run's, after synchronizing
+  /// `stream` — which a stream capture does not allow: capture with the pools
+  /// of the eager runs before it.
   Status run(const Buffers &buffers, void *stream, bool capacityGrids = true);
 
   const Plan &lastPlan() const { return plan_; }

@@ -619,8 +619,9 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
               Value(arith::AddIOp::create(b, kind ? vBase : kBase, offset)));
           int64_t dstOffset =
               (kind * KV + keyOffset) * rowStride * elementBytes;
-          Value d = LLVM::GEPOp::create(b, dst.getType(), b.getI8Type(), dst,
-                                        ArrayRef<LLVM::GEPArg>{dstOffset});
+          Value d = LLVM::GEPOp::create(
+              b, dst.getType(), b.getI8Type(), dst,
+              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(dstOffset)});
           NVVM::CpAsyncOp::create(b, d, src, 16u,
                                   NVVM::LoadCacheModifierKind::CG, bytes);
         }
@@ -675,8 +676,9 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // lane's row (a GEP, so the offset folds into the instruction).
   auto ldmatrix = [&](LocBuilder &b, Value base, int64_t offset,
                       bool transpose) {
-    Value ptr = LLVM::GEPOp::create(b, base.getType(), b.getI8Type(), base,
-                                    ArrayRef<LLVM::GEPArg>{offset});
+    Value ptr = LLVM::GEPOp::create(
+        b, base.getType(), b.getI8Type(), base,
+        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(offset)});
     Value result = NVVM::LdMatrixOp::create(
         b, LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32}), ptr,
         /*num=*/4, transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,

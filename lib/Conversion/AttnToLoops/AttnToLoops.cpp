@@ -1082,7 +1082,8 @@ struct ConvertAttnToLoopsPass
     };
 
     if (auto attention = dyn_cast<AttentionOp>(op)) {
-      if (int64_t n = attention.getViews().size(); n > flashir::kMaxLoopLoweringViews)
+      if (int64_t n = attention.getViews().size();
+          n > flashir::kMaxLoopLoweringViews)
         return op->emitOpError("attends to ")
                << n << " views; the CPU lowering unrolls views and takes at "
                << "most " << flashir::kMaxLoopLoweringViews;
@@ -1149,7 +1150,8 @@ struct ConvertAttnToLoopsPass
       return success();
     }
     if (auto merge = dyn_cast<MergeOp>(op)) {
-      if (int64_t n = merge.getStates().size(); n > flashir::kMaxLoopLoweringMergeStates)
+      if (int64_t n = merge.getStates().size();
+          n > flashir::kMaxLoopLoweringMergeStates)
         return op->emitOpError("merges ")
                << n << " states; the CPU lowering unrolls merges and takes at "
                << "most " << flashir::kMaxLoopLoweringMergeStates;

@@ -528,8 +528,10 @@ Value affineSequence(OpBuilder &b, Location loc, int64_t n, int64_t a,
       b, loc, tensorType, ValueRange{size},
       [&](OpBuilder &nb, Location l, ValueRange idx) {
         Value i = arith::IndexCastOp::create(nb, l, type, idx[0]);
-        Value step = arith::ConstantOp::create(nb, l, IntegerAttr::get(type, a));
-        Value base = arith::ConstantOp::create(nb, l, IntegerAttr::get(type, c));
+        Value step =
+            arith::ConstantOp::create(nb, l, IntegerAttr::get(type, a));
+        Value base =
+            arith::ConstantOp::create(nb, l, IntegerAttr::get(type, c));
         Value v = arith::AddIOp::create(
             nb, l, arith::MulIOp::create(nb, l, i, step), base);
         tensor::YieldOp::create(nb, l, v);
