@@ -459,14 +459,13 @@ std::optional<Match> match(linalg::BatchMatmulOp pv) {
       ot.getShape() != ArrayRef<int64_t>{batch, lq, d} || d % 2 != 0 ||
       batch < 1)
     return std::nullopt;
-  // The views' indptr and page ids are i32 and the mask offsets i64: a batch
-  // whose tokens do not fit stays as it is, with a warning (not silently).
+  // The views' indptr and page ids are i32: a batch whose tokens do not fit
+  // stays as it is, with a warning (not silently). Within that bound the
+  // mask's i64 offsets (at most qTokens x Lk < 2^62) fit too.
   std::optional<int64_t> qTokens = llvm::checkedMul(batch, lq),
-                         kTokens = llvm::checkedMul(kvBatch, lk),
-                         scores = llvm::checkedMul(batch * lq, lk);
+                         kTokens = llvm::checkedMul(kvBatch, lk);
   constexpr int64_t kMaxI32 = std::numeric_limits<int32_t>::max();
-  if (!qTokens || !kTokens || !scores || *qTokens > kMaxI32 ||
-      *kTokens > kMaxI32) {
+  if (!qTokens || !kTokens || *qTokens > kMaxI32 || *kTokens > kMaxI32) {
     m.pv.emitWarning("attention not raised: ")
         << batch << " x " << lq << " query and " << kvBatch << " x " << lk
         << " key tokens exceed the views' i32 indices";
@@ -518,7 +517,7 @@ Value toTokens(OpBuilder &b, Location loc, Value t) {
   return withUnitDims(b, loc, t, 1);
 }
 
-/// [a * 0 + b, a * 1 + b, ..., a * (n - 1) + b] as tensor<?x`type`>,
+/// [a * 0 + c, a * 1 + c, ..., a * (n - 1) + c] as tensor<?x`type`>,
 /// generated rather than a constant: a batch can have billions of entries.
 Value affineSequence(OpBuilder &b, Location loc, int64_t n, int64_t a,
                      int64_t c, IntegerType type) {
