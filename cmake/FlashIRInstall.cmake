@@ -20,6 +20,7 @@ function(flashir_export target name)
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endfunction()
 
+flashir_export(FlashIRABI ABI)
 flashir_export(FlashIRRuntime Runtime)
 flashir_export(FlashIRReference Reference)
 flashir_export(FlashIRTarget Target)

@@ -61,14 +61,13 @@ int main(int argc, char **argv) {
   for (const runtime::KernelInfo &k : launcher->kernels()) {
     // Decode kernels (one query row per request here) and prefill kernels
     // (ragged query rows, launched over q tiles).
-    bool prefill = k.qTokens > 0;
-    if ((k.grid != "requests x num_kv_heads" && !prefill) ||
-        k.args.size() != 10 ||
-        (k.variant != "plain" && k.variant != "causal") ||
-        k.args[0].element != "bf16")
+    bool prefill = k.kind == runtime::KernelKind::Prefill;
+    if (k.kind == runtime::KernelKind::Merge || k.split() ||
+        k.numParams() != 0 || (k.variant != "plain" && k.variant != "causal") ||
+        k.element() != "bf16")
       continue;
-    int64_t hq = k.args[0].shape[1], d = k.args[0].shape[2];
-    int64_t page = k.args[2].shape[1], hkv = k.args[2].shape[2];
+    int64_t hq = k.numQoHeads(), d = k.headDim();
+    int64_t page = k.pageSize(), hkv = k.numKvHeads();
     if (page > 256) // one-page-per-request benchmark kernels: pools of GBs
       continue;
     for (int trial = 0; trial < 3; ++trial) {

@@ -132,19 +132,20 @@ class Kernel:
         self.block = entry["block"]
         self.variant = entry.get("variant", "plain")
         args = entry["args"]
-        idx = {a["name"]: i for i, a in enumerate(args)}
+        # Arguments by role (manifest ABI 4); parameters have role "param".
+        idx = {a["role"]: i for i, a in enumerate(args) if a["role"] != "param"}
         q, pool = args[idx["q"]], args[idx["k_pool"]]
         self.hq, self.d = q["shape"][1], q["shape"][2]
         self.page, self.hkv = pool["shape"][1], pool["shape"][2]
         self.dtype = DTYPES[q["element"]]
-        self.chunked = "partial_o" in idx
+        self.chunked = "merge_kernel" in entry
         # Prefill kernels: grid (requests, q tiles of q_rows rows, Hq).
         self.q_rows = entry.get("q_rows")
         # Tokens per q tile (fewer than rows when head groups are fused; the
         # grid's z is then the KV heads).
         self.q_tokens = entry.get("q_tokens", self.q_rows)
-        self.grid_z = "num_kv_heads" if entry.get("grid", "").endswith("x num_kv_heads") else "num_qo_heads"
-        self.params = args[idx["kv_maps"] + 1:]
+        self.grid_z = "num_kv_heads" if entry["grid"].endswith("x num_kv_heads") else "num_qo_heads"
+        self.params = [a for a in args if a["role"] == "param"]
         self.box = None  # tensor-map box (kernels with tensor copies)
 
     def q_tiles_and_heads(self, qo_lens):
@@ -159,7 +160,7 @@ def load_kernels(manifest, module, chip):
     facts = [t for t in manifest["targets"] if t["chip"] == chip][0].get("kernels", {})
     kernels, merges = {}, {}
     for e in manifest["kernels"]:
-        if e.get("grid") == "requests x num_qo_heads":
+        if e["kind"] == "merge":
             merges[e["name"]] = (module.function(e["name"]), e["block"])
         else:
             shared = facts.get(e["name"], {}).get("dynamic_shared_memory_bytes", 0)
@@ -168,10 +169,8 @@ def load_kernels(manifest, module, chip):
             kernels[e["name"]] = Kernel(e, fn, shared)
             kernels[e["name"]].box = facts.get(e["name"], {}).get("tensor_map_box")
     for name, k in kernels.items():
-        if k.chunked:  # <func>_decode_<i> / <func>_prefill_<i> -> <func>_merge_<i>
-            kind = "_prefill_" if k.q_rows else "_decode_"
-            head, _, index = name.rpartition(kind)
-            k.merge = merges[f"{head}_merge_{index}"]
+        if k.chunked:
+            k.merge = merges[[e for e in manifest["kernels"] if e["name"] == name][0]["merge_kernel"]]
     return kernels
 
 

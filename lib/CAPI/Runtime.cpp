@@ -58,10 +58,10 @@ extern "C" int flashirDecodeCreate(const char *bundleDir, const char *chip,
       !s)
     return report(s);
   const KernelInfo *k = decode->bundle->find(decodeKernel);
-  decode->numQoHeads = k->args[0].shape[1];
-  decode->headDim = k->args[0].shape[2];
-  decode->pageSize = k->args[2].shape[1];
-  decode->numKvHeads = k->args[2].shape[2];
+  decode->numQoHeads = k->numQoHeads();
+  decode->headDim = k->headDim();
+  decode->pageSize = k->pageSize();
+  decode->numKvHeads = k->numKvHeads();
   *out = decode.release();
   return FLASHIR_OK;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <tuple>
 
 using namespace flashir::runtime;
 using detail::alignUp;
@@ -148,12 +149,11 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
     return invalid("the bundles have no kernels " + config.prefillKernel +
                    " (prefill) and " + config.decodeKernel + " / " +
                    config.mergeKernel + " (decode)");
-  auto splitAbi = [](const KernelInfo *k) {
-    return k->args.size() == 17 && k->args[11].name == "chunk_order" &&
-           k->args[12].name == "partial_o" && k->args[16].name == "kv_maps";
+  // Split kernels without variant parameters.
+  auto splitAbi = [](const KernelInfo *k, KernelKind kind) {
+    return k->kind == kind && k->split() && k->numParams() == 0;
   };
-  bool prefillGrid = detail::isSplitPrefillGrid(pk->grid);
-  if (!splitAbi(pk) || !prefillGrid || pk->qTokens < 1)
+  if (!splitAbi(pk, KernelKind::Prefill))
     return invalid(config.prefillKernel +
                    " is not a split-KV prefill kernel without variant "
                    "parameters (flashir-bundle --split-prefill)");
@@ -167,19 +167,19 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
     return invalid(config.prefillKernel +
                    " reads tensor maps; the cascade passes the decode "
                    "kernel's");
-  if (!splitAbi(dk) || dk->grid != "chunks x num_kv_heads" ||
-      mk->args.size() != 6 || mk->args[2].name != "partial_o")
+  if (!splitAbi(dk, KernelKind::Decode) || dk->mergeKernel != mk->name)
     return invalid(config.decodeKernel + " / " + config.mergeKernel +
                    " are not a split-KV decode kernel without variant "
                    "parameters and its merge kernel");
   // Same q, pools and states on both sides.
-  if (pk->args[0].shape != dk->args[0].shape ||
-      pk->args[0].element != dk->args[0].element ||
-      pk->args[2].shape != dk->args[2].shape ||
-      pk->args[12].shape != mk->args[2].shape ||
-      pk->args[12].element != mk->args[2].element ||
-      dk->args[12].element != mk->args[2].element ||
-      elementBytes(mk->args[2].element) == 0)
+  const KernelArg *pPartial = pk->arg(ArgRole::PartialO),
+                  *mPartial = mk->arg(ArgRole::PartialO);
+  if (pk->arg(ArgRole::Q)->shape != dk->arg(ArgRole::Q)->shape ||
+      pk->element() != dk->element() ||
+      pk->arg(ArgRole::KPool)->shape != dk->arg(ArgRole::KPool)->shape ||
+      pPartial->shape != mPartial->shape ||
+      pPartial->element != mPartial->element ||
+      elementBytes(mPartial->element) == 0)
     return invalid(config.prefillKernel + " and " + config.decodeKernel +
                    " differ in heads, head dim, page size or element type");
   if (config.maxRequests < 1)
@@ -190,10 +190,10 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
   rn.prefill = &prefillBundle;
   rn.decode = &decodeBundle;
   rn.config = config;
-  rn.hq = dk->args[0].shape[1];
-  rn.d = dk->args[0].shape[2];
-  rn.page = dk->args[2].shape[1];
-  rn.hkv = dk->args[2].shape[2];
+  rn.hq = dk->numQoHeads();
+  rn.d = dk->headDim();
+  rn.page = dk->pageSize();
+  rn.hkv = dk->numKvHeads();
   rn.qTokens = pk->qTokens;
   rn.gridHeads = detail::gridHeads(*pk);
   int64_t r = config.maxRequests;
@@ -216,7 +216,7 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
   // The partial states of C chunks x r one-row requests, sized as the
   // split-KV workspace's.
   WorkspaceSize states = workspaceSize(PlanCapacity{r, c * r, 1}, rn.hq, rn.d,
-                                       elementBytes(mk->args[2].element));
+                                       elementBytes(mPartial->element));
   rn.partialOOffset = alignUp(rn.metadataBytes, 256);
   rn.partialLseOffset =
       alignUp(rn.partialOOffset + states.partialOutputBytes, 256);
@@ -350,31 +350,39 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
   // `out` / `lse` (its one request has Cp >= 2 chunks): they are passed for
   // the ABI only.
   auto splitArgs = [&](size_t first, void *indices, int64_t numIndices) {
-    return std::vector<DecodeLauncher::Arg>{q,
-                                            meta(first),
-                                            kPool,
-                                            vPool,
-                                            meta(first + 1),
-                                            memref(indices, {numIndices}),
-                                            meta(first + 2),
-                                            meta(first + 3),
-                                            meta(first + 4),
-                                            meta(first + 5),
-                                            meta(first + 6),
-                                            meta(first + 7),
-                                            partialO,
-                                            partialLse,
-                                            out,
-                                            lse,
-                                            kvMaps};
+    return DecodeLauncher::RoleArgs{
+        {ArgRole::Q, q},
+        {ArgRole::QoIndptr, meta(first)},
+        {ArgRole::KPool, kPool},
+        {ArgRole::VPool, vPool},
+        {ArgRole::KvIndptr, meta(first + 1)},
+        {ArgRole::KvIndices, memref(indices, {numIndices})},
+        {ArgRole::LastPageLen, meta(first + 2)},
+        {ArgRole::ChunkIndptr, meta(first + 3)},
+        {ArgRole::ChunkRequest, meta(first + 4)},
+        {ArgRole::ChunkStarts, meta(first + 5)},
+        {ArgRole::ChunkEnds, meta(first + 6)},
+        {ArgRole::ChunkOrder, meta(first + 7)},
+        {ArgRole::PartialO, partialO},
+        {ArgRole::PartialLse, partialLse},
+        {ArgRole::Out, out},
+        {ArgRole::Lse, lse},
+        {ArgRole::KvMaps, kvMaps}};
   };
-  std::vector<DecodeLauncher::Arg> prefillArgs =
-      splitArgs(0, buffers.prefixIndices, buffers.numPrefixIndices);
-  std::vector<DecodeLauncher::Arg> decodeArgs =
+  // The merge reads the suffix's (decode side's) qo and chunk indptr.
+  DecodeLauncher::RoleArgs suffix =
       splitArgs(8, buffers.suffixIndices, buffers.numSuffixIndices);
+  std::vector<DecodeLauncher::Arg> prefillArgs, decodeArgs, mergeArgs;
+  for (auto [bundle, kernel, roles, args] :
+       {std::tuple{
+            prefill, &config.prefillKernel,
+            splitArgs(0, buffers.prefixIndices, buffers.numPrefixIndices),
+            &prefillArgs},
+        std::tuple{decode, &config.decodeKernel, suffix, &decodeArgs},
+        std::tuple{decode, &config.mergeKernel, suffix, &mergeArgs}})
+    if (Status s = bundle->arrange(*kernel, roles, {}, *args); !s)
+      return s;
   int64_t rows = capacityGrids ? r : batch;
-  std::vector<DecodeLauncher::Arg> mergeArgs = {meta(8),    meta(11), partialO,
-                                                partialLse, out,      lse};
   auto launchPrefix = [&] {
     return prefill->launchArgs(
         config.prefillKernel, prefillArgs,

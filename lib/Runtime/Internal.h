@@ -19,19 +19,10 @@ inline Status invalid(std::string message) {
 
 inline int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
-/// A split-KV prefill kernel's grid: chunks x q tiles x query heads (or KV
-/// heads with fused head groups).
-inline bool isSplitPrefillGrid(const std::string &grid) {
-  return grid == "chunks x q_tiles x num_qo_heads" ||
-         grid == "chunks x q_tiles x num_kv_heads";
-}
-
-/// The heads a kernel's grid runs over (its last dimension): query heads
-/// (q's dim 1) or KV heads (the pools' dim 2).
+/// The heads a kernel's grid runs over (its last dimension).
 inline int64_t gridHeads(const KernelInfo &k) {
-  return k.grid.substr(k.grid.rfind(' ') + 1) == "num_qo_heads"
-             ? k.args[0].shape[1]
-             : k.args[2].shape[2];
+  return k.grid.heads == abi::GridHeads::QoHeads ? k.numQoHeads()
+                                                 : k.numKvHeads();
 }
 
 /// DecodeLauncher::refreshKvMaps's upload for a runner: the bytes go to the

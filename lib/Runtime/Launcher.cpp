@@ -2,7 +2,6 @@
 
 #include "flashir/Runtime/Launcher.h"
 #include "Internal.h"
-#include "flashir/Runtime/Json.h"
 
 #include <dlfcn.h>
 
@@ -26,101 +25,12 @@ static Status readFile(const std::string &path, std::string &out) {
   return Status::ok();
 }
 
-static std::string stringOf(const JsonValue *v) {
-  return v && v->isString() ? v->string() : std::string();
-}
-
-Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
-                    std::vector<TargetInfo> &targets) {
-  std::string path = dir + "/manifest.json", text;
+Status readManifest(const std::string &dir, abi::Manifest &manifest) {
+  std::string path = dir + "/manifest.json", text, error;
   if (Status s = readFile(path, text); !s)
     return s;
-  JsonValue root;
-  if (Status s = JsonValue::parse(text, root); !s)
-    return invalid(path + ": " + s.message());
-  const JsonValue *abi = root.get("abi_version");
-  // 3: decode kernels take kv_maps (tensor maps of the pools) after lse.
-  if (!abi || !abi->isNumber() || abi->number() != 3)
-    return invalid(path + ": unsupported abi_version (this runtime reads 3; "
-                          "rebuild the bundle)");
-  const JsonValue *ks = root.get("kernels"), *ts = root.get("targets");
-  if (!ks || !ks->isArray() || !ts || !ts->isArray())
-    return invalid(path + ": needs 'kernels' and 'targets' arrays");
-  kernels.clear();
-  for (const JsonValue &k : ks->array()) {
-    KernelInfo info;
-    info.name = stringOf(k.get("name"));
-    info.grid = stringOf(k.get("grid"));
-    // Prefill kernels: tokens per q tile (older manifests: q_rows).
-    for (const char *key : {"q_tokens", "q_rows"})
-      if (const JsonValue *t = k.get(key); t && t->isNumber() && !info.qTokens)
-        info.qTokens = static_cast<int64_t>(t->number());
-    if (const JsonValue *b = k.get("block"); b && b->isNumber())
-      info.block = static_cast<int64_t>(b->number());
-    if (const JsonValue *m = k.get("shared_memory_bytes"); m && m->isNumber())
-      info.sharedMemoryBytes = static_cast<int64_t>(m->number());
-    info.variant = stringOf(k.get("variant"));
-    const JsonValue *args = k.get("args");
-    if (info.name.empty() || info.block <= 0 || !args || !args->isArray())
-      return invalid(path + ": a kernel needs a name, a block size and args");
-    for (const JsonValue &a : args->array()) {
-      KernelArg arg;
-      arg.name = stringOf(a.get("name"));
-      arg.memref = stringOf(a.get("kind")) == "memref";
-      arg.element = stringOf(a.get("element"));
-      if (const JsonValue *shape = a.get("shape"); shape && shape->isArray())
-        for (const JsonValue &d : shape->array())
-          arg.shape.push_back(static_cast<int64_t>(d.number()));
-      info.args.push_back(std::move(arg));
-    }
-    kernels.push_back(std::move(info));
-  }
-  targets.clear();
-  for (const JsonValue &t : ts->array()) {
-    TargetInfo target;
-    target.chip = stringOf(t.get("chip"));
-    target.ptx = stringOf(t.get("ptx"));
-    target.cubin = stringOf(t.get("cubin"));
-    if (const JsonValue *facts = t.get("kernels"); facts && facts->isObject())
-      for (const KernelInfo &k : kernels) {
-        const JsonValue *f = facts->get(k.name);
-        if (!f)
-          continue;
-        if (const JsonValue *d = f->get("dynamic_shared_memory_bytes");
-            d && d->isNumber())
-          target.dynamicSharedMemoryBytes[k.name] =
-              static_cast<int64_t>(d->number());
-        if (const JsonValue *box = f->get("tensor_map_box")) {
-          std::vector<int64_t> extents;
-          if (box->isArray())
-            for (const JsonValue &e : box->array())
-              if (e.isNumber() && e.number() >= 1 && e.number() <= 256)
-                extents.push_back(static_cast<int64_t>(e.number()));
-          if (extents.size() != 3 || !box->isArray() ||
-              box->array().size() != 3)
-            return invalid(path + ": the tensor_map_box of " + k.name + " on " +
-                           target.chip + " needs three extents in 1..256");
-          target.tensorMapBoxes[k.name] = std::move(extents);
-        }
-        if (const JsonValue *wait = f->get("programmatic_wait");
-            wait && wait->isBool() && wait->boolean())
-          target.programmaticWait.insert(k.name);
-        if (const JsonValue *after = f->get("completes_after_predecessor");
-            after && after->isBool() && after->boolean())
-          target.completesAfterPredecessor.insert(k.name);
-        if (const JsonValue *cost = f->get("cost")) {
-          const JsonValue *alpha = cost->get("alpha");
-          const JsonValue *beta = cost->get("beta");
-          if (!alpha || !alpha->isNumber() || !beta || !beta->isNumber() ||
-              !(alpha->number() >= 0.0) || !(beta->number() > 0.0))
-            return invalid(path + ": the cost of " + k.name + " on " +
-                           target.chip +
-                           " needs numbers alpha >= 0 and beta > 0");
-          target.costs[k.name] = {alpha->number(), beta->number()};
-        }
-      }
-    targets.push_back(std::move(target));
-  }
+  if (!abi::parseManifest(text, manifest, error))
+    return invalid(path + ": " + error);
   return Status::ok();
 }
 
@@ -481,15 +391,13 @@ Status DecodeLauncher::open(CudaDriver &driver, const std::string &dir,
                             std::unique_ptr<DecodeLauncher> &out,
                             bool preferPtx) {
   std::unique_ptr<DecodeLauncher> launcher(new DecodeLauncher());
-  std::vector<TargetInfo> targets;
-  if (Status s = readManifest(dir, launcher->kernels_, targets); !s)
+  abi::Manifest manifest;
+  if (Status s = readManifest(dir, manifest); !s)
     return s;
-  const TargetInfo *target = nullptr;
-  for (const TargetInfo &t : targets)
-    if (t.chip == chip)
-      target = &t;
+  const abi::TargetInfo *target = manifest.target(chip);
   if (!target)
     return invalid("bundle " + dir + " has no code for " + chip);
+  launcher->kernels_ = std::move(manifest.kernels);
   std::string image;
   const std::string &file =
       target->cubin.empty() || preferPtx ? target->ptx : target->cubin;
@@ -502,20 +410,17 @@ Status DecodeLauncher::open(CudaDriver &driver, const std::string &dir,
     void *fn = nullptr;
     if (Status s = driver.function(launcher->module, k.name, &fn); !s)
       return s;
-    int64_t dynamic = 0;
-    if (auto it = target->dynamicSharedMemoryBytes.find(k.name);
-        it != target->dynamicSharedMemoryBytes.end())
-      dynamic = it->second;
+    const abi::KernelFacts &facts = target->facts(k.name);
+    int64_t dynamic = facts.dynamicSharedMemoryBytes;
     if (dynamic > 48 * 1024)
       if (Status s = driver.setMaxDynamicSharedMemory(fn, dynamic); !s)
         return s;
     launcher->functions.push_back(fn);
     launcher->dynamicShared.push_back(static_cast<unsigned>(dynamic));
+    if (facts.hasCost)
+      launcher->costs[k.name] = {facts.costAlpha, facts.costBeta};
   }
-  launcher->costs = target->costs;
-  launcher->tensorMapBoxes = target->tensorMapBoxes;
-  launcher->programmaticWait = target->programmaticWait;
-  launcher->completesAfterPredecessor_ = target->completesAfterPredecessor;
+  launcher->target = *target;
   out = std::move(launcher);
   return Status::ok();
 }
@@ -574,21 +479,17 @@ Status DecodeLauncher::encodeKvMaps(const std::string &kernel, void *kPool,
   if (!info)
     return invalid("no kernel named " + kernel + " in the bundle");
   std::memset(out, 0, kKvMapsBytes);
-  auto box = tensorMapBoxes.find(kernel);
-  if (box == tensorMapBoxes.end())
+  const std::vector<int64_t> &box = target.facts(kernel).tensorMapBox;
+  if (box.empty())
     return Status::ok();
-  const KernelArg *pool = nullptr;
-  for (const KernelArg &a : info->args)
-    if (a.name == "k_pool")
-      pool = &a;
+  const KernelArg *pool = info->arg(ArgRole::KPool);
   if (!pool || pool->shape.size() != 4 || numPages < 1)
     return invalid(kernel + ": tensor maps need a k_pool [pages, page size, "
                             "KV heads, head dim] and at least one page");
   int64_t page = pool->shape[1], heads = pool->shape[2], dim = pool->shape[3];
   uint64_t dims[] = {uint64_t(dim), uint64_t(heads), uint64_t(numPages * page)};
   uint64_t strides[] = {uint64_t(dim) * 2, uint64_t(heads * dim) * 2};
-  uint32_t extents[] = {uint32_t(box->second[0]), uint32_t(box->second[1]),
-                        uint32_t(box->second[2])};
+  uint32_t extents[] = {uint32_t(box[0]), uint32_t(box[1]), uint32_t(box[2])};
   // CUtensorMap objects are 64-byte aligned.
   alignas(64) unsigned char maps[kKvMapsBytes];
   for (int which = 0; which < 2; ++which)
@@ -630,22 +531,17 @@ Status DecodeLauncher::launch(const std::string &kernel,
   const KernelInfo *info = find(kernel);
   if (!info)
     return invalid("no kernel named " + kernel + " in the bundle");
-  if (info->grid != "requests x num_kv_heads")
-    return invalid(kernel +
-                   " is not a decode kernel over requests x KV "
-                   "heads (its grid: " +
-                   info->grid + "; prefill kernels: launchPrefill)");
-  if (info->args.size() < 3 || info->args[2].shape.size() != 4)
-    return invalid(kernel + ": k_pool is not [pages, page, Hkv, D]");
+  if (info->kind != KernelKind::Decode || info->split())
+    return invalid(kernel + " is not an unsplit decode kernel (its grid: " +
+                   info->grid.str() + "; prefill kernels: launchPrefill)");
   return launchOn(*info, buffers, unsigned(buffers.batch),
-                  unsigned(info->args[2].shape[2]), 1, stream);
+                  unsigned(info->numKvHeads()), 1, stream);
 }
 
 Status checkPoolRows(const KernelInfo &kernel, int64_t numPages) {
-  if (kernel.grid.find("q_tiles") == std::string::npos ||
-      kernel.args.size() < 3 || kernel.args[2].shape.size() != 4)
+  if (kernel.kind != KernelKind::Prefill)
     return Status::ok();
-  int64_t pageSize = std::max<int64_t>(kernel.args[2].shape[1], 1);
+  int64_t pageSize = std::max<int64_t>(kernel.pageSize(), 1);
   if (numPages > std::numeric_limits<int32_t>::max() / pageSize)
     return invalid(kernel.name +
                    " addresses pool rows (pages x page size) "
@@ -661,25 +557,18 @@ Status DecodeLauncher::launchPrefill(const std::string &kernel,
   const KernelInfo *info = find(kernel);
   if (!info)
     return invalid("no kernel named " + kernel + " in the bundle");
-  bool perKvHead = info->grid == "requests x q_tiles x num_kv_heads";
-  if (!perKvHead && info->grid != "requests x q_tiles x num_qo_heads")
-    return invalid(kernel +
-                   " is not a prefill kernel (its grid: " + info->grid + ")");
-  if (info->qTokens < 1)
-    return invalid(kernel + ": the manifest gives no q_tokens");
+  if (info->kind != KernelKind::Prefill || info->split())
+    return invalid(kernel + " is not an unsplit prefill kernel (its grid: " +
+                   info->grid.str() + ")");
   if (maxQoLen < 0)
     return invalid("launchPrefill needs maxQoLen >= 0 (the longest "
                    "request's query rows)");
-  if (info->args.size() < 3 || info->args[0].shape.size() != 3 ||
-      info->args[2].shape.size() != 4)
-    return invalid(kernel + ": q and k_pool are not [rows, Hq, D] and "
-                            "[pages, page, Hkv, D]");
-  const std::vector<int64_t> &q = info->args[0].shape,
-                             &pool = info->args[2].shape;
+  bool perKvHead = info->grid.heads == abi::GridHeads::KvHeads;
   unsigned tiles = unsigned(
       std::max<int64_t>(1, (maxQoLen + info->qTokens - 1) / info->qTokens));
   return launchOn(*info, buffers, unsigned(buffers.batch), tiles,
-                  unsigned(perKvHead ? pool[2] : q[1]), stream);
+                  unsigned(perKvHead ? info->numKvHeads() : info->numQoHeads()),
+                  stream);
 }
 
 Status DecodeLauncher::launchOn(const KernelInfo &info,
@@ -687,10 +576,9 @@ Status DecodeLauncher::launchOn(const KernelInfo &info,
                                 unsigned gridY, unsigned gridZ, void *stream) {
   const std::string &kernel = info.name;
   size_t index = size_t(&info - kernels_.data());
-  constexpr size_t kFixed = 10; // q ... lse, kv_maps
-  if (info.args.size() != kFixed + buffers.params.size())
-    return invalid(kernel + " takes " +
-                   std::to_string(info.args.size() - kFixed) +
+  const size_t kFixed = info.args.size() - size_t(info.numParams());
+  if (info.numParams() != int64_t(buffers.params.size()))
+    return invalid(kernel + " takes " + std::to_string(info.numParams()) +
                    " variant parameters, " +
                    std::to_string(buffers.params.size()) + " given");
   if (buffers.batch < 0 || buffers.totalQ < 0 || buffers.numPages < 1)
@@ -714,24 +602,44 @@ Status DecodeLauncher::launchOn(const KernelInfo &info,
           });
       !s)
     return s;
-  void *data[] = {buffers.q,           buffers.qoIndptr, buffers.kPool,
-                  buffers.vPool,       buffers.indptr,   buffers.indices,
-                  buffers.lastPageLen, buffers.out,      buffers.lse,
-                  mapsBuffer};
-  int64_t dynamic[] = {buffers.totalQ,    buffers.batch + 1,
-                       buffers.numPages,  buffers.numPages,
-                       buffers.batch + 1, buffers.numIndices,
-                       buffers.batch,     buffers.totalQ,
-                       buffers.totalQ,    2};
+  // Each fixed argument's pointer and leading extent, by role.
+  auto bufferOf = [&](ArgRole role) -> std::pair<void *, int64_t> {
+    switch (role) {
+    case ArgRole::Q:
+      return {buffers.q, buffers.totalQ};
+    case ArgRole::QoIndptr:
+      return {buffers.qoIndptr, buffers.batch + 1};
+    case ArgRole::KPool:
+      return {buffers.kPool, buffers.numPages};
+    case ArgRole::VPool:
+      return {buffers.vPool, buffers.numPages};
+    case ArgRole::KvIndptr:
+      return {buffers.indptr, buffers.batch + 1};
+    case ArgRole::KvIndices:
+      return {buffers.indices, buffers.numIndices};
+    case ArgRole::LastPageLen:
+      return {buffers.lastPageLen, buffers.batch};
+    case ArgRole::Out:
+      return {buffers.out, buffers.totalQ};
+    case ArgRole::Lse:
+      return {buffers.lse, buffers.totalQ};
+    case ArgRole::KvMaps:
+      return {mapsBuffer, 2};
+    default:
+      return {nullptr, 0};
+    }
+  };
   ParamPack pack;
   for (size_t i = 0; i < info.args.size(); ++i) {
     const KernelArg &arg = info.args[i];
     if (i < kFixed) {
+      auto [pointer, rows] = bufferOf(arg.role);
+      if (!pointer)
+        return invalid(kernel + ": argument " + arg.name +
+                       " is not one of an unsplit kernel's");
       std::vector<int64_t> sizes = arg.shape;
-      if (!arg.memref || sizes.empty())
-        return invalid(kernel + ": argument " + arg.name + " must be a memref");
-      sizes[0] = dynamic[i];
-      pack.pushMemref(data[i], sizes);
+      sizes[0] = rows;
+      pack.pushMemref(pointer, sizes);
       continue;
     }
     const DecodeBuffers::Param &p = buffers.params[i - kFixed];
@@ -749,20 +657,47 @@ Status DecodeLauncher::launchOn(const KernelInfo &info,
                         dynamicShared[index], gridZ);
 }
 
+std::vector<DecodeLauncher::Arg>
+DecodeLauncher::paramArgs(const std::vector<DecodeBuffers::Param> &params) {
+  std::vector<Arg> out;
+  for (const DecodeBuffers::Param &p : params) {
+    Arg a;
+    if (p.pointer) {
+      a.pointer = p.pointer;
+      a.sizes = {p.size};
+    } else {
+      a.isScalar = true;
+      a.scalar = p.scalar;
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+Status DecodeLauncher::arrange(const std::string &kernel, const RoleArgs &fixed,
+                               const std::vector<Arg> &params,
+                               std::vector<Arg> &out) const {
+  const KernelInfo *info = find(kernel);
+  if (!info)
+    return invalid("no kernel named " + kernel + " in the bundle");
+  out.clear();
+  for (const KernelArg &a : info->args) {
+    if (a.role == ArgRole::Param)
+      break;
+    auto it = fixed.find(a.role);
+    if (it == fixed.end())
+      return invalid(kernel + " takes argument '" + a.name +
+                     "', which this runner does not provide");
+    out.push_back(it->second);
+  }
+  out.insert(out.end(), params.begin(), params.end());
+  return Status::ok();
+}
+
 const CostModel *
 DecodeLauncher::calibratedCost(const std::string &kernel) const {
   auto it = costs.find(kernel);
   return it == costs.end() ? nullptr : &it->second;
-}
-
-int64_t elementBytes(const std::string &element) {
-  if (element == "bf16" || element == "f16")
-    return 2;
-  if (element == "f32" || element == "i32")
-    return 4;
-  if (element == "i64" || element == "f64")
-    return 8;
-  return 0;
 }
 
 const KernelInfo *DecodeLauncher::find(const std::string &kernel) const {
@@ -787,14 +722,14 @@ Status DecodeLauncher::launchArgs(const std::string &kernel,
                                   unsigned gridY, void *stream, unsigned gridZ,
                                   bool programmatic) {
   return launchPacked(kernel, args, gridX, gridY, stream, gridZ,
-                      programmatic && programmaticWait.count(kernel));
+                      programmatic && waitsForPredecessor(kernel));
 }
 
 Status DecodeLauncher::launchBehind(const std::string &kernel,
                                     const std::vector<Arg> &args,
                                     unsigned gridX, unsigned gridY,
                                     void *stream, unsigned gridZ) {
-  if (!completesAfterPredecessor_.count(kernel))
+  if (!completesAfterPredecessor(kernel))
     return invalid(kernel + " is not marked completes_after_predecessor on " +
                    "this chip: it cannot be launched behind its predecessor");
   return launchPacked(kernel, args, gridX, gridY, stream, gridZ,
@@ -831,9 +766,9 @@ Status DecodeLauncher::launchPacked(const std::string &kernel,
                      std::to_string(args[i].sizes.size()));
     pack.pushMemref(args[i].pointer, args[i].sizes);
   }
-  // Argument 2 is the K pool [pages, page size, KV heads, head dim].
-  if (args.size() > 2 && !args[2].sizes.empty())
-    if (Status s = checkPoolRows(*info, args[2].sizes[0]); !s)
+  if (int64_t pool = info->argIndex(ArgRole::KPool);
+      pool >= 0 && !args[size_t(pool)].sizes.empty())
+    if (Status s = checkPoolRows(*info, args[size_t(pool)].sizes[0]); !s)
       return s;
   std::vector<void *> params = pack.pointers();
   size_t index = info - kernels_.data();

@@ -98,30 +98,23 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
   if (!decode || !merge)
     return invalid("the bundle has no kernels " + config.decodeKernel +
                    " and " + config.mergeKernel);
-  if (decode->args.size() < 17 || decode->args[11].name != "chunk_order" ||
-      decode->args[12].name != "partial_o" || decode->args[14].name != "out" ||
-      decode->args[16].name != "kv_maps" || merge->args.size() != 6 ||
-      merge->args[2].name != "partial_o" ||
-      merge->args[2].element != decode->args[12].element ||
-      elementBytes(decode->args[12].element) == 0)
-    return invalid(config.decodeKernel + " / " + config.mergeKernel +
-                   " are not a split-KV decode kernel and its merge kernel");
   // Split-KV prefill kernels share the ABI; their grid adds the request's
   // q tiles (y) and runs per query head or per KV head (fused head groups).
-  bool prefill = detail::isSplitPrefillGrid(decode->grid);
-  if (decode->grid != "chunks x num_kv_heads" && !prefill)
-    return invalid(config.decodeKernel + " has grid '" + decode->grid +
-                   "'; SplitDecodeRunner launches split-KV decode kernels "
-                   "(grid 'chunks x num_kv_heads') and split-KV prefill "
-                   "kernels (grid 'chunks x q_tiles x num_qo_heads' or "
-                   "'... x num_kv_heads')");
-  if (prefill && decode->qTokens < 1)
-    return invalid(config.decodeKernel + ": the manifest gives no q_tokens");
+  if (!decode->split())
+    return invalid(config.decodeKernel + " (grid '" + decode->grid.str() +
+                   "') is not a split-KV decode or prefill kernel");
+  if (decode->mergeKernel != config.mergeKernel)
+    return invalid(config.decodeKernel + "'s merge kernel is '" +
+                   decode->mergeKernel + "', not " + config.mergeKernel);
+  bool prefill = decode->kind == KernelKind::Prefill;
   if (config.options.queryTile != 0)
     return invalid("split decode kernels take whole requests (queryTile 0)");
   Config resolved = config;
   // The heads of the grid (z for prefill, y for decode).
   int64_t gridHeads = detail::gridHeads(*decode);
+  if (gridHeads < 1 || decode->headDim() < 1 || decode->pageSize() < 1)
+    return invalid(config.decodeKernel + ": the manifest gives no head "
+                                         "counts, head dim or page size");
   if (resolved.options.numCtas <= 0) {
     // Per head of the grid. A prefill chunk takes one CTA per q tile too,
     // so long prompts get fewer, longer chunks (they fill the GPU with q
@@ -147,17 +140,18 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
       runner->config.options.cost = *cost;
   // The decode kernels walk a chunk's keys once per query row.
   runner->config.options.cost.keysPerQueryRow = true;
-  runner->numQoHeads = decode->args[0].shape[1];
-  runner->headDim = decode->args[0].shape[2];
-  runner->pageSize = decode->args[2].shape[1];
-  runner->numKvHeads = decode->args[2].shape[2];
-  runner->numParams = decode->args.size() - 17;
+  runner->numQoHeads = decode->numQoHeads();
+  runner->headDim = decode->headDim();
+  runner->pageSize = decode->pageSize();
+  runner->numKvHeads = decode->numKvHeads();
+  runner->numParams = decode->numParams();
   runner->gridHeads = gridHeads;
   runner->qTokens = prefill ? decode->qTokens : 0;
   MetadataLayout layout(c);
   runner->metadataBytes = layout.total * 4;
-  WorkspaceSize size = workspaceSize(c, runner->numQoHeads, runner->headDim,
-                                     elementBytes(decode->args[12].element));
+  WorkspaceSize size =
+      workspaceSize(c, runner->numQoHeads, runner->headDim,
+                    elementBytes(decode->arg(ArgRole::PartialO)->element));
   runner->partialOOffset = alignUp(runner->metadataBytes, 256);
   runner->partialLseOffset =
       alignUp(runner->partialOOffset + size.partialOutputBytes, 256);
@@ -278,35 +272,34 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
   // A request's only chunk writes its rows of out / lse directly.
   DecodeLauncher::Arg out = memref(buffers.out, {rows, numQoHeads, headDim}),
                       lse = memref(buffers.lse, {rows, numQoHeads});
-  std::vector<DecodeLauncher::Arg> args = {
-      memref(buffers.q, {rows, numQoHeads, headDim}),
-      qo,
-      memref(buffers.kPool, {buffers.numPages, pageSize, numKvHeads, headDim}),
-      memref(buffers.vPool, {buffers.numPages, pageSize, numKvHeads, headDim}),
-      meta(layout.kv, r + 2),
-      memref(buffers.indices, {buffers.numIndices}),
-      meta(layout.last, r + 1),
-      chunkIndptr,
-      meta(layout.request, m),
-      meta(layout.starts, m),
-      meta(layout.ends, m),
-      meta(layout.order, m),
-      partialO,
-      partialLse,
-      out,
-      lse,
-      memref(base + mapsOffset, {2, 16})};
-  for (const DecodeBuffers::Param &p : buffers.params) {
-    DecodeLauncher::Arg a;
-    if (p.pointer) {
-      a.pointer = p.pointer;
-      a.sizes = {p.size};
-    } else {
-      a.isScalar = true;
-      a.scalar = p.scalar;
-    }
-    args.push_back(a);
-  }
+  DecodeLauncher::RoleArgs fixed = {
+      {ArgRole::Q, memref(buffers.q, {rows, numQoHeads, headDim})},
+      {ArgRole::QoIndptr, qo},
+      {ArgRole::KPool, memref(buffers.kPool, {buffers.numPages, pageSize,
+                                              numKvHeads, headDim})},
+      {ArgRole::VPool, memref(buffers.vPool, {buffers.numPages, pageSize,
+                                              numKvHeads, headDim})},
+      {ArgRole::KvIndptr, meta(layout.kv, r + 2)},
+      {ArgRole::KvIndices, memref(buffers.indices, {buffers.numIndices})},
+      {ArgRole::LastPageLen, meta(layout.last, r + 1)},
+      {ArgRole::ChunkIndptr, chunkIndptr},
+      {ArgRole::ChunkRequest, meta(layout.request, m)},
+      {ArgRole::ChunkStarts, meta(layout.starts, m)},
+      {ArgRole::ChunkEnds, meta(layout.ends, m)},
+      {ArgRole::ChunkOrder, meta(layout.order, m)},
+      {ArgRole::PartialO, partialO},
+      {ArgRole::PartialLse, partialLse},
+      {ArgRole::Out, out},
+      {ArgRole::Lse, lse},
+      {ArgRole::KvMaps, memref(base + mapsOffset, {2, 16})}};
+  std::vector<DecodeLauncher::Arg> args, mergeArgs;
+  if (Status s =
+          bundle->arrange(config.decodeKernel, fixed,
+                          DecodeLauncher::paramArgs(buffers.params), args);
+      !s)
+    return s;
+  if (Status s = bundle->arrange(config.mergeKernel, fixed, {}, mergeArgs); !s)
+    return s;
   unsigned chunkGrid =
       unsigned(capacityGrids ? m : std::max<size_t>(plan_.items.size(), 1));
   unsigned requestGrid =
@@ -324,8 +317,6 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
                                unsigned(gridHeads), stream);
   if (!launched)
     return launched;
-  std::vector<DecodeLauncher::Arg> mergeArgs = {
-      qo, chunkIndptr, partialO, partialLse, out, lse};
   return bundle->launchArgs(config.mergeKernel, mergeArgs, requestGrid,
                             unsigned(numQoHeads), stream);
 }

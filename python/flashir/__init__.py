@@ -78,11 +78,33 @@ def _torch():
     return torch
 
 
-def _kernel_named(bundle_dir, func, kind):
-    """The bundle's `<func><kind><n>` kernel's manifest entry, or None."""
+# The manifest's kernel ABI this package reads (include/flashir/ABI).
+_ABI_VERSION = 4
+
+
+def _manifest(bundle_dir):
     import json
     manifest = json.load(open(os.path.join(bundle_dir, "manifest.json")))
-    found = [k for k in manifest["kernels"] if k["name"].startswith(func + kind)]
+    if manifest.get("abi_version") != _ABI_VERSION:
+        raise ValueError(f"bundle {bundle_dir} has kernel ABI version "
+                         f"{manifest.get('abi_version')}, this package reads "
+                         f"{_ABI_VERSION}: rebuild it with this FlashIR's flashir-bundle")
+    return manifest
+
+
+def _arg(entry, role):
+    """The argument of a kernel's manifest entry with a fixed `role`."""
+    return [a for a in entry["args"] if a["role"] == role][0]
+
+
+def _kernel_named(bundle_dir, func, kind):
+    """The bundle's split `<func>_<kind>_<n>` kernel's manifest entry (kind:
+    "decode" or "prefill"), or None."""
+    import re
+    pattern = re.escape(func) + "_" + kind + r"_\d+"
+    found = [k for k in _manifest(bundle_dir)["kernels"]
+             if re.fullmatch(pattern, k["name"]) and k["kind"] == kind
+             and "merge_kernel" in k]
     return found[0] if found else None
 
 
@@ -140,26 +162,20 @@ class BatchDecodeWithPagedKVCacheWrapper:
     # Query rows per request the workspace holds (1: decode).
     _max_qo_len = 1
     # Partial-state kernels this wrapper takes, in order of preference.
-    _kinds = ("_decode_",)
+    _kinds = ("decode",)
 
     def __init__(self, bundle_dir, kernel, max_requests=256, num_ctas=None,
                  chip="sm_90a", max_chunks=None):
-        import json
         torch = _torch()
-        manifest = json.load(open(os.path.join(bundle_dir, "manifest.json")))
-        names = [k["name"] for k in manifest["kernels"]]
-        decode, merge = [], []
+        names = [k["name"] for k in _manifest(bundle_dir)["kernels"]]
+        entry = None
         for kind in self._kinds:
-            found = [n for n in names if n.startswith(kernel + kind)]
-            if found and not decode:
-                decode = found
-                # <kernel>_decode_<i> / <kernel>_prefill_<i> -> <kernel>_merge_<i>.
-                merge = [n for n in names if n == found[0].replace(kind, "_merge_", 1)]
-        if not decode or not merge:
+            entry = entry or _kernel_named(bundle_dir, kernel, kind)
+        if entry is None:
             raise ValueError(f"bundle {bundle_dir} has no split-KV kernels for {kernel!r} "
                              f"(kernels: {', '.join(names)})")
-        entry = [k for k in manifest["kernels"] if k["name"] == decode[0]][0]
-        num_kv_heads = entry["args"][2]["shape"][2]
+        decode, merge = [entry["name"]], [entry["merge_kernel"]]
+        num_kv_heads = _arg(entry, "k_pool")["shape"][2]
         # The planner's C counts CTAs per KV head: each chunk runs on every
         # KV head. None: the runtime asks the driver (occupancy x SMs).
         per_head = max(1, num_ctas // num_kv_heads) if num_ctas else 0
@@ -175,7 +191,7 @@ class BatchDecodeWithPagedKVCacheWrapper:
             [s.value for s in shape]
         self._handle = handle
         self.max_requests = max_requests
-        self.dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[entry["args"][0]["element"]]
+        self.dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[_arg(entry, "q")["element"]]
         self._planned = None
 
     def __del__(self):
@@ -251,7 +267,7 @@ class BatchPrefillWithPagedKVCacheWrapper(BatchDecodeWithPagedKVCacheWrapper):
     ``max_chunks x max_qo_len`` partial rows of states: size
     ``max_requests`` and ``max_qo_len`` to the steps you plan."""
 
-    _kinds = ("_prefill_", "_decode_")
+    _kinds = ("prefill", "decode")
 
     def __init__(self, bundle_dir, kernel, max_requests=64, max_qo_len=16, num_ctas=None,
                  chip="sm_90a", max_chunks=None):
@@ -278,15 +294,15 @@ class BatchSharedPrefixDecodeWrapper:
     def __init__(self, prefill_bundle, prefill_kernel, decode_bundle, decode_kernel,
                  max_requests=64, prefix_chunks=None, chip="sm_90a"):
         torch = _torch()
-        pre = _kernel_named(prefill_bundle, prefill_kernel, "_prefill_")
-        dec = _kernel_named(decode_bundle, decode_kernel, "_decode_")
+        pre = _kernel_named(prefill_bundle, prefill_kernel, "prefill")
+        dec = _kernel_named(decode_bundle, decode_kernel, "decode")
         if pre is None:
             raise ValueError(f"bundle {prefill_bundle} has no split-KV prefill kernel for "
                              f"{prefill_kernel!r} (flashir-bundle --split-prefill)")
         if dec is None:
             raise ValueError(f"bundle {decode_bundle} has no split-KV decode kernel for "
                              f"{decode_kernel!r}")
-        merge = dec["name"].replace("_decode_", "_merge_", 1)
+        merge = dec["merge_kernel"]
         handle = ctypes.c_void_p()
         _check(_library().flashirCascadeCreate(
             prefill_bundle.encode(), pre["name"].encode(), decode_bundle.encode(),
@@ -298,7 +314,7 @@ class BatchSharedPrefixDecodeWrapper:
         (self.num_qo_heads, self.num_kv_heads, self.head_dim, self.page_size,
          self.prefix_chunks) = [s.value for s in shape]
         self.max_requests = max_requests
-        self.dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[dec["args"][0]["element"]]
+        self.dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[_arg(dec, "q")["element"]]
         self._planned = None
 
     def __del__(self):

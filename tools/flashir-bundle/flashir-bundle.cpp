@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "flashir/ABI/Manifest.h"
 #include "flashir/Conversion/Passes.h"
 #include "flashir/Dialect/Attn/IR/Attn.h"
 #include "flashir/Dialect/Attn/Transforms/Passes.h"
@@ -23,16 +24,17 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <algorithm>
 #include <chrono>
 
 using namespace mlir;
 namespace cl = llvm::cl;
+namespace abi = flashir::abi;
 
 static cl::opt<std::string> input(cl::Positional, cl::desc("<attn program>"),
                                   cl::Required);
@@ -96,56 +98,84 @@ int64_t sharedMemoryBytes(gpu::GPUFuncOp func) {
   return bytes;
 }
 
-/// out[key] = the integer launch attribute `name`, where `launch` has it.
-void copyInteger(DictionaryAttr launch, StringRef name, llvm::json::Object &out,
-                 StringRef key) {
-  if (auto value = launch.getAs<IntegerAttr>(name))
-    out[key] = value.getInt();
+/// The kernel's #attn.launch (the GPU conversion puts one on every kernel).
+flashir::attn::LaunchAttr launchOf(gpu::GPUFuncOp func) {
+  return func->getAttrOfType<flashir::attn::LaunchAttr>("attn.launch");
 }
 
-/// Manifest entry of one kernel (chip-independent), read off its gpu.func.
-llvm::json::Object describe(gpu::GPUFuncOp func) {
-  auto launch = func->getAttrOfType<DictionaryAttr>("attn.launch");
-  ArrayAttr names = launch ? launch.getAs<ArrayAttr>("args") : ArrayAttr();
-  llvm::json::Array args;
+abi::KernelKind kindOf(flashir::attn::KernelKind kind) {
+  switch (kind) {
+  case flashir::attn::KernelKind::Decode:
+    return abi::KernelKind::Decode;
+  case flashir::attn::KernelKind::Prefill:
+    return abi::KernelKind::Prefill;
+  case flashir::attn::KernelKind::Merge:
+    break;
+  }
+  return abi::KernelKind::Merge;
+}
+
+/// The manifest entry of one kernel (chip-independent), read off its
+/// gpu.func and #attn.launch (verified: its grid parses and its arguments
+/// follow the ABI).
+abi::KernelInfo describe(gpu::GPUFuncOp func,
+                         flashir::attn::LaunchAttr launch) {
+  abi::KernelInfo k;
+  k.name = func.getName().str();
+  k.kind = kindOf(launch.getKind());
+  k.grid = *abi::Grid::parse(launch.getGrid());
+  k.block = launch.getBlock();
+  k.unroll = launch.getUnroll();
+  k.qRows = launch.getQRows();
+  k.qTokens = launch.getQTokens();
+  k.kvTile = launch.getKvTile();
+  k.variant = launch.getVariant().getValue().str();
+  if (FlatSymbolRefAttr merge = launch.getMergeKernel())
+    k.mergeKernel = merge.getValue().str();
+  SmallVector<std::string> names = launch.getArgNames();
+  std::vector<abi::ArgRole> fixed = abi::fixedArgs(k.kind, k.split());
   for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
-    llvm::json::Object arg;
-    arg["name"] = names && index < names.size()
-                      ? cast<StringAttr>(names[index]).str()
-                      : "arg" + std::to_string(index);
+    abi::KernelArg arg;
+    arg.name = names[index];
+    arg.role = index < fixed.size() ? fixed[index] : abi::ArgRole::Param;
     if (auto memref = dyn_cast<MemRefType>(type)) {
-      arg["kind"] = "memref";
-      arg["element"] = typeString(memref.getElementType());
-      llvm::json::Array shape;
+      arg.memref = true;
+      arg.element = typeString(memref.getElementType());
       for (int64_t d : memref.getShape())
-        shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
-      arg["shape"] = std::move(shape);
+        arg.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
     } else {
-      arg["kind"] = "scalar";
-      arg["element"] = typeString(type);
+      arg.element = typeString(type);
     }
-    args.push_back(std::move(arg));
+    k.args.push_back(std::move(arg));
   }
-  llvm::json::Object kernel;
-  kernel["name"] = func.getName().str();
-  kernel["args"] = std::move(args);
-  // Memref arguments are passed as expanded descriptors: allocated and
-  // aligned pointer, offset, sizes, strides (MLIR's default convention).
-  kernel["memref_abi"] = "descriptor";
-  if (launch)
-    if (auto grid = launch.getAs<StringAttr>("grid"))
-      kernel["grid"] = grid.str();
-  kernel["block"] =
-      func.getKnownBlockSize() ? (*func.getKnownBlockSize())[0] : 0;
-  if (launch) {
-    // Prefill kernels also: query rows per CTA, keys per K/V tile and
-    // tokens per q tile (the grid's y extent divides by it).
-    for (StringRef name : {"unroll", "q_rows", "kv_tile", "q_tokens"})
-      copyInteger(launch, name, kernel, name);
-    if (auto variant = launch.getAs<FlatSymbolRefAttr>("variant"))
-      kernel["variant"] = variant.getValue().str();
-  }
-  return kernel;
+  return k;
+}
+
+/// What `func` needs on the chip it was generated for.
+abi::KernelFacts factsOf(gpu::GPUFuncOp func,
+                         flashir::attn::LaunchAttr launch) {
+  abi::KernelFacts f;
+  f.sharedMemoryBytes = sharedMemoryBytes(func);
+  f.dynamicSharedMemoryBytes = launch.getDynamicSharedMemory();
+  f.stages = launch.getStages();
+  f.tensorCores = launch.getTensorCores();
+  f.bulkCopy = launch.getBulkCopy();
+  f.programmaticWait = launch.getProgrammaticWait();
+  f.completesAfterPredecessor = launch.getCompletesAfterPredecessor();
+  if (DenseI64ArrayAttr box = launch.getTensorMapBox())
+    f.tensorMapBox.assign(box.asArrayRef().begin(), box.asArrayRef().end());
+  return f;
+}
+
+/// The generated kernels of `module` with their launch attributes.
+SmallVector<std::pair<gpu::GPUFuncOp, flashir::attn::LaunchAttr>>
+kernelsOf(ModuleOp module) {
+  SmallVector<std::pair<gpu::GPUFuncOp, flashir::attn::LaunchAttr>> kernels;
+  module.walk([&](gpu::GPUFuncOp func) {
+    if (func.isKernel())
+      kernels.push_back({func, launchOf(func)});
+  });
+  return kernels;
 }
 
 std::string findPtxas() {
@@ -225,34 +255,27 @@ int main(int argc, char **argv) {
                    << "\n";
       return 1;
     }
-  llvm::json::Array entries;
-  // The kernels (names and grids) of the first chip: the manifest's, which
-  // every other chip must match.
-  SmallVector<std::pair<std::string, std::string>> signature;
-  auto signatureOf = [](ModuleOp module) {
-    SmallVector<std::pair<std::string, std::string>> kernels;
-    module.walk([&](gpu::GPUFuncOp func) {
-      if (!func.isKernel())
-        return;
-      std::string grid;
-      if (auto launch = func->getAttrOfType<DictionaryAttr>("attn.launch"))
-        if (auto g = launch.getAs<StringAttr>("grid"))
-          grid = g.str();
-      kernels.push_back({func.getName().str(), grid});
-    });
-    return kernels;
+  abi::Manifest manifest;
+  manifest.source = llvm::sys::path::filename(input).str();
+  // The kernels of the first chip are the manifest's: every other chip must
+  // generate the same ones (names, kinds, grids, arguments).
+  auto signatureOf = [](ModuleOp module, std::vector<abi::KernelInfo> &out) {
+    out.clear();
+    for (auto [func, launch] : kernelsOf(module)) {
+      if (!launch) {
+        func.emitError("generated kernel without #attn.launch");
+        return false;
+      }
+      out.push_back(describe(func, launch));
+    }
+    return true;
   };
   {
     OwningOpRef<ModuleOp> first = kernelsFor(chips.front());
-    if (!first)
+    if (!first || !signatureOf(*first, manifest.kernels))
       return 1;
-    first->walk([&](gpu::GPUFuncOp func) {
-      if (func.isKernel())
-        entries.push_back(describe(func));
-    });
-    signature = signatureOf(*first);
   }
-  if (entries.empty()) {
+  if (manifest.kernels.empty()) {
     llvm::errs() << "flashir-bundle: no attention to compile in " << input
                  << "\n";
     return 1;
@@ -284,47 +307,30 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  llvm::json::Array targets;
   for (const std::string &chip : chips) {
     auto start = std::chrono::steady_clock::now();
     OwningOpRef<ModuleOp> copy = kernelsFor(chip);
-    if (!copy)
+    std::vector<abi::KernelInfo> kernels;
+    if (!copy || !signatureOf(*copy, kernels))
       return 1;
-    if (signatureOf(*copy) != signature) {
+    auto sameSignature = [](const abi::KernelInfo &a,
+                            const abi::KernelInfo &b) {
+      return a.name == b.name && a.kind == b.kind && a.grid == b.grid &&
+             a.args.size() == b.args.size();
+    };
+    if (!std::equal(kernels.begin(), kernels.end(), manifest.kernels.begin(),
+                    manifest.kernels.end(), sameSignature)) {
       llvm::errs() << "flashir-bundle: " << chip << " gets other kernels than "
                    << chips.front()
                    << " (e.g. no bf16 prefill kernel on sm_75); bundle these "
                       "chips separately (--chips)\n";
       return 1;
     }
-    // Per-chip launch facts: static shared memory and pipelining.
-    llvm::json::Object perKernel;
-    copy->walk([&](gpu::GPUFuncOp func) {
-      if (!func.isKernel())
-        return;
-      llvm::json::Object facts;
-      facts["shared_memory_bytes"] = sharedMemoryBytes(func);
-      if (auto launch = func->getAttrOfType<DictionaryAttr>("attn.launch")) {
-        copyInteger(launch, "stages", facts, "stages");
-        if (auto tc = launch.getAs<BoolAttr>("tensor_cores"))
-          facts["tensor_cores"] = tc.getValue();
-        if (auto bulk = launch.getAs<BoolAttr>("bulk_copy"))
-          facts["bulk_copy"] = bulk.getValue();
-        for (StringRef fact :
-             {"programmatic_wait", "completes_after_predecessor"})
-          if (auto flag = launch.getAs<BoolAttr>(fact))
-            facts[fact] = flag.getValue();
-        copyInteger(launch, "dynamic_shared_memory", facts,
-                    "dynamic_shared_memory_bytes");
-        if (auto box = launch.getAs<ArrayAttr>("tensor_map_box")) {
-          llvm::json::Array extents;
-          for (Attribute extent : box)
-            extents.push_back(cast<IntegerAttr>(extent).getInt());
-          facts["tensor_map_box"] = std::move(extents);
-        }
-      }
-      perKernel[func.getName()] = std::move(facts);
-    });
+    // Per-chip launch facts: shared memory, pipelining, launch order.
+    abi::TargetInfo target;
+    target.chip = chip;
+    for (auto [func, launch] : kernelsOf(*copy))
+      target.kernels[func.getName().str()] = factsOf(func, launch);
     PassManager pm(&ctx);
     flashir::buildKernelsToPTXPipeline(pm, chip, "+ptx80", toolkit);
     if (failed(pm.run(*copy)))
@@ -352,11 +358,8 @@ int main(int argc, char **argv) {
     out->os() << ptx;
     out->keep();
     out.reset(); // closed before ptxas reads it
-    llvm::json::Object target;
-    target["chip"] = chip;
-    target["ptx"] = ("kernels." + chip + ".ptx");
-    target["compile_ms"] = ms;
-    target["kernels"] = std::move(perKernel);
+    target.ptx = "kernels." + chip + ".ptx";
+    target.compileMs = ms;
     if (!ptxas.empty()) {
       SmallString<128> cubin(outputDir);
       llvm::sys::path::append(cubin, "kernels." + chip + ".cubin");
@@ -370,18 +373,13 @@ int main(int argc, char **argv) {
                      << rc << ") " << msg << "\n";
         return 1;
       }
-      target["cubin"] = ("kernels." + chip + ".cubin");
+      target.cubin = "kernels." + chip + ".cubin";
     }
-    targets.push_back(std::move(target));
+    manifest.targets.push_back(std::move(target));
     llvm::outs() << llvm::format("%s: %.0f ms attn -> PTX%s\n", chip.c_str(),
                                  ms, ptxas.empty() ? "" : " (+ cubin)");
   }
 
-  llvm::json::Object manifest;
-  manifest["abi_version"] = 3;
-  manifest["source"] = llvm::sys::path::filename(input).str();
-  manifest["kernels"] = std::move(entries);
-  manifest["targets"] = std::move(targets);
   SmallString<128> manifestFile(outputDir);
   llvm::sys::path::append(manifestFile, "manifest.json");
   std::string error;
@@ -390,8 +388,16 @@ int main(int argc, char **argv) {
     llvm::errs() << "flashir-bundle: " << error << "\n";
     return 1;
   }
-  out->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)))
-            << "\n";
+  // The runtime's reader must accept what this writes.
+  std::string text = abi::writeManifest(manifest), why;
+  abi::Manifest check;
+  if (!abi::parseManifest(text, check, why)) {
+    llvm::errs() << "flashir-bundle: internal error: the manifest breaks the "
+                    "kernel ABI: "
+                 << why << "\n";
+    return 1;
+  }
+  out->os() << text;
   out->keep();
   return 0;
 }

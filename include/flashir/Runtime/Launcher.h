@@ -10,6 +10,7 @@
 #ifndef FLASHIR_RUNTIME_LAUNCHER_H
 #define FLASHIR_RUNTIME_LAUNCHER_H
 
+#include "flashir/ABI/Manifest.h"
 #include "flashir/Runtime/Planner.h"
 #include "flashir/Runtime/Status.h"
 
@@ -17,55 +18,17 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
 namespace flashir::runtime {
 
-/// One kernel argument as the manifest describes it.
-struct KernelArg {
-  std::string name;
-  bool memref = false;        // else a scalar
-  std::string element;        // "bf16", "i32", "f32", ...
-  std::vector<int64_t> shape; // -1: dynamic
-};
-
-/// Bytes of one `element` ("bf16", "f16", "f32", "i32", ...); 0 if unknown.
-int64_t elementBytes(const std::string &element);
-
-struct KernelInfo {
-  std::string name;
-  /// The grid the kernel expects, e.g. "requests x num_kv_heads".
-  std::string grid;
-  /// Prefill kernels: query tokens per q tile (0: not a prefill kernel).
-  int64_t qTokens = 0;
-  int64_t block = 0;
-  int64_t sharedMemoryBytes = 0;
-  std::string variant;
-  std::vector<KernelArg> args;
-};
-
-struct TargetInfo {
-  std::string chip, ptx, cubin;
-  /// Dynamic shared memory per kernel name (tensor-core kernels; absent: 0).
-  std::map<std::string, int64_t> dynamicSharedMemoryBytes;
-  /// Planner cost model per kernel name, calibrated on a GPU of this chip
-  /// (bench/gpu/calibrate.py writes it into the manifest; absent: none).
-  std::map<std::string, CostModel> costs;
-  /// Kernels that stage K/V tiles with tensor copies: the box of their
-  /// tensor maps over the pools, in elements of (head dim, KV head, token
-  /// row); absent: the kernel ignores `kv_maps`.
-  std::map<std::string, std::vector<int64_t>> tensorMapBoxes;
-  /// Kernels that wait for their stream predecessor themselves
-  /// (griddepcontrol.wait): launched with programmatic stream serialization.
-  std::set<std::string> programmaticWait;
-  /// Split kernels whose grid's last CTA waits for the stream predecessor
-  /// before leaving (the others do not): launched programmatically only
-  /// behind a kernel that writes nothing they read (DecodeLauncher::
-  /// launchBehind), they still complete after it.
-  std::set<std::string> completesAfterPredecessor;
-};
+// The kernels' ABI as the manifest describes it (flashir/ABI).
+using abi::ArgRole;
+using abi::elementBytes;
+using abi::KernelArg;
+using abi::KernelInfo;
+using abi::KernelKind;
 
 /// Bytes of a kernel's `kv_maps` argument: the K and V CUtensorMaps.
 constexpr size_t kKvMapsBytes = 256;
@@ -79,9 +42,8 @@ struct KvMapsCache {
   std::vector<unsigned char> bytes; ///< on the device; empty: nothing yet
 };
 
-/// Reads `<dir>/manifest.json` (ABI version 3).
-Status readManifest(const std::string &dir, std::vector<KernelInfo> &kernels,
-                    std::vector<TargetInfo> &targets);
+/// Reads and checks `<dir>/manifest.json` (abi::parseManifest).
+Status readManifest(const std::string &dir, abi::Manifest &manifest);
 
 /// The subset of the CUDA driver API the runtime uses, resolved from
 /// libcuda.so.1 at run time.
@@ -238,6 +200,16 @@ public:
       return a;
     }
   };
+  /// Arguments by role (the fixed arguments of any kernel kind).
+  using RoleArgs = std::map<ArgRole, Arg>;
+  /// Variant parameters as launch arguments (a memref for a buffer or
+  /// per-request / per-head array, else an f32 scalar).
+  static std::vector<Arg> paramArgs(const std::vector<DecodeBuffers::Param> &);
+  /// `kernel`'s arguments in its order: its fixed arguments from `fixed` by
+  /// role, then `params`. Fails naming a role `fixed` lacks.
+  Status arrange(const std::string &kernel, const RoleArgs &fixed,
+                 const std::vector<Arg> &params, std::vector<Arg> &out) const;
+
   /// Launches `kernel` with grid (gridX, gridY, gridZ) and the manifest's
   /// block; checks the argument count and kinds against the manifest.
   /// `programmatic` false: a plain launch even of a kernel the manifest
@@ -259,15 +231,15 @@ public:
   /// Whether the manifest marks `kernel` `completes_after_predecessor` /
   /// `programmatic_wait` on the loaded chip.
   bool completesAfterPredecessor(const std::string &kernel) const {
-    return completesAfterPredecessor_.count(kernel) != 0;
+    return target.facts(kernel).completesAfterPredecessor;
   }
   bool waitsForPredecessor(const std::string &kernel) const {
-    return programmaticWait.count(kernel) != 0;
+    return target.facts(kernel).programmaticWait;
   }
   const KernelInfo *find(const std::string &kernel) const;
   /// Whether `kernel` reads tensor maps (`kv_maps`) on the loaded chip.
   bool usesTensorMaps(const std::string &kernel) const {
-    return tensorMapBoxes.count(kernel) != 0;
+    return !target.facts(kernel).tensorMapBox.empty();
   }
   /// CTAs of `kernel` the device runs at once (its block and dynamic shared
   /// memory on the loaded chip).
@@ -292,10 +264,10 @@ private:
   std::vector<void *> functions;
   /// Dynamic shared memory of each kernel on the loaded chip.
   std::vector<unsigned> dynamicShared;
+  /// The loaded chip's facts of each kernel.
+  abi::TargetInfo target;
+  /// Calibrated cost models (from the facts' costs).
   std::map<std::string, CostModel> costs;
-  std::map<std::string, std::vector<int64_t>> tensorMapBoxes;
-  std::set<std::string> programmaticWait;
-  std::set<std::string> completesAfterPredecessor_;
   /// launch()'s kv_maps on the device and what they hold.
   void *mapsBuffer = nullptr;
   KvMapsCache maps;

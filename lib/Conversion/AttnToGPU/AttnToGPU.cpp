@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "flashir/ABI/KernelABI.h"
 #include "flashir/Conversion/Passes.h"
 #include "flashir/Target/Chip.h"
 
@@ -26,6 +27,7 @@ using namespace mlir;
 using namespace flashir::attn;
 using namespace flashir::conversion;
 using namespace flashir::conversion::decode;
+namespace abi = flashir::abi;
 
 namespace {
 
@@ -253,98 +255,79 @@ struct ConvertAttnToGPUPass
         shape.prefillQShared = entry.prefillQShared;
       }
       DecodeKernel generator(op, variant, shape);
-      // What the host needs to launch each kernel.
-      auto describe = [&](gpu::GPUFuncOp func, StringRef grid, int64_t block,
-                          bool withPipeline) {
-        SmallVector<NamedAttribute> launch = {
-            kb.getNamedAttr("grid", kb.getStringAttr(grid)),
-            kb.getNamedAttr("block", kb.getI64IntegerAttr(block)),
-            kb.getNamedAttr("variant", op.getVariantAttr()),
-            kb.getNamedAttr(
-                "args", kb.getStrArrayAttr(
-                            llvm::to_vector_of<StringRef>(generator.argNames))),
-        };
-        if (withPipeline) {
-          launch.push_back(
-              kb.getNamedAttr("stages", kb.getI64IntegerAttr(entry.stages)));
-          launch.push_back(
-              kb.getNamedAttr("unroll", kb.getI64IntegerAttr(unroll)));
-          launch.push_back(kb.getNamedAttr("tensor_cores",
-                                           kb.getBoolAttr(entry.tensorCores)));
-          launch.push_back(
-              kb.getNamedAttr("bulk_copy", kb.getBoolAttr(shape.bulkCopy)));
-          // The box of the host's tensor maps over the K and V pools, in
-          // elements of (head dim, KV head, token row).
-          if (shape.tensorCopy)
-            launch.push_back(kb.getNamedAttr(
-                "tensor_map_box",
-                kb.getI64ArrayAttr({kBoxElements, 1, kTileKeys})));
-          // Dynamic shared memory the launch must pass (tensor cores).
-          int64_t dynamicBytes =
-              entry.prefillRows ? prefillSharedMemoryBytes(
-                                      entry.kvTile, shape.headDim, shape.stages,
-                                      shape.element.getIntOrFloatBitWidth() / 8,
-                                      entry.prefillRows, entry.prefillWarps,
-                                      entry.prefillQShared)
-              : entry.tensorCores ? sharedMemoryBytes(shape)
-                                  : 0;
-          launch.push_back(kb.getNamedAttr("dynamic_shared_memory",
-                                           kb.getI64IntegerAttr(dynamicBytes)));
-          if (entry.prefillRows) {
-            launch.push_back(kb.getNamedAttr(
-                "q_rows", kb.getI64IntegerAttr(entry.prefillRows)));
-            // Tokens per q tile (the grid's y extent divides by it).
-            launch.push_back(kb.getNamedAttr(
-                "q_tokens",
-                kb.getI64IntegerAttr(shape.fusedHeadGroups
-                                         ? entry.prefillRows / shape.group
-                                         : entry.prefillRows)));
-            launch.push_back(
-                kb.getNamedAttr("kv_tile", kb.getI64IntegerAttr(entry.kvTile)));
-          }
-        }
-        func->setAttr("attn.launch", kb.getDictionaryAttr(launch));
-        kb.setInsertionPointAfter(func);
-      };
       gpu::GPUFuncOp func = generator.build(kb, name);
       relaxHookMath(func);
-      std::string grid =
+      kb.setInsertionPointAfter(func);
+      KernelKind kind =
+          entry.prefillRows ? KernelKind::Prefill : KernelKind::Decode;
+      abi::Grid grid =
+          abi::gridOf(kind == KernelKind::Prefill ? abi::KernelKind::Prefill
+                                                  : abi::KernelKind::Decode,
+                      chunked, !entry.prefillRows || shape.fusedHeadGroups);
+      auto argNames = [&] {
+        return kb.getStrArrayAttr(
+            llvm::to_vector_of<StringRef>(generator.argNames));
+      };
+      ArrayAttr args = argNames();
+      // Dynamic shared memory the launch must pass (tensor cores).
+      int64_t dynamicBytes =
           entry.prefillRows
-              ? std::string(chunked ? "chunks" : "requests") + " x q_tiles x " +
-                    (shape.fusedHeadGroups ? "num_kv_heads" : "num_qo_heads")
-          : chunked ? "chunks x num_kv_heads"
-                    : "requests x num_kv_heads";
-      describe(func, grid, 32 * shape.warps, true);
+              ? prefillSharedMemoryBytes(
+                    entry.kvTile, shape.headDim, shape.stages,
+                    shape.element.getIntOrFloatBitWidth() / 8,
+                    entry.prefillRows, entry.prefillWarps, entry.prefillQShared)
+          : entry.tensorCores ? sharedMemoryBytes(shape)
+                              : 0;
+      // The box of the host's tensor maps over the K and V pools, in
+      // elements of (head dim, KV head, token row).
+      DenseI64ArrayAttr box =
+          shape.tensorCopy
+              ? kb.getDenseI64ArrayAttr({kBoxElements, 1, kTileKeys})
+              : DenseI64ArrayAttr();
+      FlatSymbolRefAttr mergeRef;
+      gpu::GPUFuncOp merge;
       if (chunked) {
         // <func>_decode_<i> / <func>_prefill_<i> -> <func>_merge_<i>.
-        StringRef kind = entry.prefillRows ? "_prefill_" : "_decode_";
+        StringRef kindName = entry.prefillRows ? "_prefill_" : "_decode_";
         std::string mergeName = name;
-        mergeName.replace(mergeName.rfind(kind.str()), kind.size(), "_merge_");
-        gpu::GPUFuncOp merge = generator.buildMerge(kb, mergeName);
-        describe(merge, "requests x num_qo_heads",
-                 view.getHeadDim() / kVec *
-                     mergeGroups(view.getHeadDim(), entry.prefillRows > 0),
-                 false);
-        // It waits for the split kernel itself (griddepcontrol.wait): the
-        // host may launch it early. The split kernel completes after the
-        // grid launched before it (a decode kernel's last CTA waits for it,
-        // waitInLastCta; every CTA of a prefill kernel does, first): the
-        // host may launch it early behind a kernel that writes nothing it
-        // reads, and a prefill kernel behind any kernel.
-        if (shape.dependentLaunch) {
-          auto mark = [&](gpu::GPUFuncOp f, StringRef fact) {
-            NamedAttrList launch(
-                f->getAttrOfType<DictionaryAttr>("attn.launch"));
-            launch.set(fact, kb.getBoolAttr(true));
-            f->setAttr("attn.launch", launch.getDictionary(kb.getContext()));
-          };
-          mark(merge, "programmatic_wait");
-          mark(func, "completes_after_predecessor");
-          // Split prefill kernels wait in every CTA before their first
-          // access.
-          if (entry.prefillRows)
-            mark(func, "programmatic_wait");
-        }
+        mergeName.replace(mergeName.rfind(kindName.str()), kindName.size(),
+                          "_merge_");
+        merge = generator.buildMerge(kb, mergeName);
+        kb.setInsertionPointAfter(merge);
+        mergeRef = FlatSymbolRefAttr::get(merge.getNameAttr());
+      }
+      // With dependentLaunch the merge waits for the split kernel itself
+      // (griddepcontrol.wait): the host may launch it early. The split
+      // kernel completes after the grid launched before it (a decode
+      // kernel's last CTA waits for it, waitInLastCta; every CTA of a
+      // prefill kernel does, first): the host may launch it early behind a
+      // kernel that writes nothing it reads, and a prefill kernel behind any
+      // kernel.
+      bool dependent = chunked && shape.dependentLaunch;
+      int64_t qTokens = 0;
+      if (entry.prefillRows)
+        qTokens = shape.fusedHeadGroups ? entry.prefillRows / shape.group
+                                        : entry.prefillRows;
+      func->setAttr("attn.launch",
+                    LaunchAttr::get(
+                        kb.getContext(), kind, grid.str(), 32 * shape.warps,
+                        op.getVariantAttr(), args, mergeRef, entry.stages,
+                        unroll, entry.tensorCores, shape.bulkCopy, box,
+                        dynamicBytes, entry.prefillRows, qTokens,
+                        entry.prefillRows ? entry.kvTile : 0,
+                        /*programmaticWait=*/dependent && entry.prefillRows > 0,
+                        /*completesAfterPredecessor=*/dependent));
+      if (merge) {
+        int64_t block = view.getHeadDim() / kVec *
+                        mergeGroups(view.getHeadDim(), entry.prefillRows > 0);
+        merge->setAttr(
+            "attn.launch",
+            LaunchAttr::get(
+                kb.getContext(), KernelKind::Merge,
+                abi::gridOf(abi::KernelKind::Merge, false, false).str(), block,
+                op.getVariantAttr(), argNames(), FlatSymbolRefAttr(), 0, 0,
+                false, false, DenseI64ArrayAttr(), 0, 0, 0, 0,
+                /*programmaticWait=*/dependent, false));
       }
     }
   }

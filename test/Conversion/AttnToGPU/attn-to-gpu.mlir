@@ -16,7 +16,7 @@
 // CHECK: attn.attention @soft_cap
 // CHECK: gpu.module @flashir_kernels
 // CHECK: gpu.func @decode_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<2x16xi64>, %{{.*}}: f32) workgroup(%{{.*}} : memref<32768xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
-// CHECK-SAME: attn.launch = {args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "out", "lse", "kv_maps", "cap"], block = 128 : i64, bulk_copy = false, dynamic_shared_memory = 0 : i64, grid = "requests x num_kv_heads", stages = 4 : i64, tensor_cores = false, unroll = 2 : i64, variant = @soft_cap}
+// CHECK-SAME: attn.launch = #attn.launch<kind = decode, grid = "requests x num_kv_heads", block = 128, variant = @soft_cap, args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "out", "lse", "kv_maps", "cap"], stages = 4, unroll = 2>
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // The hook's division by the cap becomes a multiplication by its reciprocal,
 // computed once on entry.
@@ -63,7 +63,8 @@
 
 // sm_75 has no cp.async: the next iteration's K/V are loaded into registers.
 // TURING-LABEL: gpu.func @decode_decode_0
-// TURING-SAME: stages = 0 : i64
+// TURING-SAME: #attn.launch<kind = decode,
+// TURING-SAME: "kv_maps", "cap"], unroll = 2>
 // TURING-NOT: nvgpu.device_async_copy
 // TURING: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x16x2x128xbf16>, vector<8xbf16>
 // TURING: scf.for

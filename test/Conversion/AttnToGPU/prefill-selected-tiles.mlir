@@ -8,20 +8,17 @@
 // sm_90a: 4 warps of 32 rows, 64-key tiles, Q in shared memory
 // (2 * 2 * 64 * 136 * 2 + 128 * 136 * 2), two CTAs per SM.
 // SM90-LABEL: gpu.func @p_prefill_0
-// SM90-SAME: block = 128 : i64
-// SM90-SAME: dynamic_shared_memory = 104448 : i64
-// SM90-SAME: kv_tile = 64 : i64, q_rows = 128 : i64
+// SM90-SAME: block = 128,
+// SM90-SAME: dynamic_shared_memory = 104448, q_rows = 128, q_tokens = 128, kv_tile = 64>
 // sm_80: the same layout with 32-key tiles (two CTAs in 164 KiB).
 // SM80-LABEL: gpu.func @p_prefill_0
-// SM80-SAME: block = 128 : i64
-// SM80-SAME: dynamic_shared_memory = 69632 : i64
-// SM80-SAME: kv_tile = 32 : i64, q_rows = 128 : i64
+// SM80-SAME: block = 128,
+// SM80-SAME: dynamic_shared_memory = 69632, q_rows = 128, q_tokens = 128, kv_tile = 32>
 // sm_86 (99 KiB per CTA: no room for the Q tile next to 64-key tiles):
 // 8 warps of 16 rows.
 // SM86-LABEL: gpu.func @p_prefill_0
-// SM86-SAME: block = 256 : i64
-// SM86-SAME: dynamic_shared_memory = 69632 : i64
-// SM86-SAME: kv_tile = 64 : i64, q_rows = 128 : i64
+// SM86-SAME: block = 256,
+// SM86-SAME: dynamic_shared_memory = 69632, q_rows = 128, q_tokens = 128, kv_tile = 64>
 func.func @p(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
     %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
     %qo: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {

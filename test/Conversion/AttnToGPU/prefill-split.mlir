@@ -16,8 +16,9 @@
 // lse; other chunks write partial states to row chunk + C * i for the
 // merge kernel (C = chunks).
 // CHECK-LABEL: gpu.func @split_prefill_0
-// CHECK-SAME: grid = "chunks x q_tiles x num_qo_heads"
-// CHECK-SAME: q_rows = 64 : i64
+// CHECK-SAME: #attn.launch<kind = prefill, grid = "chunks x q_tiles x num_qo_heads"
+// CHECK-SAME: merge_kernel = @split_merge_0
+// CHECK-SAME: q_rows = 64,
 // CHECK: %[[POS:.*]] = gpu.block_id x
 // CHECK: %[[CHUNK:.*]] = memref.load %arg11[%[[POS]]] : memref<?xi32>
 // CHECK: %[[CI:.*]] = arith.index_cast %[[CHUNK]]
@@ -62,7 +63,7 @@
 // CHECK: vector.store %[[PIECE]], %{{.*}} : memref<?x8x64xbf16>, vector<8xbf16>
 // Its merge kernel, named after it.
 // CHECK-LABEL: gpu.func @split_merge_0
-// CHECK-SAME: grid = "requests x num_qo_heads"
+// CHECK-SAME: #attn.launch<kind = merge, grid = "requests x num_qo_heads"
 !q    = !attn.ragged_q<heads = 8, head_dim = 64, bf16>
 !kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 64, bf16>
 !pool = tensor<?x16x2x64xbf16>

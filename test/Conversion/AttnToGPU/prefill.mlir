@@ -10,9 +10,8 @@
 // K/V tiles of 64 keys in rows padded to D + 8 (2 * 2 * 64 * 136 * 2 bytes).
 // CHECK-LABEL: gpu.func @prefill_prefill_0
 // CHECK-SAME: memref<2x16xi64>
-// CHECK-SAME: block = 128 : i64
-// CHECK-SAME: dynamic_shared_memory = 69632 : i64
-// CHECK-SAME: grid = "requests x q_tiles x num_qo_heads", kv_tile = 64 : i64, q_rows = 64 : i64
+// CHECK-SAME: #attn.launch<kind = prefill, grid = "requests x q_tiles x num_qo_heads", block = 128
+// CHECK-SAME: dynamic_shared_memory = 69632, q_rows = 64, q_tokens = 64, kv_tile = 64>
 // CHECK: gpu.block_id x
 // CHECK: gpu.block_id y
 // CHECK: gpu.block_id z
@@ -110,13 +109,13 @@ func.func @prefill(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128
 // Without a causal mask every key tile is visited; f16 products. sm_75:
 // one K/V slot filled by plain loads and stores, m16n8k8 products.
 // TURING-LABEL: gpu.func @noncausal_prefill_0
-// TURING-SAME: dynamic_shared_memory = 18432 : i64
 // TURING-SAME: grid = "requests x q_tiles x num_qo_heads"
+// TURING-SAME: stages = 1, unroll = 2, tensor_cores = true, dynamic_shared_memory = 18432,
 // TURING-NOT: nvgpu.device_async_copy
 // TURING: vector.store {{.*}} : memref<1x2x64x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // TURING: nvvm.mma.sync {{.*}} shape = #nvvm.shape<m = 16, n = 8, k = 8>
 // CHECK-LABEL: gpu.func @noncausal_prefill_0
-// CHECK-SAME: dynamic_shared_memory = 36864 : i64
+// CHECK-SAME: dynamic_shared_memory = 36864,
 // CHECK-NOT: arith.maxsi
 // CHECK: scf.for
 // CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32)
@@ -164,7 +163,8 @@ func.func @window(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x64xbf16>,
 // group's 4 query heads (row r: token r / 4, head 4 * kv head + r % 4), so
 // each K/V tile serves the whole group.
 // CHECK-LABEL: gpu.func @fused_prefill_0
-// CHECK-SAME: grid = "requests x q_tiles x num_kv_heads", kv_tile = 64 : i64, q_rows = 64 : i64, q_tokens = 16 : i64
+// CHECK-SAME: grid = "requests x q_tiles x num_kv_heads"
+// CHECK-SAME: q_rows = 64, q_tokens = 16, kv_tile = 64>
 // Causal: the linear block index renumbered q-tile-slowest and reversed,
 // so the q tiles with the most keys start first.
 // CHECK: %[[GX:.*]] = gpu.grid_dim x
@@ -219,9 +219,8 @@ func.func @too_large(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x256xbf16>)
 // cp.async as its own group, and each k-step reloads its A fragments by
 // ldmatrix (K's B fragments then feed two mma each).
 // CHECK-LABEL: gpu.func @rows32_prefill_0
-// CHECK-SAME: block = 128 : i64
-// CHECK-SAME: dynamic_shared_memory = 104448 : i64
-// CHECK-SAME: q_rows = 128 : i64
+// CHECK-SAME: block = 128,
+// CHECK-SAME: dynamic_shared_memory = 104448, q_rows = 128,
 // CHECK: memref.view {{.*}} to memref<128x136xbf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy {{.*}} : memref<?x8x128xbf16> to memref<128x136xbf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_create_group
@@ -260,9 +259,8 @@ func.func @rows32(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128x
 // after the K/V ring (2 * 2 * 32 * 264 * 2 + 64 * 264 * 2 bytes), read by
 // ldmatrix per k-step instead of held in registers next to the d256 O.
 // CHECK-LABEL: gpu.func @qshared_prefill_0
-// CHECK-SAME: block = 128 : i64
-// CHECK-SAME: dynamic_shared_memory = 101376 : i64
-// CHECK-SAME: q_rows = 64 : i64
+// CHECK-SAME: block = 128,
+// CHECK-SAME: dynamic_shared_memory = 101376, q_rows = 64,
 // CHECK: memref.view {{.*}} to memref<64x264xbf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy {{.*}} : memref<?x8x256xbf16> to memref<64x264xbf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_create_group

@@ -33,8 +33,8 @@
 // merge kernel over (request, query head) that skips single-chunk requests.
 // CHECK-LABEL: gpu.module @flashir_kernels
 // CHECK: gpu.func @split_decode_0(%{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?x16x2x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<2x16xi64>)
-// CHECK-SAME: args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "chunk_indptr", "chunk_request", "chunk_starts", "chunk_ends", "chunk_order", "partial_o", "partial_lse", "out", "lse", "kv_maps"]
-// CHECK-SAME: grid = "chunks x num_kv_heads"
+// CHECK-SAME: #attn.launch<kind = decode, grid = "chunks x num_kv_heads"
+// CHECK-SAME: args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "chunk_indptr", "chunk_request", "chunk_starts", "chunk_ends", "chunk_order", "partial_o", "partial_lse", "out", "lse", "kv_maps"], merge_kernel = @split_merge_0
 // The chunk at this grid position (chunk_order), its request and its key
 // range, clamped to the request's keys.
 // CHECK: %[[P:.*]] = gpu.block_id x
@@ -67,7 +67,7 @@
 // The merge kernel: one warp per (request, query head), 2 groups of 16
 // lanes (8 columns each) sharing a [group, D + 4] f32 state buffer.
 // CHECK: gpu.func @split_merge_0(%{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8x128xbf16>, %{{.*}}: memref<?x8xf32>) workgroup(%[[STATES:.*]] : memref<2x132xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
-// CHECK-SAME: args = ["qo_indptr", "chunk_indptr", "partial_o", "partial_lse", "out", "lse"], block = 32 : i64, grid = "requests x num_qo_heads"
+// CHECK-SAME: #attn.launch<kind = merge, grid = "requests x num_qo_heads", block = 32, variant = @plain, args = ["qo_indptr", "chunk_indptr", "partial_o", "partial_lse", "out", "lse"]>
 // 16 one-warp CTAs per SM (128 registers a thread): a 64 x 32 grid in one wave.
 // CHECK-SAME: nvvm.minctasm = 16 : i32
 // CHECK: %[[GROUP:.*]] = arith.divui %{{.*}}, %c16

@@ -12,8 +12,7 @@
 // dim 128); the soft-cap hook inlined on the scores.
 // AMPERE-LABEL: gpu.func @decode_decode_0
 // AMPERE-SAME: kernel
-// AMPERE-SAME: bulk_copy = false, dynamic_shared_memory = 98304 : i64
-// AMPERE-SAME: stages = 3 : i64, tensor_cores = true
+// AMPERE-SAME: stages = 3, unroll = 2, tensor_cores = true, dynamic_shared_memory = 98304>
 // AMPERE: gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // AMPERE: memref.view {{.*}} to memref<4x4x132xf32, #gpu.address_space<workgroup>>
 // 16-byte cp.async pieces laid out [warp][stage][piece][lane].
@@ -36,8 +35,7 @@
 // mbarrier per warp and stage after the ring.
 // HOPPER-LABEL: gpu.func @decode_decode_0
 // HOPPER-SAME: memref<2x16xi64>
-// HOPPER-SAME: bulk_copy = true, dynamic_shared_memory = 99408 : i64
-// HOPPER-SAME: tensor_map_box = [64, 1, 16]
+// HOPPER-SAME: bulk_copy = true, tensor_map_box = [64, 1, 16], dynamic_shared_memory = 99408>
 // HOPPER: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index
 // HOPPER: arith.remui %[[BASE]], %c1024
 // HOPPER: memref.view {{.*}} to memref<4x3x2x2x16x64xbf16, #gpu.address_space<workgroup>>
@@ -78,15 +76,14 @@ func.func @decode(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128x
 // 3), sm_86
 // (99 KiB per CTA) keeps the CUDA-core kernel.
 // AMPERE-LABEL: gpu.func @large_decode_0
-// AMPERE-SAME: dynamic_shared_memory = 131072 : i64
-// AMPERE-SAME: stages = 2 : i64, tensor_cores = true
+// AMPERE-SAME: stages = 2, unroll = 2, tensor_cores = true, dynamic_shared_memory = 131072>
 // HOPPER-LABEL: gpu.func @large_decode_0
-// HOPPER-SAME: dynamic_shared_memory = 197712 : i64
-// HOPPER-SAME: stages = 3 : i64, tensor_cores = true
+// HOPPER-SAME: stages = 3, unroll = 2, tensor_cores = true, bulk_copy = true
+// HOPPER-SAME: dynamic_shared_memory = 197712>
 // FALLBACK-LABEL: gpu.func @large_decode_0
 // FALLBACK-SAME: workgroup(
-// FALLBACK-SAME: dynamic_shared_memory = 0 : i64
-// FALLBACK-SAME: stages = 4 : i64, tensor_cores = false
+// FALLBACK-SAME: #attn.launch<kind = decode,
+// FALLBACK-SAME: "kv_maps"], stages = 4, unroll = 2>
 func.func @large(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x16x256xbf16>)
     -> (tensor<?x16x256xbf16>, tensor<?x16xf32>) {
   %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv

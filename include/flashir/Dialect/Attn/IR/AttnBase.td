@@ -41,6 +41,8 @@ def Attn_Dialect : Dialect {
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
+  // `attn.launch` on generated kernels (LaunchAttr).
+  let hasOperationAttrVerify = 1;
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
@@ -82,6 +84,16 @@ def Attn_ReductionKind : I32EnumAttr<"ReductionKind",
     I32EnumAttrCase<"Softmax", 0, "softmax">,
     I32EnumAttrCase<"Sigmoid", 1, "sigmoid">,
     I32EnumAttrCase<"Sparsemax", 2, "sparsemax">
+  ]> {
+  let cppNamespace = "::flashir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_KernelKind : I32EnumAttr<"KernelKind",
+    "what a generated kernel computes", [
+    I32EnumAttrCase<"Decode", 0, "decode">,
+    I32EnumAttrCase<"Prefill", 1, "prefill">,
+    I32EnumAttrCase<"Merge", 2, "merge">
   ]> {
   let cppNamespace = "::flashir::attn";
   let genSpecializedAttr = 0;
@@ -178,6 +190,61 @@ def Attn_TileConfigAttr : Attn_Attr<"TileConfig", "tiles"> {
         `stages` `=` $stages (`,` `q_shared` `=` $qShared^)? `>`
   }];
   let genVerifyDecl = 1;
+}
+
+def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
+  let summary = "how the host launches a generated kernel";
+  let description = [{
+    `convert-attn-to-gpu` puts `attn.launch` on every kernel it generates:
+    the kernel ABI that `flashir-bundle` writes into the bundle manifest and
+    the runtime checks (`include/flashir/ABI`).
+
+    - `kind`: `decode` and `prefill` kernels attend over the paged KV cache
+      (one query row, or a tile of `q_tokens` tokens, per CTA); `merge`
+      kernels combine a split kernel's partial states.
+    - `grid`: the CTA grid, x to z: `requests` or `chunks` (split-KV),
+      `q_tiles` for prefill, then `num_qo_heads` or `num_kv_heads`.
+    - `block`: threads per CTA; `variant`: the variant the kernel computes.
+    - `args`: the kernel arguments' names; the fixed ones of the kernel kind
+      come first in the ABI's order (their names are their roles), then the
+      variant parameters.
+    - `merge_kernel`: a split kernel's merge kernel (a kernel of the same
+      module with kind `merge`).
+    - Launch facts of this chip: cp.async `stages`, `unroll`, `tensor_cores`,
+      `bulk_copy`, the `tensor_map_box` of the pools' tensor maps, the
+      `dynamic_shared_memory` the launch passes, the prefill tile
+      (`q_rows`, `q_tokens`, `kv_tile`), and whether the kernel waits for its
+      stream predecessor itself (`programmatic_wait`) or completes after it
+      (`completes_after_predecessor`).
+
+    Example:
+    `#attn.launch<kind = decode, grid = "requests x num_kv_heads",
+    block = 128, variant = @plain, args = ["q", ...], stages = 4>`
+  }];
+  let parameters = (ins
+    EnumParameter<Attn_KernelKind>:$kind,
+    StringRefParameter<"the CTA grid">:$grid,
+    "int64_t":$block,
+    "::mlir::FlatSymbolRefAttr":$variant,
+    "::mlir::ArrayAttr":$args,
+    OptionalParameter<"::mlir::FlatSymbolRefAttr">:$merge_kernel,
+    DefaultValuedParameter<"int64_t", "0">:$stages,
+    DefaultValuedParameter<"int64_t", "0">:$unroll,
+    DefaultValuedParameter<"bool", "false">:$tensor_cores,
+    DefaultValuedParameter<"bool", "false">:$bulk_copy,
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$tensor_map_box,
+    DefaultValuedParameter<"int64_t", "0">:$dynamic_shared_memory,
+    DefaultValuedParameter<"int64_t", "0">:$q_rows,
+    DefaultValuedParameter<"int64_t", "0">:$q_tokens,
+    DefaultValuedParameter<"int64_t", "0">:$kv_tile,
+    DefaultValuedParameter<"bool", "false">:$programmatic_wait,
+    DefaultValuedParameter<"bool", "false">:$completes_after_predecessor);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The names in `args`.
+    ::llvm::SmallVector<std::string> getArgNames() const;
+  }];
 }
 
 //===----------------------------------------------------------------------===//

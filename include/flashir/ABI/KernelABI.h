@@ -1,0 +1,154 @@
+//===- KernelABI.h - the contract between kernels and hosts -----*- C++ -*-===//
+//
+// What a generated attention kernel expects from the host that launches it:
+// its kind, its grid, the role of each argument and the launch facts. The GPU
+// conversion writes it (as #attn.launch), flashir-bundle turns it into
+// manifest.json, and the runtime, the C API and the Python package read it
+// back (Manifest.h). No LLVM or MLIR: the runtime builds without them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLASHIR_ABI_KERNELABI_H
+#define FLASHIR_ABI_KERNELABI_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace flashir::abi {
+
+/// The manifest's ABI version. 4: kernel kinds, argument roles, a split
+/// kernel names its merge kernel, launch facts per target only.
+inline constexpr int64_t kAbiVersion = 4;
+
+/// What a kernel computes. Decode and prefill kernels attend over the paged
+/// KV cache (one or a tile of query rows per CTA); merge kernels combine a
+/// split kernel's partial states.
+enum class KernelKind { Decode, Prefill, Merge };
+
+std::string_view kindName(KernelKind kind);
+std::optional<KernelKind> parseKind(std::string_view name);
+
+/// The CTA grid, x to z: one CTA row per request or per split-KV chunk,
+/// optionally per tile of query tokens, and per query or KV head.
+enum class GridRows { Requests, Chunks };
+enum class GridHeads { QoHeads, KvHeads };
+
+struct Grid {
+  GridRows rows = GridRows::Requests;
+  bool qTiles = false;
+  GridHeads heads = GridHeads::KvHeads;
+
+  /// "requests x num_kv_heads", "chunks x q_tiles x num_qo_heads", ...
+  std::string str() const;
+  static std::optional<Grid> parse(std::string_view text);
+  bool operator==(const Grid &o) const {
+    return rows == o.rows && qTiles == o.qTiles && heads == o.heads;
+  }
+  bool operator!=(const Grid &o) const { return !(*this == o); }
+};
+
+/// The role of a kernel argument; Param: a variant parameter (after the
+/// fixed arguments, in the variant's declaration order).
+enum class ArgRole {
+  Q,
+  QoIndptr,
+  KPool,
+  VPool,
+  KvIndptr,
+  KvIndices,
+  LastPageLen,
+  ChunkIndptr,
+  ChunkRequest,
+  ChunkStarts,
+  ChunkEnds,
+  ChunkOrder,
+  PartialO,
+  PartialLse,
+  Out,
+  Lse,
+  KvMaps,
+  Param,
+};
+
+/// The argument name of a fixed role ("q", "k_pool", "indptr", ...).
+std::string_view roleName(ArgRole role);
+std::optional<ArgRole> parseRole(std::string_view name);
+
+/// The fixed arguments of a kernel, in order: decode and prefill kernels
+/// take q ... last_page_len, a split kernel's chunk arrays and partial
+/// states, then out, lse and kv_maps; merge kernels the partial states and
+/// out / lse.
+std::vector<ArgRole> fixedArgs(KernelKind kind, bool split);
+
+/// The grid a kernel of `kind` launches over: split kernels over chunks,
+/// prefill kernels over q tiles, per KV head (decode; prefill with fused
+/// head groups) or query head (merge; other prefill kernels).
+Grid gridOf(KernelKind kind, bool split, bool perKvHead);
+
+struct KernelArg {
+  std::string name;
+  ArgRole role = ArgRole::Param;
+  bool memref = false;        // else a scalar
+  std::string element;        // "bf16", "i32", "f32", ...
+  std::vector<int64_t> shape; // -1: dynamic
+};
+
+/// Bytes of one `element` ("bf16", "f16", "f32", "i32", ...); 0 if unknown.
+int64_t elementBytes(const std::string &element);
+
+/// One kernel's chip-independent ABI.
+struct KernelInfo {
+  std::string name;
+  KernelKind kind = KernelKind::Decode;
+  Grid grid;
+  int64_t block = 0;
+  /// Keys per key group and iteration (decode kernels; 0: not given).
+  int64_t unroll = 0;
+  /// Prefill kernels: query rows per CTA, tokens per q tile (the grid's y
+  /// extent divides by it) and keys per K/V tile.
+  int64_t qRows = 0, qTokens = 0, kvTile = 0;
+  std::string variant;
+  /// Split kernels: the merge kernel that combines their partial states.
+  std::string mergeKernel;
+  std::vector<KernelArg> args;
+
+  /// Whether the kernel writes partial states per split-KV chunk (a
+  /// decode or prefill kernel with partial_o).
+  bool split() const {
+    return kind != KernelKind::Merge && grid.rows == GridRows::Chunks;
+  }
+  /// The argument with a fixed `role`, or null.
+  const KernelArg *arg(ArgRole role) const;
+  /// Its position, or -1.
+  int64_t argIndex(ArgRole role) const;
+  /// The variant parameters (arguments after the fixed ones).
+  int64_t numParams() const;
+  /// Shapes the kernel was built for (q [rows, Hq, D], pools [pages, page,
+  /// Hkv, D]; merge kernels: partial_o [rows, Hq, D]); 0 if unknown.
+  int64_t numQoHeads() const;
+  int64_t headDim() const;
+  int64_t numKvHeads() const;
+  int64_t pageSize() const;
+  /// The element type of q (partial_o for merge kernels).
+  std::string element() const;
+};
+
+/// Why a kernel of `kind` over `grid` whose arguments are named `argNames`
+/// (the fixed ones by roleName, then variant parameters) breaks the ABI, or
+/// an empty string. `namesMergeKernel`: whether it names a merge kernel
+/// (split kernels must).
+std::string verifySignature(KernelKind kind, const Grid &grid,
+                            const std::vector<std::string> &argNames,
+                            bool namesMergeKernel, int64_t qTokens);
+
+/// Why `kernel` breaks the ABI (fixed arguments out of order or of the wrong
+/// rank, a grid that does not fit its kind, a split kernel without a merge
+/// kernel...), or an empty string.
+std::string verifyKernel(const KernelInfo &kernel);
+
+} // namespace flashir::abi
+
+#endif // FLASHIR_ABI_KERNELABI_H

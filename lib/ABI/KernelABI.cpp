@@ -1,0 +1,247 @@
+//===- KernelABI.cpp - the contract between kernels and hosts -------------===//
+
+#include "flashir/ABI/KernelABI.h"
+
+#include <array>
+#include <utility>
+
+namespace flashir::abi {
+
+namespace {
+constexpr std::array<std::pair<KernelKind, std::string_view>, 3> kKinds = {{
+    {KernelKind::Decode, "decode"},
+    {KernelKind::Prefill, "prefill"},
+    {KernelKind::Merge, "merge"},
+}};
+
+constexpr std::array<std::pair<ArgRole, std::string_view>, 17> kRoles = {{
+    {ArgRole::Q, "q"},
+    {ArgRole::QoIndptr, "qo_indptr"},
+    {ArgRole::KPool, "k_pool"},
+    {ArgRole::VPool, "v_pool"},
+    {ArgRole::KvIndptr, "indptr"},
+    {ArgRole::KvIndices, "indices"},
+    {ArgRole::LastPageLen, "last_page_len"},
+    {ArgRole::ChunkIndptr, "chunk_indptr"},
+    {ArgRole::ChunkRequest, "chunk_request"},
+    {ArgRole::ChunkStarts, "chunk_starts"},
+    {ArgRole::ChunkEnds, "chunk_ends"},
+    {ArgRole::ChunkOrder, "chunk_order"},
+    {ArgRole::PartialO, "partial_o"},
+    {ArgRole::PartialLse, "partial_lse"},
+    {ArgRole::Out, "out"},
+    {ArgRole::Lse, "lse"},
+    {ArgRole::KvMaps, "kv_maps"},
+}};
+} // namespace
+
+std::string_view kindName(KernelKind kind) {
+  for (const auto &[k, name] : kKinds)
+    if (k == kind)
+      return name;
+  return "";
+}
+
+std::optional<KernelKind> parseKind(std::string_view name) {
+  for (const auto &[k, n] : kKinds)
+    if (n == name)
+      return k;
+  return std::nullopt;
+}
+
+std::string_view roleName(ArgRole role) {
+  for (const auto &[r, name] : kRoles)
+    if (r == role)
+      return name;
+  return "param";
+}
+
+std::optional<ArgRole> parseRole(std::string_view name) {
+  if (name == "param")
+    return ArgRole::Param;
+  for (const auto &[r, n] : kRoles)
+    if (n == name)
+      return r;
+  return std::nullopt;
+}
+
+std::string Grid::str() const {
+  std::string s = rows == GridRows::Chunks ? "chunks" : "requests";
+  if (qTiles)
+    s += " x q_tiles";
+  s += heads == GridHeads::QoHeads ? " x num_qo_heads" : " x num_kv_heads";
+  return s;
+}
+
+std::optional<Grid> Grid::parse(std::string_view text) {
+  for (GridRows rows : {GridRows::Requests, GridRows::Chunks})
+    for (bool qTiles : {false, true})
+      for (GridHeads heads : {GridHeads::QoHeads, GridHeads::KvHeads}) {
+        Grid g{rows, qTiles, heads};
+        if (g.str() == text)
+          return g;
+      }
+  return std::nullopt;
+}
+
+std::vector<ArgRole> fixedArgs(KernelKind kind, bool split) {
+  using R = ArgRole;
+  if (kind == KernelKind::Merge)
+    return {R::QoIndptr,   R::ChunkIndptr, R::PartialO,
+            R::PartialLse, R::Out,         R::Lse};
+  std::vector<ArgRole> roles = {R::Q,          R::QoIndptr, R::KPool,
+                                R::VPool,      R::KvIndptr, R::KvIndices,
+                                R::LastPageLen};
+  if (split)
+    roles.insert(roles.end(),
+                 {R::ChunkIndptr, R::ChunkRequest, R::ChunkStarts, R::ChunkEnds,
+                  R::ChunkOrder, R::PartialO, R::PartialLse});
+  roles.insert(roles.end(), {R::Out, R::Lse, R::KvMaps});
+  return roles;
+}
+
+Grid gridOf(KernelKind kind, bool split, bool perKvHead) {
+  if (kind == KernelKind::Merge)
+    return {GridRows::Requests, false, GridHeads::QoHeads};
+  return {split ? GridRows::Chunks : GridRows::Requests,
+          kind == KernelKind::Prefill,
+          perKvHead ? GridHeads::KvHeads : GridHeads::QoHeads};
+}
+
+int64_t elementBytes(const std::string &element) {
+  if (element == "bf16" || element == "f16")
+    return 2;
+  if (element == "f32" || element == "i32")
+    return 4;
+  if (element == "i64" || element == "f64")
+    return 8;
+  return 0;
+}
+
+const KernelArg *KernelInfo::arg(ArgRole role) const {
+  int64_t i = argIndex(role);
+  return i < 0 ? nullptr : &args[size_t(i)];
+}
+
+int64_t KernelInfo::argIndex(ArgRole role) const {
+  if (role == ArgRole::Param)
+    return -1;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].role == role)
+      return int64_t(i);
+  return -1;
+}
+
+int64_t KernelInfo::numParams() const {
+  int64_t n = 0;
+  for (const KernelArg &a : args)
+    n += a.role == ArgRole::Param;
+  return n;
+}
+
+static int64_t dim(const KernelArg *a, size_t rank, size_t d) {
+  return a && a->shape.size() == rank ? a->shape[d] : 0;
+}
+
+int64_t KernelInfo::numQoHeads() const {
+  if (kind == KernelKind::Merge)
+    return dim(arg(ArgRole::PartialO), 3, 1);
+  return dim(arg(ArgRole::Q), 3, 1);
+}
+
+int64_t KernelInfo::headDim() const {
+  if (kind == KernelKind::Merge)
+    return dim(arg(ArgRole::PartialO), 3, 2);
+  return dim(arg(ArgRole::Q), 3, 2);
+}
+
+int64_t KernelInfo::numKvHeads() const {
+  return dim(arg(ArgRole::KPool), 4, 2);
+}
+
+int64_t KernelInfo::pageSize() const { return dim(arg(ArgRole::KPool), 4, 1); }
+
+std::string KernelInfo::element() const {
+  const KernelArg *a =
+      arg(kind == KernelKind::Merge ? ArgRole::PartialO : ArgRole::Q);
+  return a ? a->element : std::string();
+}
+
+/// The rank each memref role has (0: any).
+static size_t rankOf(ArgRole role) {
+  switch (role) {
+  case ArgRole::Q:
+  case ArgRole::PartialO:
+  case ArgRole::Out:
+    return 3;
+  case ArgRole::KPool:
+  case ArgRole::VPool:
+    return 4;
+  case ArgRole::PartialLse:
+  case ArgRole::Lse:
+  case ArgRole::KvMaps:
+    return 2;
+  case ArgRole::Param:
+    return 0;
+  default:
+    return 1;
+  }
+}
+
+std::string verifySignature(KernelKind kind, const Grid &grid,
+                            const std::vector<std::string> &argNames,
+                            bool namesMergeKernel, int64_t qTokens) {
+  std::string what = std::string(kindName(kind)) + " kernel";
+  bool split = kind != KernelKind::Merge && grid.rows == GridRows::Chunks;
+  bool perKvHead = grid.heads == GridHeads::KvHeads;
+  if (grid != gridOf(kind, split, perKvHead) ||
+      (kind == KernelKind::Decode && !perKvHead))
+    return "grid '" + grid.str() + "' does not fit a " + what;
+  std::vector<ArgRole> fixed = fixedArgs(kind, split);
+  if (argNames.size() < fixed.size())
+    return "a " + std::string(split ? "split " : "") + what + " takes " +
+           std::to_string(fixed.size()) + " fixed arguments, not " +
+           std::to_string(argNames.size());
+  if (kind == KernelKind::Merge && argNames.size() != fixed.size())
+    return "a merge kernel takes no variant parameters";
+  for (size_t i = 0; i < fixed.size(); ++i)
+    if (argNames[i] != roleName(fixed[i]))
+      return "argument " + std::to_string(i) + " is '" + argNames[i] +
+             "', expected '" + std::string(roleName(fixed[i])) + "'";
+  if (split != namesMergeKernel)
+    return split ? "a split kernel must name its merge kernel"
+                 : "only split kernels name a merge kernel";
+  if (kind == KernelKind::Prefill && qTokens < 1)
+    return "a prefill kernel needs q_tokens >= 1";
+  return "";
+}
+
+std::string verifyKernel(const KernelInfo &k) {
+  if (k.name.empty())
+    return "a kernel needs a name";
+  std::string where = "kernel '" + k.name + "': ";
+  if (k.block < 1 || k.block > 1024)
+    return where + "block must be 1..1024 threads";
+  std::vector<ArgRole> fixed = fixedArgs(k.kind, k.split());
+  std::vector<std::string> names;
+  for (size_t i = 0; i < k.args.size(); ++i) {
+    const KernelArg &a = k.args[i];
+    ArgRole want = i < fixed.size() ? fixed[i] : ArgRole::Param;
+    if (a.role != want)
+      return where + "argument " + std::to_string(i) + " ('" + a.name +
+             "') has role '" + std::string(roleName(a.role)) + "', expected '" +
+             std::string(roleName(want)) + "'";
+    names.push_back(want == ArgRole::Param ? a.name
+                                           : std::string(roleName(want)));
+    if (want != ArgRole::Param && (!a.memref || a.shape.size() != rankOf(want)))
+      return where + "argument '" + a.name + "' must be a memref of rank " +
+             std::to_string(rankOf(want));
+  }
+  if (std::string why = verifySignature(k.kind, k.grid, names,
+                                        !k.mergeKernel.empty(), k.qTokens);
+      !why.empty())
+    return where + why;
+  return "";
+}
+
+} // namespace flashir::abi

@@ -1,0 +1,362 @@
+//===- ManifestTest.cpp - the kernel ABI and manifest.json ----------------===//
+
+#include "flashir/ABI/Manifest.h"
+#include "flashir/ABI/Json.h"
+
+#include <gtest/gtest.h>
+
+using namespace flashir::abi;
+
+namespace {
+
+TEST(Json, ParsesNestedValues) {
+  JsonValue v;
+  std::string error;
+  ASSERT_TRUE(JsonValue::parse(
+      R"({"a": [1, -2.5e1, "x\"y"], "b": {"c": true, "d": null}})", v, error))
+      << error;
+  const JsonValue *a = v.get("a");
+  ASSERT_TRUE(a && a->isArray());
+  ASSERT_EQ(a->array().size(), 3u);
+  EXPECT_EQ(a->array()[0].number(), 1);
+  EXPECT_EQ(a->array()[1].number(), -25);
+  EXPECT_EQ(a->array()[2].string(), "x\"y");
+  ASSERT_TRUE(v.get("b") && v.get("b")->get("c"));
+  EXPECT_EQ(v.get("missing"), nullptr);
+}
+
+TEST(Json, RejectsMalformedInput) {
+  for (const char *bad :
+       {"", "{", "[1,]", "{\"a\" 1}", "\"open", "{} x", "[\\u0041]", "nul"}) {
+    JsonValue v;
+    std::string error;
+    EXPECT_FALSE(JsonValue::parse(bad, v, error)) << bad;
+    EXPECT_NE(error.find("offset"), std::string::npos) << error;
+  }
+}
+
+// What the writer writes, the reader reads back equal: escapes, integers
+// past 2^31, fractions that need 17 digits, nesting, empty containers.
+TEST(Json, WriterRoundTrips) {
+  JsonValue root = JsonValue::makeObject();
+  root.set("text", "quote \" backslash \\ newline\n tab\t");
+  root.set("big", int64_t(1) << 40);
+  root.set("negative", int64_t(-7));
+  root.set("fraction", 0.1);
+  root.set("tiny", 1e-300);
+  root.set("flag", false);
+  JsonValue list = JsonValue::makeArray();
+  list.push(JsonValue::makeArray());
+  list.push(JsonValue::makeObject());
+  list.push(3.25);
+  root.set("list", std::move(list));
+  std::string text = root.write();
+  JsonValue back;
+  std::string error;
+  ASSERT_TRUE(JsonValue::parse(text, back, error)) << error << "\n" << text;
+  EXPECT_EQ(back.get("text")->string(),
+            "quote \" backslash \\ newline\n tab\t");
+  EXPECT_EQ(back.get("big")->number(), double(int64_t(1) << 40));
+  EXPECT_EQ(back.get("negative")->number(), -7);
+  EXPECT_EQ(back.get("fraction")->number(), 0.1);
+  EXPECT_EQ(back.get("tiny")->number(), 1e-300);
+  EXPECT_TRUE(back.get("flag")->isBool());
+  EXPECT_FALSE(back.get("flag")->boolean());
+  ASSERT_EQ(back.get("list")->array().size(), 3u);
+  EXPECT_TRUE(back.get("list")->array()[0].isArray());
+  EXPECT_TRUE(back.get("list")->array()[1].isObject());
+  EXPECT_EQ(back.get("list")->array()[2].number(), 3.25);
+  EXPECT_EQ(back.write(), text);
+}
+
+TEST(KernelABI, NamesRoundTrip) {
+  for (KernelKind kind :
+       {KernelKind::Decode, KernelKind::Prefill, KernelKind::Merge})
+    EXPECT_EQ(parseKind(kindName(kind)), kind);
+  EXPECT_FALSE(parseKind("decoder"));
+  for (int r = 0; r <= int(ArgRole::Param); ++r)
+    EXPECT_EQ(parseRole(roleName(ArgRole(r))), ArgRole(r));
+  EXPECT_FALSE(parseRole("pool"));
+  int grids = 0;
+  for (GridRows rows : {GridRows::Requests, GridRows::Chunks})
+    for (bool qTiles : {false, true})
+      for (GridHeads heads : {GridHeads::QoHeads, GridHeads::KvHeads}) {
+        Grid g{rows, qTiles, heads};
+        EXPECT_EQ(Grid::parse(g.str()), g) << g.str();
+        ++grids;
+      }
+  EXPECT_EQ(grids, 8);
+  EXPECT_EQ((Grid{GridRows::Chunks, true, GridHeads::QoHeads}).str(),
+            "chunks x q_tiles x num_qo_heads");
+  EXPECT_FALSE(Grid::parse("requests x num_heads"));
+  EXPECT_FALSE(Grid::parse("requests x num_kv_heads "));
+}
+
+TEST(KernelABI, FixedArguments) {
+  EXPECT_EQ(fixedArgs(KernelKind::Decode, false).size(), 10u);
+  EXPECT_EQ(fixedArgs(KernelKind::Prefill, true).size(), 17u);
+  std::vector<ArgRole> merge = fixedArgs(KernelKind::Merge, false);
+  ASSERT_EQ(merge.size(), 6u);
+  EXPECT_EQ(merge[2], ArgRole::PartialO);
+  std::vector<ArgRole> split = fixedArgs(KernelKind::Decode, true);
+  EXPECT_EQ(split[11], ArgRole::ChunkOrder);
+  EXPECT_EQ(split.back(), ArgRole::KvMaps);
+}
+
+KernelArg memref(ArgRole role, std::string element,
+                 std::vector<int64_t> shape) {
+  return {std::string(roleName(role)), role, true, std::move(element),
+          std::move(shape)};
+}
+
+/// The arguments of a kernel of `kind` for Hq 32, Hkv 8, D 128, page 16.
+std::vector<KernelArg> argsOf(KernelKind kind, bool split) {
+  std::vector<KernelArg> args;
+  for (ArgRole role : fixedArgs(kind, split)) {
+    switch (role) {
+    case ArgRole::Q:
+    case ArgRole::Out:
+    case ArgRole::PartialO:
+      args.push_back(memref(role, "bf16", {-1, 32, 128}));
+      break;
+    case ArgRole::KPool:
+    case ArgRole::VPool:
+      args.push_back(memref(role, "bf16", {-1, 16, 8, 128}));
+      break;
+    case ArgRole::Lse:
+    case ArgRole::PartialLse:
+      args.push_back(memref(role, "f32", {-1, 32}));
+      break;
+    case ArgRole::KvMaps:
+      args.push_back(memref(role, "i64", {2, 16}));
+      break;
+    default:
+      args.push_back(memref(role, "i32", {-1}));
+    }
+  }
+  return args;
+}
+
+/// A bundle as flashir-bundle writes one: a split decode kernel with a
+/// scalar and a buffer parameter, its merge kernel, an unsplit prefill
+/// kernel with fused head groups; two chips with different facts.
+Manifest sampleManifest() {
+  Manifest m;
+  m.source = "kernels.mlir";
+  KernelInfo decode;
+  decode.name = "f_decode_0";
+  decode.kind = KernelKind::Decode;
+  decode.grid = gridOf(KernelKind::Decode, true, true);
+  decode.block = 128;
+  decode.unroll = 2;
+  decode.variant = "soft_cap";
+  decode.mergeKernel = "f_merge_0";
+  decode.args = argsOf(KernelKind::Decode, true);
+  decode.args.push_back({"cap", ArgRole::Param, false, "f32", {}});
+  decode.args.push_back({"bits", ArgRole::Param, true, "i8", {-1}});
+  KernelInfo merge;
+  merge.name = "f_merge_0";
+  merge.kind = KernelKind::Merge;
+  merge.grid = gridOf(KernelKind::Merge, false, false);
+  merge.block = 16;
+  merge.variant = "soft_cap";
+  merge.args = argsOf(KernelKind::Merge, false);
+  KernelInfo prefill;
+  prefill.name = "g_prefill_1";
+  prefill.kind = KernelKind::Prefill;
+  prefill.grid = gridOf(KernelKind::Prefill, false, true);
+  prefill.block = 128;
+  prefill.qRows = 64;
+  prefill.qTokens = 16;
+  prefill.kvTile = 64;
+  prefill.variant = "causal";
+  prefill.args = argsOf(KernelKind::Prefill, false);
+  m.kernels = {decode, merge, prefill};
+  TargetInfo hopper;
+  hopper.chip = "sm_90a";
+  hopper.ptx = "kernels.sm_90a.ptx";
+  hopper.cubin = "kernels.sm_90a.cubin";
+  hopper.compileMs = 123.5;
+  KernelFacts &f = hopper.kernels["f_decode_0"];
+  f.dynamicSharedMemoryBytes = 98304;
+  f.stages = 3;
+  f.tensorCores = f.bulkCopy = f.programmaticWait = true;
+  f.completesAfterPredecessor = true;
+  f.tensorMapBox = {64, 1, 16};
+  f.hasCost = true;
+  f.costAlpha = 2.5;
+  f.costBeta = 0.01;
+  hopper.kernels["f_merge_0"].sharedMemoryBytes = 4224;
+  hopper.kernels["f_merge_0"].programmaticWait = true;
+  TargetInfo turing;
+  turing.chip = "sm_75";
+  turing.ptx = "kernels.sm_75.ptx";
+  turing.kernels["f_decode_0"].sharedMemoryBytes = 16384;
+  m.targets = {hopper, turing};
+  return m;
+}
+
+void expectSameKernel(const KernelInfo &a, const KernelInfo &b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.grid, b.grid);
+  EXPECT_EQ(a.block, b.block);
+  EXPECT_EQ(a.unroll, b.unroll);
+  EXPECT_EQ(a.qRows, b.qRows);
+  EXPECT_EQ(a.qTokens, b.qTokens);
+  EXPECT_EQ(a.kvTile, b.kvTile);
+  EXPECT_EQ(a.variant, b.variant);
+  EXPECT_EQ(a.mergeKernel, b.mergeKernel);
+  ASSERT_EQ(a.args.size(), b.args.size());
+  for (size_t i = 0; i < a.args.size(); ++i) {
+    EXPECT_EQ(a.args[i].name, b.args[i].name);
+    EXPECT_EQ(a.args[i].role, b.args[i].role);
+    EXPECT_EQ(a.args[i].memref, b.args[i].memref);
+    EXPECT_EQ(a.args[i].element, b.args[i].element);
+    EXPECT_EQ(a.args[i].shape, b.args[i].shape);
+  }
+}
+
+void expectSameFacts(const KernelFacts &a, const KernelFacts &b) {
+  EXPECT_EQ(a.sharedMemoryBytes, b.sharedMemoryBytes);
+  EXPECT_EQ(a.dynamicSharedMemoryBytes, b.dynamicSharedMemoryBytes);
+  EXPECT_EQ(a.stages, b.stages);
+  EXPECT_EQ(a.tensorCores, b.tensorCores);
+  EXPECT_EQ(a.bulkCopy, b.bulkCopy);
+  EXPECT_EQ(a.programmaticWait, b.programmaticWait);
+  EXPECT_EQ(a.completesAfterPredecessor, b.completesAfterPredecessor);
+  EXPECT_EQ(a.tensorMapBox, b.tensorMapBox);
+  EXPECT_EQ(a.hasCost, b.hasCost);
+  EXPECT_EQ(a.costAlpha, b.costAlpha);
+  EXPECT_EQ(a.costBeta, b.costBeta);
+}
+
+TEST(Manifest, RoundTrips) {
+  Manifest m = sampleManifest();
+  for (const KernelInfo &k : m.kernels)
+    EXPECT_EQ(verifyKernel(k), "") << k.name;
+  std::string text = writeManifest(m);
+  Manifest back;
+  std::string error;
+  ASSERT_TRUE(parseManifest(text, back, error)) << error << "\n" << text;
+  EXPECT_EQ(back.abiVersion, kAbiVersion);
+  EXPECT_EQ(back.source, m.source);
+  ASSERT_EQ(back.kernels.size(), m.kernels.size());
+  for (size_t i = 0; i < m.kernels.size(); ++i)
+    expectSameKernel(back.kernels[i], m.kernels[i]);
+  ASSERT_EQ(back.targets.size(), m.targets.size());
+  for (size_t t = 0; t < m.targets.size(); ++t) {
+    EXPECT_EQ(back.targets[t].chip, m.targets[t].chip);
+    EXPECT_EQ(back.targets[t].ptx, m.targets[t].ptx);
+    EXPECT_EQ(back.targets[t].cubin, m.targets[t].cubin);
+    EXPECT_EQ(back.targets[t].compileMs, m.targets[t].compileMs);
+    for (const KernelInfo &k : m.kernels)
+      expectSameFacts(back.targets[t].facts(k.name),
+                      m.targets[t].facts(k.name));
+  }
+  EXPECT_EQ(writeManifest(back), text);
+  // Lookups by role and the shapes read through them.
+  const KernelInfo &decode = back.kernels[0];
+  EXPECT_TRUE(decode.split());
+  EXPECT_FALSE(back.kernels[1].split());
+  EXPECT_EQ(decode.argIndex(ArgRole::PartialO), 12);
+  EXPECT_EQ(decode.argIndex(ArgRole::Param), -1);
+  EXPECT_EQ(decode.numParams(), 2);
+  EXPECT_EQ(decode.numQoHeads(), 32);
+  EXPECT_EQ(decode.numKvHeads(), 8);
+  EXPECT_EQ(decode.headDim(), 128);
+  EXPECT_EQ(decode.pageSize(), 16);
+  EXPECT_EQ(back.kernels[1].headDim(), 128);
+  EXPECT_EQ(back.kernels[1].pageSize(), 0);
+  EXPECT_EQ(back.find("f_merge_0"), &back.kernels[1]);
+  EXPECT_EQ(back.target("sm_80"), nullptr);
+}
+
+/// parseManifest's error for `sample` after `edit`.
+template <typename Edit> std::string errorAfter(Edit edit) {
+  Manifest m = sampleManifest();
+  edit(m);
+  Manifest out;
+  std::string error;
+  EXPECT_FALSE(parseManifest(writeManifest(m), out, error));
+  return error;
+}
+
+TEST(Manifest, RejectsBrokenABIs) {
+  auto has = [](const std::string &error, const std::string &part) {
+    return error.find(part) != std::string::npos;
+  };
+  std::string e = errorAfter([](Manifest &m) { m.abiVersion = 3; });
+  EXPECT_TRUE(has(e, "bundle ABI version 3 is not this runtime's (4)")) << e;
+  EXPECT_TRUE(has(e, "rebuild the bundle")) << e;
+  e = errorAfter([](Manifest &m) {
+    std::swap(m.kernels[0].args[2], m.kernels[0].args[3]);
+  });
+  EXPECT_TRUE(has(e, "argument 2 ('v_pool') has role 'v_pool', expected "
+                     "'k_pool'"))
+      << e;
+  e = errorAfter([](Manifest &m) { m.kernels[0].mergeKernel.clear(); });
+  EXPECT_TRUE(has(e, "a split kernel must name its merge kernel")) << e;
+  e = errorAfter([](Manifest &m) { m.kernels[0].mergeKernel = "f_merge_9"; });
+  EXPECT_TRUE(has(e, "names merge kernel 'f_merge_9', which the bundle has "
+                     "not"))
+      << e;
+  e = errorAfter([](Manifest &m) { m.kernels[1].args[2].element = "f16"; });
+  EXPECT_TRUE(has(e, "reads other partial states")) << e;
+  e = errorAfter([](Manifest &m) {
+    m.kernels[2].grid = gridOf(KernelKind::Decode, false, true);
+  });
+  EXPECT_TRUE(has(e, "grid 'requests x num_kv_heads' does not fit a prefill "
+                     "kernel"))
+      << e;
+  e = errorAfter([](Manifest &m) { m.kernels[2].qTokens = 0; });
+  EXPECT_TRUE(has(e, "needs q_tokens >= 1")) << e;
+  e = errorAfter([](Manifest &m) { m.kernels[1].args.pop_back(); });
+  EXPECT_TRUE(has(e, "takes 6 fixed arguments, not 5")) << e;
+  e = errorAfter([](Manifest &m) { m.kernels[2].args[0].shape = {-1, 32}; });
+  EXPECT_TRUE(has(e, "argument 'q' must be a memref of rank 3")) << e;
+  e = errorAfter([](Manifest &m) { m.kernels.push_back(m.kernels[2]); });
+  EXPECT_TRUE(has(e, "kernel 'g_prefill_1' appears twice")) << e;
+  e = errorAfter([](Manifest &m) { m.kernels[2].block = 2048; });
+  EXPECT_TRUE(has(e, "'block' must be an integer in 1..1024")) << e;
+  e = errorAfter([](Manifest &m) { m.targets[0].cubin = "../x.cubin"; });
+  EXPECT_TRUE(has(e, "must not leave the bundle")) << e;
+  e = errorAfter(
+      [](Manifest &m) { m.targets[0].kernels["f_decode_0"].costBeta = 0; });
+  EXPECT_TRUE(has(e, "the cost needs numbers alpha >= 0 and beta > 0")) << e;
+  e = errorAfter([](Manifest &m) {
+    m.targets[0].kernels["f_decode_0"].tensorMapBox = {64, 0, 16};
+  });
+  EXPECT_TRUE(has(e, "tensor_map_box needs three extents in 1..256")) << e;
+}
+
+TEST(Manifest, RejectsMalformedEntries) {
+  auto errorOf = [](const std::string &text) {
+    Manifest m;
+    std::string error;
+    EXPECT_FALSE(parseManifest(text, m, error)) << text;
+    return error;
+  };
+  EXPECT_NE(errorOf("{").find("JSON"), std::string::npos);
+  EXPECT_NE(errorOf("{}").find("no abi_version"), std::string::npos);
+  EXPECT_NE(errorOf(R"({"abi_version": 4})").find("'kernels' and 'targets'"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"abi_version": 4, "targets": [], "kernels": [
+    {"name": "k", "kind": "fused", "grid": "requests x num_kv_heads",
+     "block": 32, "args": []}]})")
+                .find("unknown kind 'fused'"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"abi_version": 4, "targets": [], "kernels": [
+    {"name": "k", "kind": "decode", "grid": "requests x heads",
+     "block": 32, "args": []}]})")
+                .find("unknown grid"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"abi_version": 4, "targets": [], "kernels": [
+    {"name": "k", "kind": "decode", "grid": "requests x num_kv_heads",
+     "block": 32, "args": [{"name": "q", "role": "query", "kind": "memref",
+     "element": "bf16", "shape": [-1, 1, 64]}]}]})")
+                .find("unknown role 'query'"),
+            std::string::npos);
+}
+
+} // namespace
