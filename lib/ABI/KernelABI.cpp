@@ -49,6 +49,30 @@ std::optional<KernelKind> parseKind(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view paramKindName(ParamKind kind) {
+  switch (kind) {
+  case ParamKind::Scalar:
+    return "scalar";
+  case ParamKind::PerRequest:
+    return "per_request";
+  case ParamKind::PerHead:
+    return "per_head";
+  case ParamKind::Buffer:
+    return "buffer";
+  case ParamKind::None:
+    break;
+  }
+  return "none";
+}
+
+std::optional<ParamKind> parseParamKind(std::string_view name) {
+  for (ParamKind k : {ParamKind::Scalar, ParamKind::PerRequest,
+                      ParamKind::PerHead, ParamKind::Buffer})
+    if (paramKindName(k) == name)
+      return k;
+  return std::nullopt;
+}
+
 std::string_view roleName(ArgRole role) {
   for (const auto &[r, name] : kRoles)
     if (r == role)
@@ -236,6 +260,18 @@ std::string verifyKernel(const KernelInfo &k) {
     if (want != ArgRole::Param && (!a.memref || a.shape.size() != rankOf(want)))
       return where + "argument '" + a.name + "' must be a memref of rank " +
              std::to_string(rankOf(want));
+    bool scalar = a.paramKind == ParamKind::Scalar;
+    bool array = a.paramKind == ParamKind::PerRequest ||
+                 a.paramKind == ParamKind::PerHead;
+    if (want == ArgRole::Param &&
+        (a.paramKind == ParamKind::None || scalar == a.memref ||
+         (array && a.shape.size() != 1)))
+      return where + "parameter '" + a.name + "' (" +
+             std::string(paramKindName(a.paramKind)) +
+             ") must be a scalar, a per-request or per-head array, or a "
+             "buffer, as it is passed";
+    if (want != ArgRole::Param && a.paramKind != ParamKind::None)
+      return where + "fixed argument '" + a.name + "' has a param_kind";
   }
   if (std::string why = verifySignature(k.kind, k.grid, names,
                                         !k.mergeKernel.empty(), k.qTokens);

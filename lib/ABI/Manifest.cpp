@@ -46,6 +46,8 @@ static JsonValue writeArg(const KernelArg &arg) {
   a.set("element", arg.element);
   if (arg.memref)
     a.set("shape", intArray(arg.shape));
+  if (arg.paramKind != ParamKind::None)
+    a.set("param_kind", std::string(paramKindName(arg.paramKind)));
   return a;
 }
 
@@ -196,6 +198,14 @@ bool Reader::readArg(const JsonValue &a, KernelArg &arg,
                 "' kind must be memref or scalar");
   arg.memref = kind == "memref";
   arg.element = string(a, "element", true, where);
+  if (arg.role == ArgRole::Param) {
+    std::string kind = string(a, "param_kind", true, where);
+    std::optional<ParamKind> parsed = parseParamKind(kind);
+    if (!parsed)
+      return fail(where + ": parameter '" + arg.name +
+                  "' has unknown param_kind '" + kind + "'");
+    arg.paramKind = *parsed;
+  }
   if (arg.memref) {
     const JsonValue *shape = a.get("shape");
     if (!shape || !shape->isArray() || shape->array().size() > 8)

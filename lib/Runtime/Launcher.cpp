@@ -551,6 +551,46 @@ Status checkPoolRows(const KernelInfo &kernel, int64_t numPages) {
   return Status::ok();
 }
 
+Status checkParams(const KernelInfo &kernel,
+                   const std::vector<DecodeBuffers::Param> &params,
+                   int64_t batch) {
+  if (int64_t(params.size()) != kernel.numParams())
+    return invalid(
+        kernel.name + " takes " + std::to_string(kernel.numParams()) +
+        " variant parameters, " + std::to_string(params.size()) + " given");
+  size_t first = kernel.args.size() - params.size();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const KernelArg &arg = kernel.args[first + i];
+    const DecodeBuffers::Param &p = params[i];
+    std::string what = kernel.name + ": parameter '" + arg.name + "' ";
+    if (!arg.memref) {
+      if (p.pointer)
+        return invalid(what + "is a scalar; an array was given");
+      continue;
+    }
+    int64_t need = 1;
+    switch (arg.paramKind) {
+    case abi::ParamKind::PerRequest:
+      need = batch;
+      break;
+    case abi::ParamKind::PerHead:
+      need = kernel.numQoHeads();
+      break;
+    default:
+      for (int64_t d : arg.shape)
+        need *= std::max<int64_t>(d, 1);
+    }
+    if (!p.pointer || p.size < need)
+      return invalid(what + "(" +
+                     std::string(abi::paramKindName(arg.paramKind)) +
+                     ") needs a device array of at least " +
+                     std::to_string(need) + " elements; " +
+                     (p.pointer ? std::to_string(p.size) + " given"
+                                : std::string("none given")));
+  }
+  return Status::ok();
+}
+
 Status DecodeLauncher::launchPrefill(const std::string &kernel,
                                      const DecodeBuffers &buffers,
                                      int64_t maxQoLen, void *stream) {
@@ -577,10 +617,8 @@ Status DecodeLauncher::launchOn(const KernelInfo &info,
   const std::string &kernel = info.name;
   size_t index = size_t(&info - kernels_.data());
   const size_t kFixed = info.args.size() - size_t(info.numParams());
-  if (info.numParams() != int64_t(buffers.params.size()))
-    return invalid(kernel + " takes " + std::to_string(info.numParams()) +
-                   " variant parameters, " +
-                   std::to_string(buffers.params.size()) + " given");
+  if (Status s = checkParams(info, buffers.params, buffers.batch); !s)
+    return s;
   if (buffers.batch < 0 || buffers.totalQ < 0 || buffers.numPages < 1)
     return invalid("decode buffers need batch >= 0, totalQ >= 0 and at "
                    "least one page");

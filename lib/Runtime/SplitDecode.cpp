@@ -243,9 +243,13 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
     return invalid("the page pool holds " + std::to_string(buffers.numPages) +
                    " pages; plan() checked page ids against " +
                    std::to_string(plannedPoolPages));
-  if (const KernelInfo *k = bundle->find(config.decodeKernel))
+  if (const KernelInfo *k = bundle->find(config.decodeKernel)) {
     if (Status s = checkPoolRows(*k, buffers.numPages); !s)
       return s;
+    // Per-request parameters are read for every planned request.
+    if (Status s = checkParams(*k, buffers.params, batch); !s)
+      return s;
+  }
   MetadataLayout layout(c);
   auto *base = static_cast<char *>(workspace);
   if (Status s = bundle->refreshKvMaps(

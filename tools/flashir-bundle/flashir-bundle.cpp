@@ -115,6 +115,20 @@ abi::KernelKind kindOf(flashir::attn::KernelKind kind) {
   return abi::KernelKind::Merge;
 }
 
+abi::ParamKind paramKindOf(flashir::attn::ParamKind kind) {
+  switch (kind) {
+  case flashir::attn::ParamKind::Scalar:
+    return abi::ParamKind::Scalar;
+  case flashir::attn::ParamKind::PerRequest:
+    return abi::ParamKind::PerRequest;
+  case flashir::attn::ParamKind::PerHead:
+    return abi::ParamKind::PerHead;
+  case flashir::attn::ParamKind::Buffer:
+    break;
+  }
+  return abi::ParamKind::Buffer;
+}
+
 /// The manifest entry of one kernel (chip-independent), read off its
 /// gpu.func and #attn.launch (verified: its grid parses and its arguments
 /// follow the ABI).
@@ -134,6 +148,13 @@ abi::KernelInfo describe(gpu::GPUFuncOp func,
     k.mergeKernel = merge.getValue().str();
   SmallVector<std::string> names = launch.getArgNames();
   std::vector<abi::ArgRole> fixed = abi::fixedArgs(k.kind, k.split());
+  // The variant lives in the attn program (the gpu.module's parent), or in
+  // the standard library.
+  flashir::attn::VariantOp variant = flashir::attn::resolveVariant(
+      func->getParentOfType<gpu::GPUModuleOp>(), launch.getVariant());
+  SmallVector<flashir::attn::VariantParamAttr> params;
+  if (variant)
+    params = variant.getParamList();
   for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
     abi::KernelArg arg;
     arg.name = names[index];
@@ -146,6 +167,8 @@ abi::KernelInfo describe(gpu::GPUFuncOp func,
     } else {
       arg.element = typeString(type);
     }
+    if (arg.role == abi::ArgRole::Param && index - fixed.size() < params.size())
+      arg.paramKind = paramKindOf(params[index - fixed.size()].getKind());
     k.args.push_back(std::move(arg));
   }
   return k;

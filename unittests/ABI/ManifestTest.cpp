@@ -77,6 +77,10 @@ TEST(KernelABI, NamesRoundTrip) {
   for (int r = 0; r <= int(ArgRole::Param); ++r)
     EXPECT_EQ(parseRole(roleName(ArgRole(r))), ArgRole(r));
   EXPECT_FALSE(parseRole("pool"));
+  for (ParamKind kind : {ParamKind::Scalar, ParamKind::PerRequest,
+                         ParamKind::PerHead, ParamKind::Buffer})
+    EXPECT_EQ(parseParamKind(paramKindName(kind)), kind);
+  EXPECT_FALSE(parseParamKind("none"));
   int grids = 0;
   for (GridRows rows : {GridRows::Requests, GridRows::Chunks})
     for (bool qTiles : {false, true})
@@ -152,8 +156,14 @@ Manifest sampleManifest() {
   decode.variant = "soft_cap";
   decode.mergeKernel = "f_merge_0";
   decode.args = argsOf(KernelKind::Decode, true);
-  decode.args.push_back({"cap", ArgRole::Param, false, "f32", {}});
-  decode.args.push_back({"bits", ArgRole::Param, true, "i8", {-1}});
+  decode.args.push_back(
+      {"cap", ArgRole::Param, false, "f32", {}, ParamKind::Scalar});
+  decode.args.push_back(
+      {"window", ArgRole::Param, true, "i32", {-1}, ParamKind::PerRequest});
+  decode.args.push_back(
+      {"slopes", ArgRole::Param, true, "f32", {-1}, ParamKind::PerHead});
+  decode.args.push_back(
+      {"bits", ArgRole::Param, true, "i8", {4, -1}, ParamKind::Buffer});
   KernelInfo merge;
   merge.name = "f_merge_0";
   merge.kind = KernelKind::Merge;
@@ -214,6 +224,7 @@ void expectSameKernel(const KernelInfo &a, const KernelInfo &b) {
     EXPECT_EQ(a.args[i].memref, b.args[i].memref);
     EXPECT_EQ(a.args[i].element, b.args[i].element);
     EXPECT_EQ(a.args[i].shape, b.args[i].shape);
+    EXPECT_EQ(a.args[i].paramKind, b.args[i].paramKind);
   }
 }
 
@@ -261,7 +272,7 @@ TEST(Manifest, RoundTrips) {
   EXPECT_FALSE(back.kernels[1].split());
   EXPECT_EQ(decode.argIndex(ArgRole::PartialO), 12);
   EXPECT_EQ(decode.argIndex(ArgRole::Param), -1);
-  EXPECT_EQ(decode.numParams(), 2);
+  EXPECT_EQ(decode.numParams(), 4);
   EXPECT_EQ(decode.numQoHeads(), 32);
   EXPECT_EQ(decode.numKvHeads(), 8);
   EXPECT_EQ(decode.headDim(), 128);
@@ -295,6 +306,16 @@ TEST(Manifest, RejectsBrokenABIs) {
   EXPECT_TRUE(has(e, "argument 2 ('v_pool') has role 'v_pool', expected "
                      "'k_pool'"))
       << e;
+  e = errorAfter([](Manifest &m) {
+    m.kernels[0].args.back().paramKind = ParamKind::PerHead;
+  });
+  EXPECT_TRUE(has(e, "parameter 'bits' (per_head) must be a scalar, a "
+                     "per-request or per-head array, or a buffer"))
+      << e;
+  e = errorAfter([](Manifest &m) {
+    m.kernels[0].args[17].paramKind = ParamKind::PerRequest;
+  });
+  EXPECT_TRUE(has(e, "parameter 'cap' (per_request)")) << e;
   e = errorAfter([](Manifest &m) { m.kernels[0].mergeKernel.clear(); });
   EXPECT_TRUE(has(e, "a split kernel must name its merge kernel")) << e;
   e = errorAfter([](Manifest &m) { m.kernels[0].mergeKernel = "f_merge_9"; });

@@ -74,6 +74,58 @@ TEST(Launcher, PrefillPoolRowsFitIn32Bits) {
   EXPECT_TRUE(checkPoolRows(decode, maxPages + 1).isOk());
 }
 
+// Variant parameters are checked against the step: a scalar where the
+// kernel takes one, per-request arrays of batch entries, per-head arrays of
+// Hq entries, buffers of their static size; the error names the parameter.
+TEST(Launcher, ParametersFitTheStep) {
+  using flashir::abi::ParamKind;
+  KernelInfo k;
+  k.name = "k";
+  k.args = {
+      {"q", ArgRole::Q, true, "bf16", {-1, 32, 128}},
+      {"cap", ArgRole::Param, false, "f32", {}, ParamKind::Scalar},
+      {"window", ArgRole::Param, true, "i32", {-1}, ParamKind::PerRequest},
+      {"slope", ArgRole::Param, true, "f32", {-1}, ParamKind::PerHead},
+      {"bits", ArgRole::Param, true, "i8", {4, 16}, ParamKind::Buffer}};
+  int dummy = 0;
+  auto array = [&](int64_t n) {
+    DecodeBuffers::Param p;
+    p.pointer = &dummy;
+    p.size = n;
+    return p;
+  };
+  DecodeBuffers::Param scalar;
+  scalar.scalar = 30.0f;
+  std::vector<DecodeBuffers::Param> ok = {scalar, array(7), array(32),
+                                          array(64)};
+  EXPECT_TRUE(checkParams(k, ok, 7).isOk());
+  EXPECT_EQ(checkParams(k, ok, 8).message(),
+            "k: parameter 'window' (per_request) needs a device array of at "
+            "least 8 elements; 7 given");
+  std::vector<DecodeBuffers::Param> heads = {scalar, array(7), array(31),
+                                             array(64)};
+  EXPECT_NE(checkParams(k, heads, 7)
+                .message()
+                .find("'slope' (per_head) needs "
+                      "a device array of at "
+                      "least 32"),
+            std::string::npos);
+  std::vector<DecodeBuffers::Param> buffer = {scalar, array(7), array(32),
+                                              array(63)};
+  EXPECT_NE(checkParams(k, buffer, 7).message().find("'bits' (buffer)"),
+            std::string::npos);
+  std::vector<DecodeBuffers::Param> swapped = {array(1), array(7), array(32),
+                                               array(64)};
+  EXPECT_EQ(checkParams(k, swapped, 7).message(),
+            "k: parameter 'cap' is a scalar; an array was given");
+  std::vector<DecodeBuffers::Param> missing = {scalar, DecodeBuffers::Param(),
+                                               array(32), array(64)};
+  EXPECT_NE(checkParams(k, missing, 0).message().find("none given"),
+            std::string::npos);
+  EXPECT_EQ(checkParams(k, {scalar}, 7).message(),
+            "k takes 4 variant parameters, 1 given");
+}
+
 // Without a GPU the driver is missing and opening it is an error with a
 // message, never a crash; with one, it opens.
 TEST(CudaDriver, OpensOrExplains) {

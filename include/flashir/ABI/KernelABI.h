@@ -73,6 +73,14 @@ enum class ArgRole {
   Param,
 };
 
+/// How a variant parameter reaches the kernel: a scalar, one value per
+/// request or per query head (arrays of at least batch / Hq entries), or a
+/// whole buffer (None for fixed arguments).
+enum class ParamKind { None, Scalar, PerRequest, PerHead, Buffer };
+
+std::string_view paramKindName(ParamKind kind);
+std::optional<ParamKind> parseParamKind(std::string_view name);
+
 /// The argument name of a fixed role ("q", "k_pool", "indptr", ...).
 std::string_view roleName(ArgRole role);
 std::optional<ArgRole> parseRole(std::string_view name);
@@ -94,6 +102,7 @@ struct KernelArg {
   bool memref = false;        // else a scalar
   std::string element;        // "bf16", "i32", "f32", ...
   std::vector<int64_t> shape; // -1: dynamic
+  ParamKind paramKind = ParamKind::None;
 };
 
 /// Bytes of one `element` ("bf16", "f16", "f32", "i32", ...); 0 if unknown.

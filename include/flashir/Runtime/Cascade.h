@@ -131,6 +131,8 @@ private:
   int64_t prefixChunks_ = 0, plannedChunks = 0, batch = 0;
   /// Page ids the planned step reads (run() checks the arrays hold them).
   int64_t plannedPrefixPages = 0, plannedSuffixPages = 0;
+  /// The pool's pages plan() checked the page ids against.
+  int64_t plannedPoolPages = 0;
   void *workspace = nullptr, *staging = nullptr;
   /// The decode kernel's stream and the events that fork it from and join
   /// it to run()'s stream.

@@ -133,6 +133,14 @@ struct DecodeBuffers {
   std::vector<Param> params;
 };
 
+/// Whether `params` fit `kernel`'s variant parameters for a step of `batch`
+/// requests: a value per scalar, an array of at least `batch` entries per
+/// per-request parameter and of Hq entries per per-head one, a buffer of at
+/// least its static elements; the error names the parameter.
+Status checkParams(const KernelInfo &kernel,
+                   const std::vector<DecodeBuffers::Param> &params,
+                   int64_t batch);
+
 /// Whether `kernel` (a tensor-core prefill kernel, split or not) can address
 /// a pool of `numPages` pages: its copies index pool rows (pages x the page
 /// size) in 32 bits, so at most 2^31 - 1 rows; other kernels always can.
