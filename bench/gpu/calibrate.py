@@ -11,7 +11,7 @@ query row (the kernels walk a chunk's keys once per query row; the runtime
 plans them with CostModel::keysPerQueryRow, beta * rows * keys). The manifest's
 target entry of the kernel gets "cost": {"alpha", "beta"} in keys (beta = 1,
 the planner defaults' units) plus the fit in microseconds and its worst
-relative error; the C++ runtime (DecodeLauncher, SplitDecodeRunner, the C
+relative error; the C++ runtime (KernelBundle, SplitKVRunner, the C
 API and python/flashir) plans with it from then on.
 
     python3 bench/gpu/calibrate.py --bundle build-gpu/bundle-split \\

@@ -49,9 +49,9 @@ int main(int argc, char **argv) {
   bool ptx = chip.size() > 4 && chip.compare(chip.size() - 4, 4, ":ptx") == 0;
   if (ptx)
     chip.resize(chip.size() - 4);
-  std::unique_ptr<runtime::DecodeLauncher> launcher;
+  std::unique_ptr<runtime::KernelBundle> launcher;
   if (auto s =
-          runtime::DecodeLauncher::open(*driver, argv[1], chip, launcher, ptx);
+          runtime::KernelBundle::open(*driver, argv[1], chip, launcher, ptx);
       !s)
     return fail(s);
 
@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
         return fail(s);
 
       // Device buffers.
-      runtime::DecodeBuffers buf;
+      runtime::AttentionBuffers buf;
       auto upload = [&](const void *host, size_t bytes, void **dev) {
         if (auto s = driver->alloc(bytes, dev); !s)
           return s;
@@ -158,7 +158,7 @@ int main(int argc, char **argv) {
       buf.numPages = numPages;
       buf.numIndices = int64_t(indices.size());
       if (auto s = prefill ? launcher->launchPrefill(k.name, buf, maxQo)
-                           : launcher->launch(k.name, buf);
+                           : launcher->launchDecode(k.name, buf);
           !s)
         return fail(s);
       if (auto s = driver->synchronize(); !s)

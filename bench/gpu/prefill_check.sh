@@ -39,7 +39,7 @@ for step in $steps; do
   case $step in
   checks)
     check_bundle "$prefill" prefill_checks.log ""
-    # The same kernels through the C++ runtime (DecodeLauncher::launchPrefill).
+    # The same kernels through the C++ runtime (KernelBundle::launchPrefill).
     for chip in sm_90a sm_80:ptx; do
       build-runtime/bench/gpu/flashir-decode-check "$prefill" $chip |
         tee -a "$out/prefill_launch.log" | tail -1

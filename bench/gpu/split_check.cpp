@@ -1,7 +1,7 @@
 //===- split_check.cpp - planned split-KV decode on the GPU ---------------===//
 //
 // flashir-split-check SPLIT_BUNDLE PLAIN_BUNDLE: the runtime's plan/run path
-// (Planner + SplitDecodeRunner, CUDA driver loaded at run time) on the
+// (Planner + SplitKVRunner, CUDA driver loaded at run time) on the
 // bf16 Hq 32 / Hkv 8 / d 128 / page 16 kernels of
 // bench/gpu/decode_kernels.mlir:
 //  1. eager runs of random skewed batches vs the float64 reference;
@@ -18,7 +18,7 @@
 
 #include "flashir/Reference/Reference.h"
 #include "flashir/Runtime/Float16.h"
-#include "flashir/Runtime/SplitDecode.h"
+#include "flashir/Runtime/SplitKV.h"
 
 #include <algorithm>
 #include <chrono>
@@ -108,9 +108,9 @@ int main(int argc, char **argv) {
   }
   std::unique_ptr<CudaDriver> driver;
   TRY(CudaDriver::open(0, driver));
-  std::unique_ptr<DecodeLauncher> split, plain;
-  TRY(DecodeLauncher::open(*driver, argv[1], "sm_90a", split));
-  TRY(DecodeLauncher::open(*driver, argv[2], "sm_90a", plain));
+  std::unique_ptr<KernelBundle> split, plain;
+  TRY(KernelBundle::open(*driver, argv[1], "sm_90a", split));
+  TRY(KernelBundle::open(*driver, argv[2], "sm_90a", plain));
   void *stream = nullptr;
   TRY(driver->createStream(&stream));
   std::mt19937 rng(2026);
@@ -153,13 +153,13 @@ int main(int argc, char **argv) {
   // Capacity and the runner. numCtas and maxChunks from the decode kernel's
   // occupancy on this GPU (resident CTAs / KV heads).
   const int64_t maxRequests = 128, maxIndices = 40000;
-  SplitDecodeRunner::Config config;
+  SplitKVRunner::Config config;
   config.decodeKernel = kDecode;
   config.mergeKernel = kMerge;
   config.options.numCtas = 0;
   config.capacity = {maxRequests, 0, 1};
-  std::unique_ptr<SplitDecodeRunner> runner;
-  TRY(SplitDecodeRunner::create(*driver, *split, config, runner));
+  std::unique_ptr<SplitKVRunner> runner;
+  TRY(SplitKVRunner::create(*driver, *split, config, runner));
   std::printf("{\"num_ctas_per_kv_head\": %lld, \"max_chunks\": %lld, "
               "\"alpha\": %.1f, \"beta\": %.1f}\n",
               (long long)runner->configuration().options.numCtas,
@@ -181,7 +181,7 @@ int main(int argc, char **argv) {
     x = toBF16(normal(rng));
   TRY(driver->copyToDevice(q, qBits.data(), qBits.size() * 2));
 
-  SplitDecodeRunner::Buffers buffers;
+  SplitKVRunner::Buffers buffers;
   buffers.q = q;
   buffers.kPool = kPool;
   buffers.vPool = vPool;
@@ -285,7 +285,7 @@ int main(int argc, char **argv) {
   {
     HostBatch hb(std::vector<int64_t>(8, 3000), smallPages, rng);
     TRY(stage(hb, smallPages));
-    SplitDecodeRunner::Buffers shortIndices = buffers, smallPool = buffers;
+    SplitKVRunner::Buffers shortIndices = buffers, smallPool = buffers;
     shortIndices.numIndices = 1;
     smallPool.numPages = smallPages / 2;
     Status a = runner->run(shortIndices, stream, true);
@@ -314,7 +314,7 @@ int main(int argc, char **argv) {
     HostBatch hb(skewedLens(rng, maxRequests, 2000), smallPages, rng);
     // Eager into out2/lse2, then the graph into out/lse.
     TRY(stage(hb, smallPages));
-    SplitDecodeRunner::Buffers eager = buffers;
+    SplitKVRunner::Buffers eager = buffers;
     eager.out = out2;
     eager.lse = lse2;
     TRY(runner->run(eager, stream, false));
@@ -417,7 +417,7 @@ int main(int argc, char **argv) {
     float plannedMs = 0, unplannedMs = 0;
     TRY(timeIt([&] { return runner->run(buffers, stream, false); }, plannedMs));
     // Unplanned: one CTA per (request, KV head), the plain bundle's kernel.
-    DecodeBuffers db;
+    AttentionBuffers db;
     std::vector<int32_t> lastCopy = hb.last;
     void *qoDev = nullptr, *indptrDev = nullptr, *lastDev = nullptr;
     TRY(driver->alloc(hb.qo.size() * 4, &qoDev));
@@ -440,7 +440,7 @@ int main(int argc, char **argv) {
     db.batch = int64_t(hb.kvLens.size());
     db.numPages = largePages;
     db.numIndices = int64_t(hb.indices.size());
-    TRY(timeIt([&] { return plain->launch(kDecode, db, stream); },
+    TRY(timeIt([&] { return plain->launchDecode(kDecode, db, stream); },
                unplannedMs));
     // Same answer both ways (bf16 rounding apart).
     std::vector<uint16_t> ob, ob2;

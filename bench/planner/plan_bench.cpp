@@ -50,7 +50,7 @@ struct Batch {
 void BM_Plan(benchmark::State &state) {
   Batch batch(state.range(0));
   PlannerOptions options;
-  // C per KV head as SplitDecodeRunner derives it on the H200: 132 SMs x 2
+  // C per KV head as SplitKVRunner derives it on the H200: 132 SMs x 2
   // resident tensor-core decode CTAs (occupancy) / 8 KV heads.
   options.numCtas = 132 * 2 / 8;
   options.fixedChunkSize = state.range(1);

@@ -33,7 +33,7 @@ enum FlashIRStatus {
 /* The message of the calling thread's last failure ("" if none). */
 FLASHIR_C_EXPORT const char *flashirLastError(void);
 
-typedef struct FlashIRDecode FlashIRDecode;
+typedef struct FlashIRSplitKV FlashIRSplitKV;
 
 /* Loads the split-KV kernel pair `decode_kernel` / `merge_kernel` from the
  * bundle directory for `chip` (e.g. "sm_90a"; its cubin, or PTX the driver
@@ -41,13 +41,13 @@ typedef struct FlashIRDecode FlashIRDecode;
  * per KV head the GPU runs at once (the planner's C); <= 0: the decode
  * kernel's resident CTAs (driver occupancy x SMs) / KV heads. `max_chunks`
  * <= 0: enough for any plan with that C (maxChunksFor). */
-FLASHIR_C_EXPORT int flashirDecodeCreate(
+FLASHIR_C_EXPORT int flashirSplitKVCreate(
     const char *bundle_dir, const char *chip, const char *decode_kernel,
     const char *merge_kernel, int64_t max_requests, int64_t max_chunks,
-    int64_t max_query_rows_per_request, int64_t num_ctas, FlashIRDecode **out);
+    int64_t max_query_rows_per_request, int64_t num_ctas, FlashIRSplitKV **out);
 
 /* Kernel shape read from the bundle. */
-FLASHIR_C_EXPORT int flashirDecodeShape(const FlashIRDecode *decode,
+FLASHIR_C_EXPORT int flashirSplitKVShape(const FlashIRSplitKV *decode,
                                         int64_t *num_qo_heads,
                                         int64_t *num_kv_heads,
                                         int64_t *head_dim, int64_t *page_size);
@@ -58,7 +58,7 @@ FLASHIR_C_EXPORT int flashirDecodeShape(const FlashIRDecode *decode,
  * metadata to the device on `stream` (a CUstream / cudaStream_t; 0 = the
  * default stream). `num_chunks` (optional) receives the plan's chunk count. */
 FLASHIR_C_EXPORT int
-flashirDecodePlan(FlashIRDecode *decode, const int32_t *qo_indptr,
+flashirSplitKVPlan(FlashIRSplitKV *decode, const int32_t *qo_indptr,
                   const int32_t *kv_indptr, const int32_t *kv_indices,
                   const int32_t *last_page_len, int64_t batch,
                   int64_t num_pages, void *stream, int64_t *num_chunks);
@@ -67,13 +67,13 @@ flashirDecodePlan(FlashIRDecode *decode, const int32_t *qo_indptr,
  * [num_pages, page_size, Hkv, D], kv_indices [num_indices] (int32), out
  * [rows, Hq, D], lse [rows, Hq] (f32), all at fixed addresses if the call
  * is captured in a CUDA graph (`capacity_grids` = 1 then). */
-FLASHIR_C_EXPORT int flashirDecodeRun(FlashIRDecode *decode, void *q,
+FLASHIR_C_EXPORT int flashirSplitKVRun(FlashIRSplitKV *decode, void *q,
                                       void *k_pool, void *v_pool,
                                       int64_t num_pages, void *kv_indices,
                                       int64_t num_indices, void *out, void *lse,
                                       void *stream, int capacity_grids);
 
-FLASHIR_C_EXPORT void flashirDecodeDestroy(FlashIRDecode *decode);
+FLASHIR_C_EXPORT void flashirSplitKVDestroy(FlashIRSplitKV *decode);
 
 /* Shared-prefix (cascade) decode: one-row requests that share a prefix (see
  * flashir/Runtime/Cascade.h). */

@@ -3,16 +3,16 @@
 #include "flashir-c/Runtime.h"
 
 #include "flashir/Runtime/Cascade.h"
-#include "flashir/Runtime/SplitDecode.h"
+#include "flashir/Runtime/SplitKV.h"
 
 #include <string>
 
 using namespace flashir::runtime;
 
-struct FlashIRDecode {
+struct FlashIRSplitKV {
   std::unique_ptr<CudaDriver> driver;
-  std::unique_ptr<DecodeLauncher> bundle;
-  std::unique_ptr<SplitDecodeRunner> runner;
+  std::unique_ptr<KernelBundle> bundle;
+  std::unique_ptr<SplitKVRunner> runner;
   int64_t numQoHeads = 0, numKvHeads = 0, headDim = 0, pageSize = 0;
 };
 
@@ -32,29 +32,30 @@ int invalid(const std::string &message) {
 
 extern "C" const char *flashirLastError(void) { return lastError.c_str(); }
 
-extern "C" int flashirDecodeCreate(const char *bundleDir, const char *chip,
-                                   const char *decodeKernel,
-                                   const char *mergeKernel, int64_t maxRequests,
-                                   int64_t maxChunks, int64_t maxRows,
-                                   int64_t numCtas, FlashIRDecode **out) {
+extern "C" int flashirSplitKVCreate(const char *bundleDir, const char *chip,
+                                    const char *decodeKernel,
+                                    const char *mergeKernel,
+                                    int64_t maxRequests, int64_t maxChunks,
+                                    int64_t maxRows, int64_t numCtas,
+                                    FlashIRSplitKV **out) {
   lastError.clear();
   if (!bundleDir || !chip || !decodeKernel || !mergeKernel || !out)
-    return invalid("flashirDecodeCreate: null argument");
-  auto decode = std::make_unique<FlashIRDecode>();
+    return invalid("flashirSplitKVCreate: null argument");
+  auto decode = std::make_unique<FlashIRSplitKV>();
   if (Status s = CudaDriver::open(0, decode->driver); !s)
     return report(s);
-  if (Status s = DecodeLauncher::open(*decode->driver, bundleDir, chip,
-                                      decode->bundle);
+  if (Status s =
+          KernelBundle::open(*decode->driver, bundleDir, chip, decode->bundle);
       !s)
     return report(s);
-  SplitDecodeRunner::Config config;
+  SplitKVRunner::Config config;
   config.decodeKernel = decodeKernel;
   config.mergeKernel = mergeKernel;
   config.capacity = {maxRequests, maxChunks, maxRows};
   // num_ctas / max_chunks <= 0: from the kernel's occupancy on this GPU.
   config.options.numCtas = numCtas;
-  if (Status s = SplitDecodeRunner::create(*decode->driver, *decode->bundle,
-                                           config, decode->runner);
+  if (Status s = SplitKVRunner::create(*decode->driver, *decode->bundle, config,
+                                       decode->runner);
       !s)
     return report(s);
   const KernelInfo *k = decode->bundle->find(decodeKernel);
@@ -66,11 +67,11 @@ extern "C" int flashirDecodeCreate(const char *bundleDir, const char *chip,
   return FLASHIR_OK;
 }
 
-extern "C" int flashirDecodeShape(const FlashIRDecode *decode,
-                                  int64_t *numQoHeads, int64_t *numKvHeads,
-                                  int64_t *headDim, int64_t *pageSize) {
+extern "C" int flashirSplitKVShape(const FlashIRSplitKV *decode,
+                                   int64_t *numQoHeads, int64_t *numKvHeads,
+                                   int64_t *headDim, int64_t *pageSize) {
   if (!decode)
-    return invalid("flashirDecodeShape: null handle");
+    return invalid("flashirSplitKVShape: null handle");
   if (numQoHeads)
     *numQoHeads = decode->numQoHeads;
   if (numKvHeads)
@@ -82,15 +83,14 @@ extern "C" int flashirDecodeShape(const FlashIRDecode *decode,
   return FLASHIR_OK;
 }
 
-extern "C" int flashirDecodePlan(FlashIRDecode *decode, const int32_t *qoIndptr,
-                                 const int32_t *kvIndptr,
-                                 const int32_t *kvIndices,
-                                 const int32_t *lastPageLen, int64_t batch,
-                                 int64_t numPages, void *stream,
-                                 int64_t *numChunks) {
+extern "C" int
+flashirSplitKVPlan(FlashIRSplitKV *decode, const int32_t *qoIndptr,
+                   const int32_t *kvIndptr, const int32_t *kvIndices,
+                   const int32_t *lastPageLen, int64_t batch, int64_t numPages,
+                   void *stream, int64_t *numChunks) {
   lastError.clear();
   if (!decode)
-    return invalid("flashirDecodePlan: null handle");
+    return invalid("flashirSplitKVPlan: null handle");
   if (batch < 0)
     return invalid("batch must be >= 0");
   BatchRef ref;
@@ -109,16 +109,16 @@ extern "C" int flashirDecodePlan(FlashIRDecode *decode, const int32_t *qoIndptr,
   return FLASHIR_OK;
 }
 
-extern "C" int flashirDecodeRun(FlashIRDecode *decode, void *q, void *kPool,
-                                void *vPool, int64_t numPages, void *kvIndices,
-                                int64_t numIndices, void *out, void *lse,
-                                void *stream, int capacityGrids) {
+extern "C" int flashirSplitKVRun(FlashIRSplitKV *decode, void *q, void *kPool,
+                                 void *vPool, int64_t numPages, void *kvIndices,
+                                 int64_t numIndices, void *out, void *lse,
+                                 void *stream, int capacityGrids) {
   lastError.clear();
   if (!decode)
-    return invalid("flashirDecodeRun: null handle");
+    return invalid("flashirSplitKVRun: null handle");
   if (!q || !kPool || !vPool || !kvIndices || !out || !lse)
-    return invalid("flashirDecodeRun: null device pointer");
-  SplitDecodeRunner::Buffers buffers;
+    return invalid("flashirSplitKVRun: null device pointer");
+  SplitKVRunner::Buffers buffers;
   buffers.q = q;
   buffers.kPool = kPool;
   buffers.vPool = vPool;
@@ -132,11 +132,11 @@ extern "C" int flashirDecodeRun(FlashIRDecode *decode, void *q, void *kPool,
   return FLASHIR_OK;
 }
 
-extern "C" void flashirDecodeDestroy(FlashIRDecode *decode) { delete decode; }
+extern "C" void flashirSplitKVDestroy(FlashIRSplitKV *decode) { delete decode; }
 
 struct FlashIRCascade {
   std::unique_ptr<CudaDriver> driver;
-  std::unique_ptr<DecodeLauncher> prefill, decode;
+  std::unique_ptr<KernelBundle> prefill, decode;
   std::unique_ptr<CascadeDecodeRunner> runner;
 };
 
@@ -154,12 +154,12 @@ extern "C" int flashirCascadeCreate(const char *prefillBundleDir,
   auto cascade = std::make_unique<FlashIRCascade>();
   if (Status s = CudaDriver::open(0, cascade->driver); !s)
     return report(s);
-  if (Status s = DecodeLauncher::open(*cascade->driver, prefillBundleDir, chip,
-                                      cascade->prefill);
+  if (Status s = KernelBundle::open(*cascade->driver, prefillBundleDir, chip,
+                                    cascade->prefill);
       !s)
     return report(s);
-  if (Status s = DecodeLauncher::open(*cascade->driver, decodeBundleDir, chip,
-                                      cascade->decode);
+  if (Status s = KernelBundle::open(*cascade->driver, decodeBundleDir, chip,
+                                    cascade->decode);
       !s)
     return report(s);
   CascadeDecodeRunner::Config config;

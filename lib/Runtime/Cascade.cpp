@@ -138,8 +138,8 @@ Status flashir::runtime::buildCascadeMetadata(
 }
 
 Status CascadeDecodeRunner::create(CudaDriver &driver,
-                                   DecodeLauncher &prefillBundle,
-                                   DecodeLauncher &decodeBundle,
+                                   KernelBundle &prefillBundle,
+                                   KernelBundle &decodeBundle,
                                    const Config &config,
                                    std::unique_ptr<CascadeDecodeRunner> &out) {
   const KernelInfo *pk = prefillBundle.find(config.prefillKernel);
@@ -335,28 +335,28 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
   int64_t c = prefixChunks_ + 1, r = config.maxRequests;
   CascadeLayout layout(c, r);
   auto meta = [&](size_t i) {
-    return DecodeLauncher::Arg::memref(base + layout.at[i].first * 4,
-                                       {layout.at[i].second});
+    return KernelBundle::Arg::memref(base + layout.at[i].first * 4,
+                                     {layout.at[i].second});
   };
 
-  auto memref = DecodeLauncher::Arg::memref;
-  DecodeLauncher::Arg q = memref(buffers.q, {r, hq, d});
-  DecodeLauncher::Arg kPool =
+  auto memref = KernelBundle::Arg::memref;
+  KernelBundle::Arg q = memref(buffers.q, {r, hq, d});
+  KernelBundle::Arg kPool =
       memref(buffers.kPool, {buffers.numPages, page, hkv, d});
-  DecodeLauncher::Arg vPool =
+  KernelBundle::Arg vPool =
       memref(buffers.vPool, {buffers.numPages, page, hkv, d});
-  DecodeLauncher::Arg partialO = memref(base + partialOOffset, {c * r, hq, d});
-  DecodeLauncher::Arg partialLse = memref(base + partialLseOffset, {c * r, hq});
-  DecodeLauncher::Arg out = memref(buffers.out, {r, hq, d});
-  DecodeLauncher::Arg lse = memref(buffers.lse, {r, hq});
-  DecodeLauncher::Arg kvMaps = memref(base + mapsOffset, {2, 16});
+  KernelBundle::Arg partialO = memref(base + partialOOffset, {c * r, hq, d});
+  KernelBundle::Arg partialLse = memref(base + partialLseOffset, {c * r, hq});
+  KernelBundle::Arg out = memref(buffers.out, {r, hq, d});
+  KernelBundle::Arg lse = memref(buffers.lse, {r, hq});
+  KernelBundle::Arg kvMaps = memref(base + mapsOffset, {2, 16});
   // Both kernels take the split-KV ABI: metadata arrays first .. first + 7
   // (qo, kv indptr, last page lengths, chunk indptr, chunk requests, starts,
   // ends, order) around their page ids. The prefill kernel never writes
   // `out` / `lse` (its one request has Cp >= 2 chunks): they are passed for
   // the ABI only.
   auto splitArgs = [&](size_t first, void *indices, int64_t numIndices) {
-    return DecodeLauncher::RoleArgs{
+    return KernelBundle::RoleArgs{
         {ArgRole::Q, q},
         {ArgRole::QoIndptr, meta(first)},
         {ArgRole::KPool, kPool},
@@ -376,9 +376,9 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
         {ArgRole::KvMaps, kvMaps}};
   };
   // The merge reads the suffix's (decode side's) qo and chunk indptr.
-  DecodeLauncher::RoleArgs suffix =
+  KernelBundle::RoleArgs suffix =
       splitArgs(8, buffers.suffixIndices, buffers.numSuffixIndices);
-  std::vector<DecodeLauncher::Arg> prefillArgs, decodeArgs, mergeArgs;
+  std::vector<KernelBundle::Arg> prefillArgs, decodeArgs, mergeArgs;
   for (auto [bundle, kernel, roles, args] :
        {std::tuple{
             prefill, &config.prefillKernel,

@@ -25,7 +25,7 @@ inline int64_t gridHeads(const KernelInfo &k) {
                                                  : k.numKvHeads();
 }
 
-/// DecodeLauncher::refreshKvMaps's upload for a runner: the bytes go to the
+/// KernelBundle::refreshKvMaps's upload for a runner: the bytes go to the
 /// pinned `staged` buffer and one async copy to `device` on `stream`. Before
 /// overwriting an earlier upload it synchronizes `stream`: launches in flight
 /// may still read the previous maps (or their copy the staging bytes).

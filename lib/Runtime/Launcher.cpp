@@ -383,14 +383,13 @@ Status CudaDriver::elapsedMs(void *start, void *end, float &ms) {
 }
 
 //===----------------------------------------------------------------------===//
-// DecodeLauncher
+// KernelBundle
 //===----------------------------------------------------------------------===//
 
-Status DecodeLauncher::open(CudaDriver &driver, const std::string &dir,
-                            const std::string &chip,
-                            std::unique_ptr<DecodeLauncher> &out,
-                            bool preferPtx) {
-  std::unique_ptr<DecodeLauncher> launcher(new DecodeLauncher());
+Status KernelBundle::open(CudaDriver &driver, const std::string &dir,
+                          const std::string &chip,
+                          std::unique_ptr<KernelBundle> &out, bool preferPtx) {
+  std::unique_ptr<KernelBundle> launcher(new KernelBundle());
   abi::Manifest manifest;
   if (Status s = readManifest(dir, manifest); !s)
     return s;
@@ -467,14 +466,14 @@ struct ParamPack {
 };
 } // namespace
 
-DecodeLauncher::~DecodeLauncher() {
+KernelBundle::~KernelBundle() {
   if (mapsBuffer)
     driver->free(mapsBuffer);
 }
 
-Status DecodeLauncher::encodeKvMaps(const std::string &kernel, void *kPool,
-                                    void *vPool, int64_t numPages,
-                                    void *out) const {
+Status KernelBundle::encodeKvMaps(const std::string &kernel, void *kPool,
+                                  void *vPool, int64_t numPages,
+                                  void *out) const {
   const KernelInfo *info = find(kernel);
   if (!info)
     return invalid("no kernel named " + kernel + " in the bundle");
@@ -503,7 +502,7 @@ Status DecodeLauncher::encodeKvMaps(const std::string &kernel, void *kPool,
   return Status::ok();
 }
 
-Status DecodeLauncher::refreshKvMaps(
+Status KernelBundle::refreshKvMaps(
     KvMapsCache &cache, const std::string &kernel, void *kPool, void *vPool,
     int64_t numPages,
     const std::function<Status(const std::vector<unsigned char> &, bool)>
@@ -526,8 +525,9 @@ Status DecodeLauncher::refreshKvMaps(
   return Status::ok();
 }
 
-Status DecodeLauncher::launch(const std::string &kernel,
-                              const DecodeBuffers &buffers, void *stream) {
+Status KernelBundle::launchDecode(const std::string &kernel,
+                                  const AttentionBuffers &buffers,
+                                  void *stream) {
   const KernelInfo *info = find(kernel);
   if (!info)
     return invalid("no kernel named " + kernel + " in the bundle");
@@ -552,7 +552,7 @@ Status checkPoolRows(const KernelInfo &kernel, int64_t numPages) {
 }
 
 Status checkParams(const KernelInfo &kernel,
-                   const std::vector<DecodeBuffers::Param> &params,
+                   const std::vector<AttentionBuffers::Param> &params,
                    int64_t batch) {
   if (int64_t(params.size()) != kernel.numParams())
     return invalid(
@@ -561,7 +561,7 @@ Status checkParams(const KernelInfo &kernel,
   size_t first = kernel.args.size() - params.size();
   for (size_t i = 0; i < params.size(); ++i) {
     const KernelArg &arg = kernel.args[first + i];
-    const DecodeBuffers::Param &p = params[i];
+    const AttentionBuffers::Param &p = params[i];
     std::string what = kernel.name + ": parameter '" + arg.name + "' ";
     if (!arg.memref) {
       if (p.pointer)
@@ -591,9 +591,9 @@ Status checkParams(const KernelInfo &kernel,
   return Status::ok();
 }
 
-Status DecodeLauncher::launchPrefill(const std::string &kernel,
-                                     const DecodeBuffers &buffers,
-                                     int64_t maxQoLen, void *stream) {
+Status KernelBundle::launchPrefill(const std::string &kernel,
+                                   const AttentionBuffers &buffers,
+                                   int64_t maxQoLen, void *stream) {
   const KernelInfo *info = find(kernel);
   if (!info)
     return invalid("no kernel named " + kernel + " in the bundle");
@@ -611,9 +611,9 @@ Status DecodeLauncher::launchPrefill(const std::string &kernel,
                   stream);
 }
 
-Status DecodeLauncher::launchOn(const KernelInfo &info,
-                                const DecodeBuffers &buffers, unsigned gridX,
-                                unsigned gridY, unsigned gridZ, void *stream) {
+Status KernelBundle::launchOn(const KernelInfo &info,
+                              const AttentionBuffers &buffers, unsigned gridX,
+                              unsigned gridY, unsigned gridZ, void *stream) {
   const std::string &kernel = info.name;
   size_t index = size_t(&info - kernels_.data());
   const size_t kFixed = info.args.size() - size_t(info.numParams());
@@ -680,7 +680,7 @@ Status DecodeLauncher::launchOn(const KernelInfo &info,
       pack.pushMemref(pointer, sizes);
       continue;
     }
-    const DecodeBuffers::Param &p = buffers.params[i - kFixed];
+    const AttentionBuffers::Param &p = buffers.params[i - kFixed];
     if (arg.memref)
       pack.pushMemref(p.pointer, {p.size});
     else if (arg.element == "f32")
@@ -695,10 +695,10 @@ Status DecodeLauncher::launchOn(const KernelInfo &info,
                         dynamicShared[index], gridZ);
 }
 
-std::vector<DecodeLauncher::Arg>
-DecodeLauncher::paramArgs(const std::vector<DecodeBuffers::Param> &params) {
+std::vector<KernelBundle::Arg>
+KernelBundle::paramArgs(const std::vector<AttentionBuffers::Param> &params) {
   std::vector<Arg> out;
-  for (const DecodeBuffers::Param &p : params) {
+  for (const AttentionBuffers::Param &p : params) {
     Arg a;
     if (p.pointer) {
       a.pointer = p.pointer;
@@ -712,9 +712,9 @@ DecodeLauncher::paramArgs(const std::vector<DecodeBuffers::Param> &params) {
   return out;
 }
 
-Status DecodeLauncher::arrange(const std::string &kernel, const RoleArgs &fixed,
-                               const std::vector<Arg> &params,
-                               std::vector<Arg> &out) const {
+Status KernelBundle::arrange(const std::string &kernel, const RoleArgs &fixed,
+                             const std::vector<Arg> &params,
+                             std::vector<Arg> &out) const {
   const KernelInfo *info = find(kernel);
   if (!info)
     return invalid("no kernel named " + kernel + " in the bundle");
@@ -732,21 +732,20 @@ Status DecodeLauncher::arrange(const std::string &kernel, const RoleArgs &fixed,
   return Status::ok();
 }
 
-const CostModel *
-DecodeLauncher::calibratedCost(const std::string &kernel) const {
+const CostModel *KernelBundle::calibratedCost(const std::string &kernel) const {
   auto it = costs.find(kernel);
   return it == costs.end() ? nullptr : &it->second;
 }
 
-const KernelInfo *DecodeLauncher::find(const std::string &kernel) const {
+const KernelInfo *KernelBundle::find(const std::string &kernel) const {
   for (const KernelInfo &k : kernels_)
     if (k.name == kernel)
       return &k;
   return nullptr;
 }
 
-Status DecodeLauncher::residentCtas(const std::string &kernel,
-                                    int64_t &ctas) const {
+Status KernelBundle::residentCtas(const std::string &kernel,
+                                  int64_t &ctas) const {
   const KernelInfo *info = find(kernel);
   if (!info)
     return invalid("no kernel named " + kernel + " in the bundle");
@@ -755,18 +754,18 @@ Status DecodeLauncher::residentCtas(const std::string &kernel,
                               dynamicShared[index], ctas);
 }
 
-Status DecodeLauncher::launchArgs(const std::string &kernel,
-                                  const std::vector<Arg> &args, unsigned gridX,
-                                  unsigned gridY, void *stream, unsigned gridZ,
-                                  bool programmatic) {
+Status KernelBundle::launchArgs(const std::string &kernel,
+                                const std::vector<Arg> &args, unsigned gridX,
+                                unsigned gridY, void *stream, unsigned gridZ,
+                                bool programmatic) {
   return launchPacked(kernel, args, gridX, gridY, stream, gridZ,
                       programmatic && waitsForPredecessor(kernel));
 }
 
-Status DecodeLauncher::launchBehind(const std::string &kernel,
-                                    const std::vector<Arg> &args,
-                                    unsigned gridX, unsigned gridY,
-                                    void *stream, unsigned gridZ) {
+Status KernelBundle::launchBehind(const std::string &kernel,
+                                  const std::vector<Arg> &args, unsigned gridX,
+                                  unsigned gridY, void *stream,
+                                  unsigned gridZ) {
   if (!completesAfterPredecessor(kernel))
     return invalid(kernel + " is not marked completes_after_predecessor on " +
                    "this chip: it cannot be launched behind its predecessor");
@@ -774,11 +773,10 @@ Status DecodeLauncher::launchBehind(const std::string &kernel,
                       /*programmatic=*/true);
 }
 
-Status DecodeLauncher::launchPacked(const std::string &kernel,
-                                    const std::vector<Arg> &args,
-                                    unsigned gridX, unsigned gridY,
-                                    void *stream, unsigned gridZ,
-                                    bool programmatic) {
+Status KernelBundle::launchPacked(const std::string &kernel,
+                                  const std::vector<Arg> &args, unsigned gridX,
+                                  unsigned gridY, void *stream, unsigned gridZ,
+                                  bool programmatic) {
   const KernelInfo *info = find(kernel);
   if (!info)
     return invalid("no kernel named " + kernel + " in the bundle");

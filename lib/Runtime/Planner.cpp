@@ -36,7 +36,7 @@ WorkspaceSize flashir::runtime::workspaceSize(const PlanCapacity &capacity,
   WorkspaceSize size;
   size.partialOutputBytes = rows * numQoHeads * headDim * outputElementBytes;
   size.partialLseBytes = rows * numQoHeads * 4;
-  // SplitDecodeRunner's padded arrays (StepMetadata): qo_indptr, kv indptr,
+  // SplitKVRunner's padded arrays (StepMetadata): qo_indptr, kv indptr,
   // chunk_indptr (maxRequests + 2 each), last_page_len (maxRequests + 1),
   // chunk_request / starts / ends / order (maxChunks each).
   size.metadataBytes =

@@ -48,13 +48,13 @@ def _library():
                            "FLASHIR_LIB); looked in " + ", ".join(c for c in candidates if c))
     i64, vp, i32p = ctypes.c_int64, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32)
     lib.flashirLastError.restype = ctypes.c_char_p
-    lib.flashirDecodeCreate.argtypes = [ctypes.c_char_p] * 4 + [i64] * 4 + [ctypes.POINTER(vp)]
-    lib.flashirDecodeShape.argtypes = [vp] + [ctypes.POINTER(i64)] * 4
-    lib.flashirDecodePlan.argtypes = [vp, i32p, i32p, i32p, i32p, i64, i64, vp,
+    lib.flashirSplitKVCreate.argtypes = [ctypes.c_char_p] * 4 + [i64] * 4 + [ctypes.POINTER(vp)]
+    lib.flashirSplitKVShape.argtypes = [vp] + [ctypes.POINTER(i64)] * 4
+    lib.flashirSplitKVPlan.argtypes = [vp, i32p, i32p, i32p, i32p, i64, i64, vp,
                                       ctypes.POINTER(i64)]
-    lib.flashirDecodeRun.argtypes = [vp, vp, vp, vp, i64, vp, i64, vp, vp, vp, ctypes.c_int]
-    lib.flashirDecodeDestroy.argtypes = [vp]
-    lib.flashirDecodeDestroy.restype = None
+    lib.flashirSplitKVRun.argtypes = [vp, vp, vp, vp, i64, vp, i64, vp, vp, vp, ctypes.c_int]
+    lib.flashirSplitKVDestroy.argtypes = [vp]
+    lib.flashirSplitKVDestroy.restype = None
     lib.flashirCascadeCreate.argtypes = [ctypes.c_char_p] * 6 + [i64] * 2 + [ctypes.POINTER(vp)]
     lib.flashirCascadeShape.argtypes = [vp] + [ctypes.POINTER(i64)] * 5
     lib.flashirCascadePlannedChunks.argtypes = [vp, ctypes.POINTER(i64)]
@@ -181,12 +181,12 @@ class BatchDecodeWithPagedKVCacheWrapper:
         per_head = max(1, num_ctas // num_kv_heads) if num_ctas else 0
         handle = ctypes.c_void_p()
         lib = _library()
-        _check(lib.flashirDecodeCreate(
+        _check(lib.flashirSplitKVCreate(
             bundle_dir.encode(), chip.encode(), decode[0].encode(), merge[0].encode(),
             max_requests, max_chunks or 0, self._max_qo_len, per_head,
             ctypes.byref(handle)))
         shape = [ctypes.c_int64() for _ in range(4)]
-        _check(lib.flashirDecodeShape(handle, *[ctypes.byref(s) for s in shape]))
+        _check(lib.flashirSplitKVShape(handle, *[ctypes.byref(s) for s in shape]))
         self.num_qo_heads, self.num_kv_heads, self.head_dim, self.page_size = \
             [s.value for s in shape]
         self._handle = handle
@@ -196,7 +196,7 @@ class BatchDecodeWithPagedKVCacheWrapper:
 
     def __del__(self):
         if getattr(self, "_handle", None):
-            _library().flashirDecodeDestroy(self._handle)
+            _library().flashirSplitKVDestroy(self._handle)
             self._handle = None
 
     def plan(self, qo_indptr, kv_indptr, kv_indices, kv_last_page_len, num_pages):
@@ -214,7 +214,7 @@ class BatchDecodeWithPagedKVCacheWrapper:
         p = lambda t: ctypes.cast(t.data_ptr(), ctypes.POINTER(ctypes.c_int32))
         chunks = ctypes.c_int64()
         stream = torch.cuda.current_stream().cuda_stream
-        _check(_library().flashirDecodePlan(self._handle, p(qo), p(kvp), p(idx), p(last),
+        _check(_library().flashirSplitKVPlan(self._handle, p(qo), p(kvp), p(idx), p(last),
                                             batch, num_pages, ctypes.c_void_p(stream),
                                             ctypes.byref(chunks)))
         self._planned = dict(rows=int(qo[-1]), batch=batch, chunks=chunks.value)
@@ -244,7 +244,7 @@ class BatchDecodeWithPagedKVCacheWrapper:
         stream = torch.cuda.current_stream().cuda_stream
         indices = kv_indices if kv_indices.numel() else torch.zeros(1, dtype=torch.int32,
                                                                     device=q.device)
-        _check(_library().flashirDecodeRun(
+        _check(_library().flashirSplitKVRun(
             self._handle, ctypes.c_void_p(q.data_ptr()), ctypes.c_void_p(k_pool.data_ptr()),
             ctypes.c_void_p(v_pool.data_ptr()), k_pool.shape[0],
             ctypes.c_void_p(indices.data_ptr()), indices.numel(),

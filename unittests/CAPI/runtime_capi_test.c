@@ -25,19 +25,19 @@ static int says(const char *text) {
 
 int main(void) {
   int32_t zero = 0;
-  FlashIRDecode *decode = NULL;
+  FlashIRSplitKV *decode = NULL;
   FlashIRCascade *cascade = NULL;
-  expect(flashirDecodeCreate(NULL, "sm_90a", "d", "m", 1, 0, 1, 0, &decode) ==
+  expect(flashirSplitKVCreate(NULL, "sm_90a", "d", "m", 1, 0, 1, 0, &decode) ==
                  FLASHIR_INVALID_ARGUMENT &&
              says("null argument"),
-         "flashirDecodeCreate refuses a null bundle");
-  expect(flashirDecodePlan(NULL, &zero, &zero, &zero, &zero, 0, 1, NULL,
+         "flashirSplitKVCreate refuses a null bundle");
+  expect(flashirSplitKVPlan(NULL, &zero, &zero, &zero, &zero, 0, 1, NULL,
                            NULL) == FLASHIR_INVALID_ARGUMENT &&
              says("null handle"),
-         "flashirDecodePlan refuses a null handle");
-  expect(flashirDecodeRun(NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, NULL,
+         "flashirSplitKVPlan refuses a null handle");
+  expect(flashirSplitKVRun(NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, NULL,
                           0) == FLASHIR_INVALID_ARGUMENT,
-         "flashirDecodeRun refuses a null handle");
+         "flashirSplitKVRun refuses a null handle");
   expect(flashirCascadeCreate("b", "p", "b", "d", NULL, "sm_90a", 1, 0,
                               &cascade) == FLASHIR_INVALID_ARGUMENT &&
              says("null argument"),
@@ -62,7 +62,7 @@ int main(void) {
   expect(rc != FLASHIR_OK && cascade == NULL && strlen(flashirLastError()) > 0,
          "flashirCascadeCreate without a driver or bundle reports an error");
   flashirCascadeDestroy(NULL);
-  flashirDecodeDestroy(NULL);
+  flashirSplitKVDestroy(NULL);
   if (failures)
     return 1;
   printf("runtime C API: all error paths report\n");

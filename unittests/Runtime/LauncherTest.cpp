@@ -89,37 +89,37 @@ TEST(Launcher, ParametersFitTheStep) {
       {"bits", ArgRole::Param, true, "i8", {4, 16}, ParamKind::Buffer}};
   int dummy = 0;
   auto array = [&](int64_t n) {
-    DecodeBuffers::Param p;
+    AttentionBuffers::Param p;
     p.pointer = &dummy;
     p.size = n;
     return p;
   };
-  DecodeBuffers::Param scalar;
+  AttentionBuffers::Param scalar;
   scalar.scalar = 30.0f;
-  std::vector<DecodeBuffers::Param> ok = {scalar, array(7), array(32),
-                                          array(64)};
+  std::vector<AttentionBuffers::Param> ok = {scalar, array(7), array(32),
+                                             array(64)};
   EXPECT_TRUE(checkParams(k, ok, 7).isOk());
   EXPECT_EQ(checkParams(k, ok, 8).message(),
             "k: parameter 'window' (per_request) needs a device array of at "
             "least 8 elements; 7 given");
-  std::vector<DecodeBuffers::Param> heads = {scalar, array(7), array(31),
-                                             array(64)};
+  std::vector<AttentionBuffers::Param> heads = {scalar, array(7), array(31),
+                                                array(64)};
   EXPECT_NE(checkParams(k, heads, 7)
                 .message()
                 .find("'slope' (per_head) needs "
                       "a device array of at "
                       "least 32"),
             std::string::npos);
-  std::vector<DecodeBuffers::Param> buffer = {scalar, array(7), array(32),
-                                              array(63)};
+  std::vector<AttentionBuffers::Param> buffer = {scalar, array(7), array(32),
+                                                 array(63)};
   EXPECT_NE(checkParams(k, buffer, 7).message().find("'bits' (buffer)"),
             std::string::npos);
-  std::vector<DecodeBuffers::Param> swapped = {array(1), array(7), array(32),
-                                               array(64)};
+  std::vector<AttentionBuffers::Param> swapped = {array(1), array(7), array(32),
+                                                  array(64)};
   EXPECT_EQ(checkParams(k, swapped, 7).message(),
             "k: parameter 'cap' is a scalar; an array was given");
-  std::vector<DecodeBuffers::Param> missing = {scalar, DecodeBuffers::Param(),
-                                               array(32), array(64)};
+  std::vector<AttentionBuffers::Param> missing = {
+      scalar, AttentionBuffers::Param(), array(32), array(64)};
   EXPECT_NE(checkParams(k, missing, 0).message().find("none given"),
             std::string::npos);
   EXPECT_EQ(checkParams(k, {scalar}, 7).message(),

@@ -1,7 +1,7 @@
 //===- PlannerTest.cpp - split-KV planner ---------------------------------===//
 
 #include "flashir/Runtime/Planner.h"
-#include "flashir/Runtime/SplitDecode.h"
+#include "flashir/Runtime/SplitKV.h"
 
 #include <gtest/gtest.h>
 
@@ -517,7 +517,7 @@ TEST(SplitDecode, StepMetadataIsPaddedToTheCapacity) {
   ASSERT_EQ(md.chunkOrder.size(), 16u);
   for (int32_t p = 0; p < 16; ++p)
     EXPECT_EQ(md.chunkOrder[p], p < chunks ? plan.chunkOrder[p] : p);
-  // workspaceSize() counts exactly the arrays SplitDecodeRunner copies.
+  // workspaceSize() counts exactly the arrays SplitKVRunner copies.
   size_t words = md.qoIndptr.size() + md.kvIndptr.size() +
                  md.lastPageLen.size() + md.chunkIndptr.size() +
                  md.chunkRequest.size() + md.chunkStarts.size() +

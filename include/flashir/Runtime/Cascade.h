@@ -74,8 +74,8 @@ public:
     int64_t prefixChunks = 0;
     int64_t minChunkKeys = 256;
   };
-  static Status create(CudaDriver &driver, DecodeLauncher &prefillBundle,
-                       DecodeLauncher &decodeBundle, const Config &config,
+  static Status create(CudaDriver &driver, KernelBundle &prefillBundle,
+                       KernelBundle &decodeBundle, const Config &config,
                        std::unique_ptr<CascadeDecodeRunner> &out);
   ~CascadeDecodeRunner();
 
@@ -106,7 +106,7 @@ public:
   /// way where its manifest marks it `programmatic_wait` (sm_90: every CTA
   /// waits for that grid before its first access).
   /// Either way capturable into a CUDA graph; `capacityGrids` as
-  /// SplitDecodeRunner::run (required in a CUDA graph).
+  /// SplitKVRunner::run (required in a CUDA graph).
   Status run(const Buffers &buffers, void *stream, bool capacityGrids = true);
   /// Whether run() chains the kernels on one stream (see run()).
   bool chained() const {
@@ -125,7 +125,7 @@ public:
 private:
   CascadeDecodeRunner() = default;
   CudaDriver *driver = nullptr;
-  DecodeLauncher *prefill = nullptr, *decode = nullptr;
+  KernelBundle *prefill = nullptr, *decode = nullptr;
   Config config;
   int64_t hq = 0, hkv = 0, d = 0, page = 0, qTokens = 0, gridHeads = 0;
   int64_t prefixChunks_ = 0, plannedChunks = 0, batch = 0;

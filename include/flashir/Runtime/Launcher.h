@@ -34,7 +34,7 @@ using abi::KernelKind;
 constexpr size_t kKvMapsBytes = 256;
 
 /// What a device copy of kv_maps holds and was encoded for (see
-/// DecodeLauncher::refreshKvMaps).
+/// KernelBundle::refreshKvMaps).
 struct KvMapsCache {
   std::string kernel;
   void *kPool = nullptr, *vPool = nullptr;
@@ -118,7 +118,7 @@ private:
 };
 
 /// Device buffers of one decode launch.
-struct DecodeBuffers {
+struct AttentionBuffers {
   void *q = nullptr, *qoIndptr = nullptr, *kPool = nullptr, *vPool = nullptr,
        *indptr = nullptr, *indices = nullptr, *lastPageLen = nullptr,
        *out = nullptr, *lse = nullptr;
@@ -138,7 +138,7 @@ struct DecodeBuffers {
 /// per-request parameter and of Hq entries per per-head one, a buffer of at
 /// least its static elements; the error names the parameter.
 Status checkParams(const KernelInfo &kernel,
-                   const std::vector<DecodeBuffers::Param> &params,
+                   const std::vector<AttentionBuffers::Param> &params,
                    int64_t batch);
 
 /// Whether `kernel` (a tensor-core prefill kernel, split or not) can address
@@ -147,17 +147,17 @@ Status checkParams(const KernelInfo &kernel,
 Status checkPoolRows(const KernelInfo &kernel, int64_t numPages);
 
 /// A loaded bundle.
-class DecodeLauncher {
+class KernelBundle {
 public:
   /// Loads the image for `chip` from bundle `dir`: the cubin if the bundle
   /// has one for that chip and `preferPtx` is false, else its PTX, which the
   /// driver compiles for the GPU at hand (e.g. sm_80 PTX on an H200).
   static Status open(CudaDriver &driver, const std::string &dir,
                      const std::string &chip,
-                     std::unique_ptr<DecodeLauncher> &out,
+                     std::unique_ptr<KernelBundle> &out,
                      bool preferPtx = false);
 
-  ~DecodeLauncher();
+  ~KernelBundle();
   const std::vector<KernelInfo> &kernels() const { return kernels_; }
 
   /// Writes `kernel`'s `kv_maps` (kKvMapsBytes at `out`, host memory): the
@@ -184,15 +184,16 @@ public:
   /// against the manifest. The kv_maps go to a buffer of the launcher; when
   /// the pools differ from the previous launch's, the device is synchronized
   /// before they are rewritten (not allowed inside a stream capture).
-  Status launch(const std::string &kernel, const DecodeBuffers &buffers,
-                void *stream = nullptr);
+  Status launchDecode(const std::string &kernel,
+                      const AttentionBuffers &buffers, void *stream = nullptr);
 
   /// Launches prefill `kernel` (grid "requests x q_tiles x num_qo_heads" or
   /// "... x num_kv_heads" with fused head groups) on `buffers`: grid (batch,
   /// ceil(maxQoLen / q_tokens), heads). `maxQoLen`: the longest request's
   /// query rows (tiles past a request's rows exit at once).
-  Status launchPrefill(const std::string &kernel, const DecodeBuffers &buffers,
-                       int64_t maxQoLen, void *stream = nullptr);
+  Status launchPrefill(const std::string &kernel,
+                       const AttentionBuffers &buffers, int64_t maxQoLen,
+                       void *stream = nullptr);
 
   /// One argument of launchArgs: a memref (device pointer + sizes; strides
   /// are row-major) or an f32 scalar.
@@ -212,7 +213,8 @@ public:
   using RoleArgs = std::map<ArgRole, Arg>;
   /// Variant parameters as launch arguments (a memref for a buffer or
   /// per-request / per-head array, else an f32 scalar).
-  static std::vector<Arg> paramArgs(const std::vector<DecodeBuffers::Param> &);
+  static std::vector<Arg>
+  paramArgs(const std::vector<AttentionBuffers::Param> &);
   /// `kernel`'s arguments in its order: its fixed arguments from `fixed` by
   /// role, then `params`. Fails naming a role `fixed` lacks.
   Status arrange(const std::string &kernel, const RoleArgs &fixed,
@@ -263,7 +265,7 @@ private:
                       unsigned gridZ, bool programmatic);
   /// Packs the decode ABI (q ... lse, kv_maps, parameters) from `buffers`
   /// and launches `info`'s kernel on the grid.
-  Status launchOn(const KernelInfo &info, const DecodeBuffers &buffers,
+  Status launchOn(const KernelInfo &info, const AttentionBuffers &buffers,
                   unsigned gridX, unsigned gridY, unsigned gridZ, void *stream);
 
   CudaDriver *driver = nullptr;

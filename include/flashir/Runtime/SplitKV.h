@@ -1,17 +1,18 @@
-//===- SplitDecode.h - planned split-KV decode (plan/run) -------*- C++ -*-===//
+//===- SplitKV.h - planned split-KV attention (plan/run) --------*- C++ -*-===//
 //
-// The run half of plan/run for the split-KV decode kernels of a bundle
-// (`<f>_decode_N` writing partial states per chunk, `<f>_merge_N` merging
-// them; or the tensor-core split-KV prefill kernels `<f>_prefill_N`, one CTA
-// per chunk, q tile and head): one workspace allocated for a declared capacity,
-// per-step metadata staged in pinned memory and copied with one async copy,
-// kernels launched with capacity-sized grids from fixed addresses — so one CUDA
-// graph captured at capacity replays for any batch planned within it.
+// The run half of plan/run for the split-KV kernels of a bundle: a split
+// decode kernel (`<f>_decode_N`, partial states per chunk) or a tensor-core
+// split prefill kernel (`<f>_prefill_N`, one CTA per chunk, q tile and head)
+// and the merge kernel the manifest names for it: one workspace allocated for a
+// declared capacity, per-step metadata staged in pinned memory and copied with
+// one async copy, kernels launched with capacity-sized grids from fixed
+// addresses — so one CUDA graph captured at capacity replays for any batch
+// planned within it.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FLASHIR_RUNTIME_SPLITDECODE_H
-#define FLASHIR_RUNTIME_SPLITDECODE_H
+#ifndef FLASHIR_RUNTIME_SPLITKV_H
+#define FLASHIR_RUNTIME_SPLITKV_H
 
 #include "flashir/Runtime/Launcher.h"
 #include "flashir/Runtime/Planner.h"
@@ -43,7 +44,7 @@ PlannerOptions prefillPlannerOptions(const PlannerOptions &options,
 Status buildStepMetadata(const BatchRef &batch, const Plan &plan,
                          const PlanCapacity &capacity, StepMetadata &out);
 
-class SplitDecodeRunner {
+class SplitKVRunner {
 public:
   struct Config {
     std::string decodeKernel, mergeKernel;
@@ -63,10 +64,10 @@ public:
   };
   /// Checks the kernels' ABI in the bundle and allocates the workspace
   /// (device) and the staging buffer (pinned host memory).
-  static Status create(CudaDriver &driver, DecodeLauncher &bundle,
+  static Status create(CudaDriver &driver, KernelBundle &bundle,
                        const Config &config,
-                       std::unique_ptr<SplitDecodeRunner> &out);
-  ~SplitDecodeRunner();
+                       std::unique_ptr<SplitKVRunner> &out);
+  ~SplitKVRunner();
 
   /// Validates and plans `batch` (host arrays), writes the metadata to the
   /// staging buffer and enqueues its copy into the workspace on `stream`.
@@ -79,8 +80,8 @@ public:
     void *q = nullptr, *kPool = nullptr, *vPool = nullptr, *indices = nullptr,
          *out = nullptr, *lse = nullptr;
     int64_t numPages = 0, numIndices = 0;
-    /// Variant parameters in declaration order (see DecodeBuffers::Param).
-    std::vector<DecodeBuffers::Param> params;
+    /// Variant parameters in declaration order (see AttentionBuffers::Param).
+    std::vector<AttentionBuffers::Param> params;
   };
   /// Launches the partial-state and merge kernels on `stream` (prefill:
   /// grid chunks x q tiles x heads). Fails, naming the size, unless
@@ -99,9 +100,9 @@ public:
   int64_t workspaceBytes() const { return workspaceBytes_; }
 
 private:
-  SplitDecodeRunner() = default;
+  SplitKVRunner() = default;
   CudaDriver *driver = nullptr;
-  DecodeLauncher *bundle = nullptr;
+  KernelBundle *bundle = nullptr;
   Config config;
   int64_t numQoHeads = 0, numKvHeads = 0, headDim = 0, pageSize = 0;
   size_t numParams = 0; ///< variant parameters of the decode kernel
@@ -126,4 +127,4 @@ private:
 
 } // namespace flashir::runtime
 
-#endif // FLASHIR_RUNTIME_SPLITDECODE_H
+#endif // FLASHIR_RUNTIME_SPLITKV_H

@@ -1,6 +1,6 @@
-//===- SplitDecode.cpp - planned split-KV decode (plan/run) ---------------===//
+//===- SplitKV.cpp - planned split-KV attention (plan/run) ----------------===//
 
-#include "flashir/Runtime/SplitDecode.h"
+#include "flashir/Runtime/SplitKV.h"
 #include "Internal.h"
 
 #include <cstring>
@@ -90,9 +90,9 @@ PlannerOptions flashir::runtime::prefillPlannerOptions(
   return out;
 }
 
-Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
-                                 const Config &config,
-                                 std::unique_ptr<SplitDecodeRunner> &out) {
+Status SplitKVRunner::create(CudaDriver &driver, KernelBundle &bundle,
+                             const Config &config,
+                             std::unique_ptr<SplitKVRunner> &out) {
   const KernelInfo *decode = bundle.find(config.decodeKernel);
   const KernelInfo *merge = bundle.find(config.mergeKernel);
   if (!decode || !merge)
@@ -131,7 +131,7 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
   if (c.maxRequests < 1 || c.maxChunks < 1 || c.maxQueryRowsPerRequest < 1)
     return invalid("capacity needs maxRequests, maxChunks and "
                    "maxQueryRowsPerRequest >= 1");
-  std::unique_ptr<SplitDecodeRunner> runner(new SplitDecodeRunner());
+  std::unique_ptr<SplitKVRunner> runner(new SplitKVRunner());
   runner->driver = &driver;
   runner->bundle = &bundle;
   runner->config = resolved;
@@ -169,14 +169,14 @@ Status SplitDecodeRunner::create(CudaDriver &driver, DecodeLauncher &bundle,
   return Status::ok();
 }
 
-SplitDecodeRunner::~SplitDecodeRunner() {
+SplitKVRunner::~SplitKVRunner() {
   if (workspace)
     (void)driver->free(workspace);
   if (staging)
     (void)driver->freeHost(staging);
 }
 
-Status SplitDecodeRunner::plan(const BatchRef &batch, void *stream) {
+Status SplitKVRunner::plan(const BatchRef &batch, void *stream) {
   if (batch.numQoHeads != numQoHeads || batch.numKvHeads != numKvHeads ||
       batch.pageSize != pageSize)
     return invalid("the batch has " + std::to_string(batch.numQoHeads) + "/" +
@@ -222,8 +222,8 @@ Status SplitDecodeRunner::plan(const BatchRef &batch, void *stream) {
   return Status::ok();
 }
 
-Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
-                              bool capacityGrids) {
+Status SplitKVRunner::run(const Buffers &buffers, void *stream,
+                          bool capacityGrids) {
   const PlanCapacity &c = config.capacity;
   if (buffers.params.size() != numParams)
     return invalid(config.decodeKernel + " takes " + std::to_string(numParams) +
@@ -261,22 +261,22 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
       !s)
     return s;
   auto meta = [&](int64_t offset, int64_t size) {
-    return DecodeLauncher::Arg::memref(base + offset * 4, {size});
+    return KernelBundle::Arg::memref(base + offset * 4, {size});
   };
-  auto memref = DecodeLauncher::Arg::memref;
+  auto memref = KernelBundle::Arg::memref;
   int64_t rows = c.maxRequests * c.maxQueryRowsPerRequest;
   int64_t partialRows = c.maxChunks * c.maxQueryRowsPerRequest;
   int64_t r = c.maxRequests, m = c.maxChunks;
-  DecodeLauncher::Arg qo = meta(layout.qo, r + 2),
-                      chunkIndptr = meta(layout.chunkIndptr, r + 2);
-  DecodeLauncher::Arg partialO =
+  KernelBundle::Arg qo = meta(layout.qo, r + 2),
+                    chunkIndptr = meta(layout.chunkIndptr, r + 2);
+  KernelBundle::Arg partialO =
       memref(base + partialOOffset, {partialRows, numQoHeads, headDim});
-  DecodeLauncher::Arg partialLse =
+  KernelBundle::Arg partialLse =
       memref(base + partialLseOffset, {partialRows, numQoHeads});
   // A request's only chunk writes its rows of out / lse directly.
-  DecodeLauncher::Arg out = memref(buffers.out, {rows, numQoHeads, headDim}),
-                      lse = memref(buffers.lse, {rows, numQoHeads});
-  DecodeLauncher::RoleArgs fixed = {
+  KernelBundle::Arg out = memref(buffers.out, {rows, numQoHeads, headDim}),
+                    lse = memref(buffers.lse, {rows, numQoHeads});
+  KernelBundle::RoleArgs fixed = {
       {ArgRole::Q, memref(buffers.q, {rows, numQoHeads, headDim})},
       {ArgRole::QoIndptr, qo},
       {ArgRole::KPool, memref(buffers.kPool, {buffers.numPages, pageSize,
@@ -296,10 +296,9 @@ Status SplitDecodeRunner::run(const Buffers &buffers, void *stream,
       {ArgRole::Out, out},
       {ArgRole::Lse, lse},
       {ArgRole::KvMaps, memref(base + mapsOffset, {2, 16})}};
-  std::vector<DecodeLauncher::Arg> args, mergeArgs;
-  if (Status s =
-          bundle->arrange(config.decodeKernel, fixed,
-                          DecodeLauncher::paramArgs(buffers.params), args);
+  std::vector<KernelBundle::Arg> args, mergeArgs;
+  if (Status s = bundle->arrange(config.decodeKernel, fixed,
+                                 KernelBundle::paramArgs(buffers.params), args);
       !s)
     return s;
   if (Status s = bundle->arrange(config.mergeKernel, fixed, {}, mergeArgs); !s)
