@@ -1,0 +1,60 @@
+//===- PagedKVAccess.h - where a paged KV cache's rows live ---*- C++ -*-===//
+//
+// The address arithmetic of a paged KV pool, computed once from the view
+// type and shared by every kernel family: the element strides of (page,
+// slot in the page, KV head, column) for the NHD ([pages, page, heads, dim])
+// and HND ([pages, heads, page, dim]) layouts, the row of a key, and what a
+// copy may assume (rows of one head contiguous in a page, tiles a tensor map
+// can describe). Kernels index pools in the logical (page, slot, head, dim)
+// order; an HND pool is a memref with these strides. No MLIR: unit-tested
+// on its own.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLASHIR_LIB_CONVERSION_ATTNTOGPU_PARTS_PAGEDKVACCESS_H
+#define FLASHIR_LIB_CONVERSION_ATTNTOGPU_PARTS_PAGEDKVACCESS_H
+
+#include <array>
+#include <cstdint>
+
+namespace flashir::conversion::parts {
+
+struct PagedKVAccess {
+  /// HND: [pages, heads, page, dim]; else NHD: [pages, page, heads, dim].
+  bool headMajor = false;
+  int64_t pageSize = 1, numHeads = 1, headDim = 1;
+
+  /// Element strides of the logical (page, slot, head, column) indices.
+  std::array<int64_t, 4> strides() const {
+    if (headMajor)
+      return {numHeads * pageSize * headDim, headDim, pageSize * headDim, 1};
+    return {pageSize * numHeads * headDim, numHeads * headDim, headDim, 1};
+  }
+  /// The pool's extents in memory order (what the host allocates).
+  std::array<int64_t, 3> physicalInner() const {
+    if (headMajor)
+      return {numHeads, pageSize, headDim};
+    return {pageSize, numHeads, headDim};
+  }
+  /// Row (in units of headDim elements) of key `slot` of page `page`, head
+  /// `head`.
+  int64_t row(int64_t page, int64_t slot, int64_t head) const {
+    std::array<int64_t, 4> s = strides();
+    return (page * s[0] + slot * s[1] + head * s[2]) / headDim;
+  }
+  /// Rows between consecutive keys of one head in a page.
+  int64_t slotRowStride() const { return strides()[1] / headDim; }
+  /// Whether a head's keys of one page are consecutive rows (one bulk copy
+  /// can move several).
+  bool headRowsContiguous() const { return headMajor || numHeads == 1; }
+  /// Whether a tensor map over (dim, head, token row) describes the pool:
+  /// pages of whole tiles in the NHD layout, where token rows are evenly
+  /// strided across pages.
+  bool tensorMapTiles(int64_t tileKeys) const {
+    return !headMajor && pageSize % tileKeys == 0;
+  }
+};
+
+} // namespace flashir::conversion::parts
+
+#endif // FLASHIR_LIB_CONVERSION_ATTNTOGPU_PARTS_PAGEDKVACCESS_H
