@@ -212,13 +212,13 @@ void DecodeKernel::loadRequestKeys(LocBuilder &b, Frame &f) {
   Value pages = arith::SubIOp::create(
       b, loadIndex(b, f.indptr, arith::AddIOp::create(b, f.req, c1)),
       f.pageBegin);
+  Value anyPage =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, pages, c0);
+  Value fullPages = arith::SubIOp::create(b, pages, c1);
+  Value fullKeys = arith::MulIOp::create(b, fullPages, cIndex(b, s.pageSize));
   f.numKv = arith::SelectOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, pages, c0),
-      arith::AddIOp::create(
-          b,
-          arith::MulIOp::create(b, arith::SubIOp::create(b, pages, c1),
-                                cIndex(b, s.pageSize)),
-          loadIndex(b, f.lastPageLen, f.req)),
+      b, anyPage,
+      arith::AddIOp::create(b, fullKeys, loadIndex(b, f.lastPageLen, f.req)),
       c0);
 }
 
@@ -266,9 +266,9 @@ void DecodeKernel::loadKeyRange(LocBuilder &b, Frame &f, Value nextRequest) {
   };
   f.kBegin = clampKeys(loadIndex(b, entry.getArgument(9), f.block), c0);
   f.kEnd = clampKeys(loadIndex(b, entry.getArgument(10), f.block), f.kBegin);
-  Value chunks =
-      arith::SubIOp::create(b, loadIndex(b, entry.getArgument(7), nextRequest),
-                            loadIndex(b, entry.getArgument(7), f.req));
+  Value chunksEnd = loadIndex(b, entry.getArgument(7), nextRequest);
+  Value chunks = arith::SubIOp::create(
+      b, chunksEnd, loadIndex(b, entry.getArgument(7), f.req));
   f.direct = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunks, c1);
   // C from the metadata, not from the chunk arrays' sizes: a runner may pass
   // arrays padded past a step's chunks (the cascade's capacity).
@@ -308,10 +308,10 @@ void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
   int64_t D = s.headDim, g = s.group, W = s.warps;
   gpu::BarrierOp::create(b);
   Value c0 = cIndex(b, 0);
+  Value writingLane = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lane,
+                                            cIndex(b, D / kVec));
   Value writer = arith::AndIOp::create(
-      b,
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lane,
-                            cIndex(b, D / kVec)),
+      b, writingLane,
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warp, c0));
   scf::IfOp::create(b, writer, [&](OpBuilder &iob, Location loc) {
     LocBuilder b(loc, iob);
@@ -324,22 +324,25 @@ void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
       Value mr = negInf(b), lr = cF32(b, 0.0f), accr = zeroVec;
       for (int64_t w = 0; w < W; ++w) {
         Value ww = cIndex(b, w);
-        merge(b, mr, lr, accr,
-              memref::LoadOp::create(b, smem, ValueRange{ww, rr, cIndex(b, D)}),
-              memref::LoadOp::create(b, smem,
-                                     ValueRange{ww, rr, cIndex(b, D + 1)}),
-              vector::LoadOp::create(b, f32Vec(b), smem, ValueRange{ww, rr, e0},
-                                     /*nontemporal=*/false,
-                                     llvm::MaybeAlign(16)));
+        Value mw =
+            memref::LoadOp::create(b, smem, ValueRange{ww, rr, cIndex(b, D)});
+        Value lw = memref::LoadOp::create(b, smem,
+                                          ValueRange{ww, rr, cIndex(b, D + 1)});
+        Value accw =
+            vector::LoadOp::create(b, f32Vec(b), smem, ValueRange{ww, rr, e0},
+                                   /*nontemporal=*/false, llvm::MaybeAlign(16));
+        merge(b, mr, lr, accr, mw, lw, accw);
       }
       // No visible key: output 0, lse = -inf.
       Value empty =
           arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, lr, cF32(b, 0));
+      Value zero = cF32(b, 0.0f);
       Value inv = arith::SelectOp::create(
-          b, empty, cF32(b, 0.0f), arith::DivFOp::create(b, cF32(b, 1.0f), lr));
+          b, empty, zero, arith::DivFOp::create(b, cF32(b, 1.0f), lr));
       Value o = arith::MulFOp::create(b, accr, splat(b, inv));
+      Value noLse = negInf(b);
       Value rowLse = arith::SelectOp::create(
-          b, empty, negInf(b),
+          b, empty, noLse,
           arith::AddFOp::create(b, mr, math::LogOp::create(b, lr)));
       // Row `row` of `out`/`lse` or of the partial states.
       auto store = [&](LocBuilder &b, Value outMem, Value lseMem, Value row) {
@@ -367,9 +370,11 @@ void DecodeKernel::waitInLastCta(LocBuilder &b) {
   Value last;
   for (gpu::Dimension d :
        {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z}) {
-    Value isLast = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::eq, gpu::BlockIdOp::create(b, d),
-        arith::SubIOp::create(b, gpu::GridDimOp::create(b, d), cIndex(b, 1)));
+    Value block = gpu::BlockIdOp::create(b, d);
+    Value grid = gpu::GridDimOp::create(b, d);
+    Value isLast =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, block,
+                              arith::SubIOp::create(b, grid, cIndex(b, 1)));
     last = last ? arith::AndIOp::create(b, last, isLast).getResult() : isLast;
   }
   scf::IfOp::create(b, last, [&](OpBuilder &wb, Location loc) {
@@ -599,10 +604,10 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
                 b, valids[u],
                 [&](LocBuilder &b) {
                   Value w = expDiff(b, lses[u], m);
+                  Value lNew = arith::AddFOp::create(b, l, w);
+                  Value o = widen(b, os[u]);
                   return SmallVector<Value>{
-                      arith::AddFOp::create(b, l, w),
-                      math::FmaOp::create(b, widen(b, os[u]), splat(b, w),
-                                          acc)};
+                      lNew, math::FmaOp::create(b, o, splat(b, w), acc)};
                 },
                 [&](LocBuilder &) {
                   return SmallVector<Value>{l, acc};
@@ -618,13 +623,15 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
     Value row = arith::AddIOp::create(b, qBegin, i);
     Value empty =
         arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, cF32(b, 0));
+    Value zero = cF32(b, 0.0f);
     Value inv = arith::SelectOp::create(
-        b, empty, cF32(b, 0.0f), arith::DivFOp::create(b, cF32(b, 1.0f), l));
+        b, empty, zero, arith::DivFOp::create(b, cF32(b, 1.0f), l));
     vector::StoreOp::create(
         b, narrow(b, arith::MulFOp::create(b, acc, splat(b, inv))), out,
         ValueRange{row, head, e0}, /*nontemporal=*/false, llvm::MaybeAlign(16));
+    Value noLse = negInf(b);
     Value rowLse = arith::SelectOp::create(
-        b, empty, negInf(b),
+        b, empty, noLse,
         arith::AddFOp::create(b, m, math::LogOp::create(b, l)));
     scf::IfOp::create(
         b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, c0),

@@ -280,8 +280,8 @@ private:
     Value bits = arith::BitcastOp::create(b, i32, v);
     // NaN stays a (quiet) NaN instead of rounding into Inf.
     Value isNan = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, v, v);
-    Value lsb = arith::AndIOp::create(
-        b, arith::ShRUIOp::create(b, bits, splatI(16)), splatI(1));
+    Value shifted = arith::ShRUIOp::create(b, bits, splatI(16));
+    Value lsb = arith::AndIOp::create(b, shifted, splatI(1));
     Value rounded = arith::AddIOp::create(
         b, bits, arith::AddIOp::create(b, lsb, splatI(0x7fff)));
     rounded = arith::SelectOp::create(b, isNan, splatI(0x7fc00000), rounded);
@@ -312,9 +312,9 @@ private:
   }
   /// exp(x - m), 0 when x = -inf (also when m = -inf: no NaN).
   Value expDiff(LocBuilder &b, Value x, Value m) {
+    Value isInf = isNegInf(b, x), zero = cF32(b, 0.0f);
     return arith::SelectOp::create(
-        b, isNegInf(b, x), cF32(b, 0.0f),
-        math::ExpOp::create(b, arith::SubFOp::create(b, x, m)));
+        b, isInf, zero, math::ExpOp::create(b, arith::SubFOp::create(b, x, m)));
   }
 
   // Maxima use maxnumf (PTX max.f32): scores are finite or -inf, never NaN,
@@ -326,9 +326,10 @@ private:
              Value acco) {
     Value mNew = arith::MaxNumFOp::create(b, m, mo);
     Value ca = expDiff(b, m, mNew), cb = expDiff(b, mo, mNew);
-    l = arith::AddFOp::create(b, arith::MulFOp::create(b, l, ca),
-                              arith::MulFOp::create(b, lo, cb));
-    acc = arith::AddFOp::create(b, arith::MulFOp::create(b, acc, splat(b, ca)),
+    Value lScaled = arith::MulFOp::create(b, l, ca);
+    l = arith::AddFOp::create(b, lScaled, arith::MulFOp::create(b, lo, cb));
+    Value accScaled = arith::MulFOp::create(b, acc, splat(b, ca));
+    acc = arith::AddFOp::create(b, accScaled,
                                 arith::MulFOp::create(b, acco, splat(b, cb)));
     m = mNew;
   }

@@ -166,8 +166,9 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     f.block = arith::RemUIOp::create(b, linear, x);
     Value rest = arith::DivUIOp::create(b, linear, x);
     head = arith::RemUIOp::create(b, rest, z);
-    qTile = arith::SubIOp::create(b, arith::SubIOp::create(b, y, c1),
-                                  arith::DivUIOp::create(b, rest, z));
+    Value lastTile = arith::SubIOp::create(b, y, c1);
+    qTile =
+        arith::SubIOp::create(b, lastTile, arith::DivUIOp::create(b, rest, z));
     f.req = f.block;
   }
   f.kvHead =
@@ -209,11 +210,12 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   auto tokenAndHead = [&](LocBuilder &b, Value r) -> std::pair<Value, Value> {
     if (!fused)
       return {arith::AddIOp::create(b, rowBase, r), head};
-    return {arith::AddIOp::create(b, rowBase,
-                                  arith::DivUIOp::create(b, r, cIndex(b, g))),
-            arith::AddIOp::create(
-                b, arith::MulIOp::create(b, f.kvHead, cIndex(b, g)),
-                arith::RemUIOp::create(b, r, cIndex(b, g)))};
+    Value token = arith::AddIOp::create(
+        b, rowBase, arith::DivUIOp::create(b, r, cIndex(b, g)));
+    Value headBase = arith::MulIOp::create(b, f.kvHead, cIndex(b, g));
+    return {token,
+            arith::AddIOp::create(b, headBase,
+                                  arith::RemUIOp::create(b, r, cIndex(b, g)))};
   };
   for (int64_t ri = 0; ri < R; ++ri) {
     Value r = arith::AddIOp::create(
@@ -340,9 +342,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     forEachPiece(
         b, s.prefillRows * chunksPerRow, [&](LocBuilder &b, Value p, int64_t) {
           Value r = arith::DivUIOp::create(b, p, cIndex(b, chunksPerRow));
-          Value col = arith::MulIOp::create(
-              b, arith::RemUIOp::create(b, p, cIndex(b, chunksPerRow)),
-              cIndex(b, kVec));
+          Value chunk = arith::RemUIOp::create(b, p, cIndex(b, chunksPerRow));
+          Value col = arith::MulIOp::create(b, chunk, cIndex(b, kVec));
           auto [token, qHead] = tokenAndHead(b, r);
           // Rows past the request copy its last row (never stored).
           Value row = arith::MinUIOp::create(
@@ -356,20 +357,16 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     // 8 (lane / 16) of the k-step.
     Value lrow = arith::AddIOp::create(
         b, warpRow, arith::RemUIOp::create(b, lane, cIndex(b, 16)));
-    Value lcol = arith::MulIOp::create(
-        b, arith::DivUIOp::create(b, lane, cIndex(b, 16)), cIndex(b, 8));
+    Value lhalf = arith::DivUIOp::create(b, lane, cIndex(b, 16));
+    Value lcol = arith::MulIOp::create(b, lhalf, cIndex(b, 8));
+    Value qRingStart = cIndex(b, ringBytes);
+    Value lelement = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, lrow, cIndex(b, rowStride)), lcol);
+    Value lbytes = arith::MulIOp::create(b, lelement, cIndex(b, elementBytes));
     qTileBase = arith::AddIOp::create(
         b, ringBase,
         arith::IndexCastOp::create(
-            b, b.getI64Type(),
-            arith::AddIOp::create(
-                b, cIndex(b, ringBytes),
-                arith::MulIOp::create(
-                    b,
-                    arith::AddIOp::create(
-                        b, arith::MulIOp::create(b, lrow, cIndex(b, rowStride)),
-                        lcol),
-                    cIndex(b, elementBytes)))));
+            b, b.getI64Type(), arith::AddIOp::create(b, qRingStart, lbytes)));
   } else {
     Value zeroPair = arith::ConstantOp::create(
         b, DenseElementsAttr::get(pairType, b.getZeroAttr(s.element)));
@@ -377,8 +374,9 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       std::array<Value, 4> frag;
       for (int64_t k = 0; k < 4; ++k) {
         int64_t half = k % 2, hi = k / 2;
+        Value qRow = arith::AddIOp::create(b, f.qBegin, rowOf[half]);
         Value row = arith::MinUIOp::create(
-            b, arith::AddIOp::create(b, f.qBegin, rowOf[half]),
+            b, qRow,
             arith::SubIOp::create(b, arith::AddIOp::create(b, f.qBegin, f.numQ),
                                   c1));
         Value d = arith::AddIOp::create(b, tig2, cIndex(b, 16 * c + 8 * hi));
@@ -401,9 +399,9 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         arith::MinUIOp::create(
             b, arith::AddIOp::create(b, rowBase, cIndex(b, tokens)), f.numQ),
         c1);
+    Value lastPos = arith::AddIOp::create(b, lastRow, f.numKv);
     Value visible =
-        arith::SubIOp::create(b, arith::AddIOp::create(b, lastRow, f.numKv),
-                              arith::SubIOp::create(b, f.numQ, c1));
+        arith::SubIOp::create(b, lastPos, arith::SubIOp::create(b, f.numQ, c1));
     kLoopEnd = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, visible, c0),
                                       f.kEnd);
   }
@@ -447,8 +445,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                    ? arith::MaxSIOp::create(
                          b, arith::SubIOp::create(b, kLoopEnd, kTileBegin), c0)
                    : kLoopEnd;
-  Value numTiles = arith::DivUIOp::create(
-      b, arith::AddIOp::create(b, span, cIndex(b, KV - 1)), cIndex(b, KV));
+  Value spanUp = arith::AddIOp::create(b, span, cIndex(b, KV - 1));
+  Value numTiles = arith::DivUIOp::create(b, spanUp, cIndex(b, KV));
   Value lastKey = arith::SubIOp::create(b, f.kEnd, c1);
   // Tile `it`'s first key.
   auto tileStart = [&](LocBuilder &b, Value it) -> Value {
@@ -470,18 +468,12 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   };
   if (rawCopies) {
     Value key = arith::DivUIOp::create(b, tid, cIndex(b, chunksPerRow));
-    Value col = arith::MulIOp::create(
-        b, arith::RemUIOp::create(b, tid, cIndex(b, chunksPerRow)),
-        cIndex(b, kVec));
-    Value inRow = toI64(
-        b,
-        arith::MulIOp::create(
-            b,
-            arith::AddIOp::create(
-                b,
-                arith::MulIOp::create(b, f.kvHead, cIndex(b, poolStrides[2])),
-                col),
-            cIndex(b, elementBytes)));
+    Value chunk = arith::RemUIOp::create(b, tid, cIndex(b, chunksPerRow));
+    Value col = arith::MulIOp::create(b, chunk, cIndex(b, kVec));
+    Value headCol = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, f.kvHead, cIndex(b, poolStrides[2])), col);
+    Value inRow =
+        toI64(b, arith::MulIOp::create(b, headCol, cIndex(b, elementBytes)));
     auto threadBase = [&](Value pool) -> Value {
       return arith::AddIOp::create(
           b, toI64(b, memref::ExtractAlignedPointerAsIndexOp::create(b, pool)),
@@ -489,23 +481,21 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     };
     kThreadBase = threadBase(f.kPool);
     vThreadBase = threadBase(f.vPool);
-    copyDst = toI64(
-        b, arith::MulIOp::create(
-               b,
-               arith::AddIOp::create(
-                   b, arith::MulIOp::create(b, key, cIndex(b, rowStride)), col),
-               cIndex(b, elementBytes)));
+    Value keyCol = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, key, cIndex(b, rowStride)), col);
+    copyDst =
+        toI64(b, arith::MulIOp::create(b, keyCol, cIndex(b, elementBytes)));
   }
   Value lane32 = toI32(b, lane);
   auto pagesOf = [&](LocBuilder &b, Value it) -> SmallVector<Value> {
     if (!warpPages)
       return {};
     Value t0 = toI32(b, tileStart(b, it));
+    Value firstSlot = arith::AddIOp::create(
+        b, arith::DivUIOp::create(b, t0, cI32(b, P)), lane32);
+    Value last = toI32(b, lastKey);
     Value slot = arith::MinUIOp::create(
-        b,
-        arith::AddIOp::create(b, arith::DivUIOp::create(b, t0, cI32(b, P)),
-                              lane32),
-        arith::DivUIOp::create(b, toI32(b, lastKey), cI32(b, P)));
+        b, firstSlot, arith::DivUIOp::create(b, last, cI32(b, P)));
     return {memref::LoadOp::create(
         b, f.indices,
         ValueRange{arith::IndexCastUIOp::create(
@@ -526,12 +516,13 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                          true) -> std::function<void(LocBuilder &, int64_t)> {
     Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
     Value t32 = toI32(b, tileStart(b, it));
+    Value threadDst = arith::AddIOp::create(b, ringBase, copyDst);
+    Value slot64 = toI64(b, slot);
     Value dst = sharedPtr(
-        b,
-        arith::AddIOp::create(
-            b, arith::AddIOp::create(b, ringBase, copyDst),
-            arith::MulIOp::create(b, toI64(b, slot),
-                                  cI64(b, 2 * KV * rowStride * elementBytes))));
+        b, arith::AddIOp::create(
+               b, threadDst,
+               arith::MulIOp::create(
+                   b, slot64, cI64(b, 2 * KV * rowStride * elementBytes))));
     Value firstKey = arith::AddIOp::create(
         b, t32,
         toI32(b, arith::DivUIOp::create(b, tid, cIndex(b, chunksPerRow))));
@@ -542,11 +533,11 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       pageBegin32 = toI32(b, f.pageBegin);
       firstPage = arith::DivUIOp::create(b, t32, cI32(b, P));
     }
-    Value size =
-        valid && !pagedPasses
-            ? arith::SelectOp::create(b, valid, cI32(b, 16), cI32(b, 0))
-                  .getResult()
-            : Value();
+    Value size;
+    if (valid && !pagedPasses) {
+      Value full = cI32(b, 16);
+      size = arith::SelectOp::create(b, valid, full, cI32(b, 0));
+    }
     Value page0 = warpPages ? pages[0] : Value();
     // With pagedPasses, page g of the tile is lane g's id (one shuffle per
     // page) and a pass's sources are the page's base for the thread plus a
@@ -567,23 +558,24 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         int64_t pg = P >= KV ? 0 : keyOffset / P;
         Value &pageBase = (*pageBases)[pg];
         if (!pageBase) {
-          Value page =
-              gpu::ShuffleOp::create(b, page0, cI32(b, pg), cI32(b, 32),
-                                     gpu::ShuffleMode::IDX)
-                  .getShuffleResult();
+          Value srcLane = cI32(b, pg);
+          Value page = gpu::ShuffleOp::create(b, page0, srcLane, cI32(b, 32),
+                                              gpu::ShuffleMode::IDX)
+                           .getShuffleResult();
+          Value pageStart = arith::MulIOp::create(b, page, cI32(b, P));
           Value row = arith::AddIOp::create(
-              b, arith::MulIOp::create(b, page, cI32(b, P)),
-              arith::RemUIOp::create(b, firstKey, cI32(b, P)));
+              b, pageStart, arith::RemUIOp::create(b, firstKey, cI32(b, P)));
+          Value row64 = arith::ExtUIOp::create(b, b.getI64Type(), row);
           pageBase = arith::MulIOp::create(
-              b, arith::ExtUIOp::create(b, b.getI64Type(), row),
-              cI64(b, poolStrides[1] * elementBytes));
+              b, row64, cI64(b, poolStrides[1] * elementBytes));
         }
         Value inRange = arith::CmpIOp::create(
             b, arith::CmpIPredicate::sle,
             arith::AddIOp::create(b, firstKey, cI32(b, keyOffset)), last32);
         if (valid)
           inRange = arith::AndIOp::create(b, inRange, valid);
-        bytes = arith::SelectOp::create(b, inRange, cI32(b, 16), cI32(b, 0));
+        Value full = cI32(b, 16);
+        bytes = arith::SelectOp::create(b, inRange, full, cI32(b, 0));
         kBase = arith::AddIOp::create(b, kThreadBase, pageBase);
         vBase = arith::AddIOp::create(b, vThreadBase, pageBase);
         offset = cI64(b, (keyOffset - pg * P) * poolStrides[1] * elementBytes);
@@ -591,24 +583,25 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         Value j = arith::MinSIOp::create(
             b, arith::AddIOp::create(b, firstKey, cI32(b, keyOffset)), last32);
         Value pageOfKey = arith::DivUIOp::create(b, j, cI32(b, P));
-        Value page =
-            warpPages
-                ? gpu::ShuffleOp::create(
-                      b, page0, arith::SubIOp::create(b, pageOfKey, firstPage),
-                      cI32(b, 32), gpu::ShuffleMode::IDX)
-                      .getShuffleResult()
-                : memref::LoadOp::create(
-                      b, f.indices,
-                      ValueRange{arith::IndexCastUIOp::create(
-                          b, b.getIndexType(),
-                          arith::AddIOp::create(b, pageBegin32, pageOfKey))})
-                      .getResult();
-        Value row =
-            arith::AddIOp::create(b, arith::MulIOp::create(b, page, cI32(b, P)),
-                                  arith::RemUIOp::create(b, j, cI32(b, P)));
-        offset = arith::MulIOp::create(
-            b, arith::ExtUIOp::create(b, b.getI64Type(), row),
-            cI64(b, poolStrides[1] * elementBytes));
+        Value page;
+        if (warpPages) {
+          Value srcLane = arith::SubIOp::create(b, pageOfKey, firstPage);
+          page = gpu::ShuffleOp::create(b, page0, srcLane, cI32(b, 32),
+                                        gpu::ShuffleMode::IDX)
+                     .getShuffleResult();
+        } else {
+          page = memref::LoadOp::create(
+              b, f.indices,
+              ValueRange{arith::IndexCastUIOp::create(
+                  b, b.getIndexType(),
+                  arith::AddIOp::create(b, pageBegin32, pageOfKey))});
+        }
+        Value pageStart = arith::MulIOp::create(b, page, cI32(b, P));
+        Value row = arith::AddIOp::create(
+            b, pageStart, arith::RemUIOp::create(b, j, cI32(b, P)));
+        Value row64 = arith::ExtUIOp::create(b, b.getI64Type(), row);
+        offset = arith::MulIOp::create(b, row64,
+                                       cI64(b, poolStrides[1] * elementBytes));
       }
       auto copies = [&](LocBuilder &b) {
         for (int64_t kind = 0; kind < 2; ++kind) {
@@ -630,16 +623,15 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         copies(b);
         return;
       }
-      scf::IfOp::create(
-          b,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                arith::AddIOp::create(b, tid, cIndex(b, p0)),
-                                cIndex(b, pieces)),
-          [&](OpBuilder &iob, Location loc) {
-            LocBuilder ib(loc, iob);
-            copies(ib);
-            scf::YieldOp::create(ib);
-          });
+      Value piece = arith::AddIOp::create(b, tid, cIndex(b, p0));
+      scf::IfOp::create(b,
+                        arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                              piece, cIndex(b, pieces)),
+                        [&](OpBuilder &iob, Location loc) {
+                          LocBuilder ib(loc, iob);
+                          copies(ib);
+                          scf::YieldOp::create(ib);
+                        });
     };
   };
   // Copies of tile `it` into slot it % S: pieces (key, 16-byte chunk) of K
@@ -699,9 +691,9 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   auto laneBytes = [&](LocBuilder &b, Value rowBlock, Value colBlock) {
     Value row = arith::AddIOp::create(
         b, arith::MulIOp::create(b, rowBlock, cIndex(b, 8)), lmRow);
+    Value rowElement = arith::MulIOp::create(b, row, cIndex(b, rowStride));
     Value element = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, row, cIndex(b, rowStride)),
-        arith::MulIOp::create(b, colBlock, cIndex(b, 8)));
+        b, rowElement, arith::MulIOp::create(b, colBlock, cIndex(b, 8)));
     return arith::IndexCastOp::create(
         b, b.getI64Type(),
         arith::MulIOp::create(b, element, cIndex(b, elementBytes)));
@@ -711,8 +703,9 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   int64_t tileBytes = KV * rowStride * elementBytes;
   // The lane's K (kind 0) or V (kind 1) row pointer in slot `slot`.
   auto slotPtr = [&](LocBuilder &b, Value slot, int64_t kind) {
+    Value slot64 = arith::IndexCastOp::create(b, b.getI64Type(), slot);
     Value slotBytes = arith::MulIOp::create(
-        b, arith::IndexCastOp::create(b, b.getI64Type(), slot),
+        b, slot64,
         arith::ConstantOp::create(b, b.getI64IntegerAttr(2 * tileBytes)));
     Value base = arith::AddIOp::create(
         b, arith::AddIOp::create(b, ringBase, slotBytes), kind ? vLane : kLane);
@@ -933,8 +926,9 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           SmallVector<Value> next, corr(R);
           for (int64_t ri = 0; ri < R; ++ri) {
             Value mNew = arith::MaxNumFOp::create(b, m[ri], tileMax[ri]);
-            Value mSafe = arith::SelectOp::create(b, isNegInf(b, mNew),
-                                                  cF32(b, 0.0f), mNew);
+            Value noMax = isNegInf(b, mNew);
+            Value mSafe =
+                arith::SelectOp::create(b, noMax, cF32(b, 0.0f), mNew);
             corr[ri] = exp2Ftz(b, arith::SubFOp::create(b, m[ri], mSafe));
             next.push_back(mNew);
           }
@@ -955,9 +949,9 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     for (int64_t ri = 0; ri < R; ++ri) {
       m[ri] = state[ri];
       l[ri] = state[R + ri];
+      Value noMax = isNegInf(b, m[ri]);
       negM[ri] = arith::NegFOp::create(
-          b,
-          arith::SelectOp::create(b, isNegInf(b, m[ri]), cF32(b, 0.0f), m[ri]));
+          b, arith::SelectOp::create(b, noMax, cF32(b, 0.0f), m[ri]));
     }
     // P as A fragments: pFrag[mb * sTiles / 2 + kk] covers n-tiles 2kk,
     // 2kk + 1 of m block mb.
@@ -1191,13 +1185,14 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       l = arith::AddFOp::create(b, l, shuffleXor(b, l, off));
     Value empty =
         arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, l, cF32(b, 0.0f));
+    Value zeroInv = cF32(b, 0.0f);
     Value inv = arith::SelectOp::create(
-        b, empty, cF32(b, 0.0f), arith::DivFOp::create(b, cF32(b, 1.0f), l));
+        b, empty, zeroInv, arith::DivFOp::create(b, cF32(b, 1.0f), l));
+    Value noLse = negInf(b);
+    Value mNatural = arith::MulFOp::create(b, done[ri], cF32(b, kLn2));
     Value lse = arith::SelectOp::create(
-        b, empty, negInf(b),
-        arith::AddFOp::create(b,
-                              arith::MulFOp::create(b, done[ri], cF32(b, kLn2)),
-                              math::LogOp::create(b, l)));
+        b, empty, noLse,
+        arith::AddFOp::create(b, mNatural, math::LogOp::create(b, l)));
     int64_t mb = ri / 2, half = ri % 2;
     // The lane's pair of n-tile nd of the row, O / l in the element type.
     auto pairAt = [&](LocBuilder &b, int64_t nd) -> Value {
@@ -1213,19 +1208,23 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         b, warpRow,
         arith::AddIOp::create(b, gid, cIndex(b, 16 * mb + 8 * half)));
     if (staged)
-      for (int64_t nd = 0; nd < oTiles; ++nd)
+      for (int64_t nd = 0; nd < oTiles; ++nd) {
+        Value pair = pairAt(b, nd);
         vector::StoreOp::create(
-            b, pairAt(b, nd), stage,
+            b, pair, stage,
             ValueRange{localRow,
                        arith::AddIOp::create(b, tig2, cIndex(b, 8 * nd))});
+      }
     // lse (and, unstaged, O) of the row to `row` of oMem / lseMem.
     auto store = [&](LocBuilder &b, Value oMem, Value lseMem, Value row) {
       if (!staged)
-        for (int64_t nd = 0; nd < oTiles; ++nd)
+        for (int64_t nd = 0; nd < oTiles; ++nd) {
+          Value pair = pairAt(b, nd);
           vector::StoreOp::create(
-              b, pairAt(b, nd), oMem,
+              b, pair, oMem,
               ValueRange{row, headOf[ri],
                          arith::AddIOp::create(b, tig2, cIndex(b, 8 * nd))});
+        }
       scf::IfOp::create(
           b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tig, c0),
           [&](OpBuilder &tob, Location loc) {
@@ -1250,9 +1249,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       Value p = arith::AddIOp::create(b, lane, cIndex(b, p0));
       Value r = arith::AddIOp::create(
           b, warpRow, arith::DivUIOp::create(b, p, cIndex(b, chunksPerRow)));
-      Value col = arith::MulIOp::create(
-          b, arith::RemUIOp::create(b, p, cIndex(b, chunksPerRow)),
-          cIndex(b, kVec));
+      Value chunk = arith::RemUIOp::create(b, p, cIndex(b, chunksPerRow));
+      Value col = arith::MulIOp::create(b, chunk, cIndex(b, kVec));
       Value token, qHead;
       std::tie(token, qHead) = tokenAndHead(b, r);
       Value inRange =

@@ -60,8 +60,8 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
   Value numQ = f.numQ, numKv = f.numKv, pageBegin = f.pageBegin;
 
   auto headOf = [&](LocBuilder &b, int64_t r) {
-    return arith::AddIOp::create(
-        b, arith::MulIOp::create(b, kvHead, cIndex(b, g)), cIndex(b, r));
+    Value base = arith::MulIOp::create(b, kvHead, cIndex(b, g));
+    return arith::AddIOp::create(b, base, cIndex(b, r));
   };
 
   // Each warp walks its own keys: iteration `it` covers keys
@@ -75,8 +75,9 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
       b, kBegin, arith::MulIOp::create(b, warp, cIndex(b, keysPerIter * U)));
   Value step = cIndex(b, W * keysPerIter * U);
   Value rem = arith::SubIOp::create(b, kEnd, start);
+  Value anyKey = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, rem, c0);
   Value numIter = arith::SelectOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, rem, c0),
+      b, anyKey,
       arith::DivUIOp::create(
           b, arith::AddIOp::create(b, rem, cIndex(b, W * keysPerIter * U - 1)),
           step),
@@ -91,25 +92,24 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
   };
   // Only called for iterations < numIter, so kEnd > kBegin.
   auto keySafe = [&](LocBuilder &b, Value jBase, int64_t u) {
-    return arith::MinSIOp::create(b, keyIndex(b, jBase, u),
-                                  arith::SubIOp::create(b, kEnd, c1));
+    Value key = keyIndex(b, jBase, u);
+    return arith::MinSIOp::create(b, key, arith::SubIOp::create(b, kEnd, c1));
   };
   // The page of each of the U keys of iteration `it` (page-table loads).
   auto pagesOf = [&](LocBuilder &b, Value it) {
     Value jBase = jBaseOf(b, it);
     SmallVector<Value> ids;
-    for (int64_t u = 0; u < U; ++u)
+    for (int64_t u = 0; u < U; ++u) {
+      Value key = keySafe(b, jBase, u);
+      Value page = arith::DivUIOp::create(b, key, cIndex(b, s.pageSize));
       ids.push_back(
-          loadIndex(b, indices,
-                    arith::AddIOp::create(
-                        b, pageBegin,
-                        arith::DivUIOp::create(b, keySafe(b, jBase, u),
-                                               cIndex(b, s.pageSize)))));
+          loadIndex(b, indices, arith::AddIOp::create(b, pageBegin, page)));
+    }
     return ids;
   };
   auto slotOf = [&](LocBuilder &b, Value jBase, int64_t u) {
-    return arith::RemUIOp::create(b, keySafe(b, jBase, u),
-                                  cIndex(b, s.pageSize));
+    Value key = keySafe(b, jBase, u);
+    return arith::RemUIOp::create(b, key, cIndex(b, s.pageSize));
   };
 
   // Rows padded to a power of two for the transposing reduction; lane t of
@@ -118,9 +118,9 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
   int64_t lanesPerRow = groupLanes / rowsPow2;
   Value ownRow = arith::DivUIOp::create(b, laneInGroup, cIndex(b, lanesPerRow));
   // Padding rows take a real head's parameters (never used).
+  Value headBase = arith::MulIOp::create(b, kvHead, cIndex(b, g));
   Value ownHead = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, kvHead, cIndex(b, g)),
-      arith::MinUIOp::create(b, ownRow, cIndex(b, g - 1)));
+      b, headBase, arith::MinUIOp::create(b, ownRow, cIndex(b, g - 1)));
   SmallVector<Value> ownParams = paramValues(b, f, ownHead);
   SmallVector<Value> upperHalf;
   for (int64_t off = groupLanes / 2, n = rowsPow2; n > 1; off /= 2, n /= 2)
@@ -153,9 +153,9 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
     SmallVector<Value> qFrag, heads;
     for (int64_t r = 0; r < g; ++r) {
       heads.push_back(headOf(b, r));
+      Value qRow = loadVec(b, q, {row, heads.back(), e0});
       qFrag.push_back(
-          arith::MulFOp::create(b, loadVec(b, q, {row, heads.back(), e0}),
-                                splat(b, cF32(b, s.scale * kLog2E))));
+          arith::MulFOp::create(b, qRow, splat(b, cF32(b, s.scale * kLog2E))));
     }
     // Carried: the lane's own row's m and l, then acc of every row.
     Value zeroVec = splat(b, cF32(b, 0.0f));
@@ -211,8 +211,8 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
               arith::MulFOp::create(b, score, cF32(b, kLn2)), qpos, js[u],
               ownHead};
           hookArgs.append(ownParams);
-          score = arith::MulFOp::create(
-              b, inlineHook(b, variant.getLogits(), hookArgs), cF32(b, kLog2E));
+          Value logit = inlineHook(b, variant.getLogits(), hookArgs);
+          score = arith::MulFOp::create(b, logit, cF32(b, kLog2E));
         }
         Value keep = inRange[u];
         if (!variant.getMask().empty()) {
@@ -228,8 +228,8 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
       for (Value x : own)
         mNew = arith::MaxNumFOp::create(b, mNew, x);
       // exp2(-inf - mSafe) = 0 without a NaN when every score is -inf.
-      Value mSafe =
-          arith::SelectOp::create(b, isNegInf(b, mNew), cF32(b, 0.0f), mNew);
+      Value noMax = isNegInf(b, mNew);
+      Value mSafe = arith::SelectOp::create(b, noMax, cF32(b, 0.0f), mNew);
       Value c = math::Exp2Op::create(b, arith::SubFOp::create(b, m, mSafe));
       l = arith::MulFOp::create(b, l, c);
       SmallVector<Value> p;
@@ -348,8 +348,8 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
     SmallVector<Value> m, l, acc;
     for (int64_t r = 0; r < g; ++r) {
       // Row r's m (back to the natural domain) and l from its owner.
-      m.push_back(arith::MulFOp::create(b, fromOwner(b, finalState[0], r),
-                                        cF32(b, kLn2)));
+      Value mBase2 = fromOwner(b, finalState[0], r);
+      m.push_back(arith::MulFOp::create(b, mBase2, cF32(b, kLn2)));
       l.push_back(fromOwner(b, finalState[1], r));
       acc.push_back(finalState[2 + r]);
       for (int64_t off = groupLanes; off < 32; off *= 2) {
@@ -359,8 +359,9 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
           accOther =
               vector::InsertOp::create(b, shuffleXor(b, x, off), accOther, e);
         }
-        merge(b, m[r], l[r], acc[r], shuffleXor(b, m[r], off),
-              shuffleXor(b, l[r], off), accOther);
+        Value mOther = shuffleXor(b, m[r], off);
+        Value lOther = shuffleXor(b, l[r], off);
+        merge(b, m[r], l[r], acc[r], mOther, lOther, accOther);
       }
     }
     // Every warp is done with the staging ring (it aliases the states) and

@@ -73,12 +73,10 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   Value stage, ringShift;
   if (tensor) {
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, f.buf);
-    ringShift = arith::RemUIOp::create(
-        b,
-        arith::SubIOp::create(
-            b, cIndex(b, kSwizzleAlign),
-            arith::RemUIOp::create(b, base, cIndex(b, kSwizzleAlign))),
-        cIndex(b, kSwizzleAlign));
+    Value align = cIndex(b, kSwizzleAlign);
+    Value misalign = arith::RemUIOp::create(b, base, cIndex(b, kSwizzleAlign));
+    Value shift = arith::SubIOp::create(b, align, misalign);
+    ringShift = arith::RemUIOp::create(b, shift, cIndex(b, kSwizzleAlign));
     stage = memref::ViewOp::create(
         b,
         MemRefType::get({W, S, 2, halves, kTileKeys, kBoxElements}, s.element,
@@ -107,9 +105,9 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   Value rowValid =
       arith::CmpIOp::create(b, arith::CmpIPredicate::ult, gid, cIndex(b, g));
   // Rows past g take a real head's parameters and query (never written).
-  Value ownHead =
-      arith::AddIOp::create(b, arith::MulIOp::create(b, f.kvHead, cIndex(b, g)),
-                            arith::MinUIOp::create(b, gid, cIndex(b, g - 1)));
+  Value headBase = arith::MulIOp::create(b, f.kvHead, cIndex(b, g));
+  Value ownHead = arith::AddIOp::create(
+      b, headBase, arith::MinUIOp::create(b, gid, cIndex(b, g - 1)));
   SmallVector<Value> ownParams = paramValues(b, f, ownHead);
 
   // Warp w takes the tiles w, w + W, ... of the CTA's keys. Tensor copies
@@ -120,27 +118,20 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
       tensor ? arith::AndIOp::create(b, kBegin, cIndex(b, ~(kTileKeys - 1)))
                    .getResult()
              : kBegin;
-  Value numTiles = arith::DivUIOp::create(
-      b,
-      arith::AddIOp::create(b, arith::SubIOp::create(b, kEnd, kStart),
-                            cIndex(b, kTileKeys - 1)),
-      cIndex(b, kTileKeys));
+  Value span = arith::SubIOp::create(b, kEnd, kStart);
+  Value spanUp = arith::AddIOp::create(b, span, cIndex(b, kTileKeys - 1));
+  Value numTiles = arith::DivUIOp::create(b, spanUp, cIndex(b, kTileKeys));
+  Value hasTiles =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, numTiles, warp);
+  Value tilesLeft = arith::SubIOp::create(b, numTiles, warp);
+  Value tilesUp = arith::AddIOp::create(b, tilesLeft, cIndex(b, W - 1));
   Value numIter = arith::SelectOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, numTiles, warp),
-      arith::DivUIOp::create(
-          b,
-          arith::AddIOp::create(b, arith::SubIOp::create(b, numTiles, warp),
-                                cIndex(b, W - 1)),
-          cIndex(b, W)),
-      c0);
+      b, hasTiles, arith::DivUIOp::create(b, tilesUp, cIndex(b, W)), c0);
   auto tileStart = [&](LocBuilder &b, Value it) {
+    Value tile = arith::AddIOp::create(
+        b, warp, arith::MulIOp::create(b, it, cIndex(b, W)));
     return arith::AddIOp::create(
-        b, kStart,
-        arith::MulIOp::create(
-            b,
-            arith::AddIOp::create(b, warp,
-                                  arith::MulIOp::create(b, it, cIndex(b, W))),
-            cIndex(b, kTileKeys)));
+        b, kStart, arith::MulIOp::create(b, tile, cIndex(b, kTileKeys)));
   };
   // Keys past the end read the last key (valid memory) and are masked out;
   // only used for iterations < numIter, so kEnd > kBegin.
@@ -150,10 +141,10 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   // The page of key (lane % 16) of iteration `it`'s tile; other lanes'
   // pages come by shuffles.
   auto lanePage = [&](LocBuilder &b, Value it) -> Value {
-    Value j =
-        clampKey(b, arith::AddIOp::create(
-                        b, tileStart(b, it),
-                        arith::RemUIOp::create(b, lane, cIndex(b, kTileKeys))));
+    Value t0 = tileStart(b, it);
+    Value j = clampKey(
+        b, arith::AddIOp::create(
+               b, t0, arith::RemUIOp::create(b, lane, cIndex(b, kTileKeys))));
     return memref::LoadOp::create(
         b, f.indices,
         ValueRange{arith::AddIOp::create(
@@ -176,13 +167,11 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   Value sharedBase, kBase, vBase;
   int64_t barrierOffset = sharedMemoryBytes(s) - W * S * 8;
   auto barrierOf = [&](LocBuilder &b, Value slot) {
+    Value base = cIndex(b, barrierOffset);
+    Value index = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, warp, cIndex(b, S)), slot);
     Value offset = arith::AddIOp::create(
-        b, cIndex(b, barrierOffset),
-        arith::MulIOp::create(
-            b,
-            arith::AddIOp::create(
-                b, arith::MulIOp::create(b, warp, cIndex(b, S)), slot),
-            cIndex(b, 8)));
+        b, base, arith::MulIOp::create(b, index, cIndex(b, 8)));
     return pointerTo(b, arith::AddIOp::create(b, sharedBase, i64Of(b, offset)),
                      kShared);
   };
@@ -210,10 +199,12 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     // own expect-tx); the fence makes them visible to the copy engine.
     scf::IfOp::create(b, laneIsZero, [&](OpBuilder &iob, Location loc) {
       LocBuilder b(loc, iob);
-      for (int64_t st = 0; st < S; ++st)
+      for (int64_t st = 0; st < S; ++st) {
+        Value barrier = barrierOf(b, cIndex(b, st));
         NVVM::MBarrierInitOp::create(
-            b, barrierOf(b, cIndex(b, st)),
-            arith::ConstantOp::create(b, b.getI32IntegerAttr(1)), Value());
+            b, barrier, arith::ConstantOp::create(b, b.getI32IntegerAttr(1)),
+            Value());
+      }
       scf::YieldOp::create(b);
     });
     NVVM::FenceProxyOp::create(
@@ -253,40 +244,25 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     Value isV = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, lane,
                                       cIndex(b, kTileKeys));
     Value j = clampKey(b, arith::AddIOp::create(b, tileStart(b, it), key));
+    Value page = arith::IndexCastOp::create(b, b.getIndexType(), pageId);
+    Value pageStart = arith::MulIOp::create(b, page, cIndex(b, s.pageSize));
+    Value token = arith::AddIOp::create(
+        b, pageStart, arith::RemUIOp::create(b, j, cIndex(b, s.pageSize)));
     Value row = arith::AddIOp::create(
-        b,
-        arith::MulIOp::create(
-            b,
-            arith::AddIOp::create(
-                b,
-                arith::MulIOp::create(
-                    b, arith::IndexCastOp::create(b, b.getIndexType(), pageId),
-                    cIndex(b, s.pageSize)),
-                arith::RemUIOp::create(b, j, cIndex(b, s.pageSize))),
-            cIndex(b, s.numKvHeads)),
-        f.kvHead);
+        b, arith::MulIOp::create(b, token, cIndex(b, s.numKvHeads)), f.kvHead);
+    Value pool = arith::SelectOp::create(b, isV, vBase, kBase);
     Value src = arith::AddIOp::create(
-        b, arith::SelectOp::create(b, isV, vBase, kBase),
+        b, pool,
         i64Of(b, arith::MulIOp::create(b, row, cIndex(b, D * elementBytes))));
     // Element offset of [warp][slot][K or V][key][0] in the stage view.
-    Value dstElements = arith::MulIOp::create(
-        b,
-        arith::AddIOp::create(
-            b,
-            arith::MulIOp::create(
-                b,
-                arith::AddIOp::create(
-                    b,
-                    arith::MulIOp::create(
-                        b,
-                        arith::AddIOp::create(
-                            b, arith::MulIOp::create(b, warp, cIndex(b, S)),
-                            slot),
-                        cIndex(b, 2)),
-                    arith::DivUIOp::create(b, lane, cIndex(b, kTileKeys))),
-                cIndex(b, kTileKeys)),
-            key),
-        cIndex(b, rowStride));
+    Value warpSlot = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, warp, cIndex(b, S)), slot);
+    Value slotBase = arith::MulIOp::create(b, warpSlot, cIndex(b, 2));
+    Value kvIndex = arith::AddIOp::create(
+        b, slotBase, arith::DivUIOp::create(b, lane, cIndex(b, kTileKeys)));
+    Value keyRow = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, kvIndex, cIndex(b, kTileKeys)), key);
+    Value dstElements = arith::MulIOp::create(b, keyRow, cIndex(b, rowStride));
     Value dst = arith::AddIOp::create(
         b, sharedBase,
         i64Of(b,
@@ -296,8 +272,9 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     Value dstCluster = LLVM::AddrSpaceCastOp::create(
         b, LLVM::LLVMPointerType::get(ctx, kSharedCluster),
         pointerTo(b, dst, kShared));
+    Value srcPointer = pointerTo(b, src, kGlobal);
     NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
-        b, dstCluster, pointerTo(b, src, kGlobal), barrier,
+        b, dstCluster, srcPointer, barrier,
         arith::ConstantOp::create(
             b, b.getI32IntegerAttr(static_cast<int32_t>(D * elementBytes))),
         Value(), Value());
@@ -327,26 +304,24 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
       auto i32Of = [&](Value index) -> Value {
         return arith::IndexCastOp::create(b, i32, index);
       };
+      Value page = arith::IndexCastOp::create(b, b.getIndexType(), pageId);
+      Value pageStart = arith::MulIOp::create(b, page, cIndex(b, s.pageSize));
       Value tokenRow = i32Of(arith::AddIOp::create(
-          b,
-          arith::MulIOp::create(
-              b, arith::IndexCastOp::create(b, b.getIndexType(), pageId),
-              cIndex(b, s.pageSize)),
-          arith::RemUIOp::create(b, t0, cIndex(b, s.pageSize))));
+          b, pageStart, arith::RemUIOp::create(b, t0, cIndex(b, s.pageSize))));
       Value head = i32Of(f.kvHead);
       for (int64_t kind = 0; kind < 2; ++kind)
         for (int64_t h = 0; h < halves; ++h) {
           // Byte offset of [warp][slot][kind][h][0][0] in the ring.
-          Value boxIndex = arith::AddIOp::create(
-              b,
-              arith::MulIOp::create(
-                  b,
-                  arith::AddIOp::create(
-                      b, arith::MulIOp::create(b, warp, cIndex(b, S)), slot),
-                  cIndex(b, 2 * halves)),
-              cIndex(b, kind * halves + h));
+          Value warpSlot = arith::AddIOp::create(
+              b, arith::MulIOp::create(b, warp, cIndex(b, S)), slot);
+          Value slotBase =
+              arith::MulIOp::create(b, warpSlot, cIndex(b, 2 * halves));
+          Value boxIndex =
+              arith::AddIOp::create(b, slotBase, cIndex(b, kind * halves + h));
+          Value ringBase =
+              arith::AddIOp::create(b, sharedBase, i64Of(b, ringShift));
           Value box = arith::AddIOp::create(
-              b, arith::AddIOp::create(b, sharedBase, i64Of(b, ringShift)),
+              b, ringBase,
               i64Of(b,
                     arith::MulIOp::create(
                         b, boxIndex,
@@ -370,12 +345,12 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   // (seq / S)-th phase.
   auto waitBulk = [&](LocBuilder &b, Value seq) {
     Value slot = arith::RemUIOp::create(b, seq, cIndex(b, S));
+    Value phase = arith::DivUIOp::create(b, seq, cIndex(b, S));
     Value parity = arith::IndexCastOp::create(
-        b, b.getI32Type(),
-        arith::RemUIOp::create(b, arith::DivUIOp::create(b, seq, cIndex(b, S)),
-                               cIndex(b, 2)));
+        b, b.getI32Type(), arith::RemUIOp::create(b, phase, cIndex(b, 2)));
+    Value barrier = barrierOf(b, slot);
     NVVM::MBarrierTryWaitParityOp::create(
-        b, barrierOf(b, slot), parity,
+        b, barrier, parity,
         arith::ConstantOp::create(b, b.getI32IntegerAttr(10000000)));
   };
 
@@ -389,9 +364,8 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
                                           arith::IndexCastOp::create(b, i32, k),
                                           width, gpu::ShuffleMode::IDX)
                        .getShuffleResult();
-      Value slot = arith::RemUIOp::create(
-          b, clampKey(b, arith::AddIOp::create(b, t0, k)),
-          cIndex(b, s.pageSize));
+      Value key = clampKey(b, arith::AddIOp::create(b, t0, k));
+      Value slot = arith::RemUIOp::create(b, key, cIndex(b, s.pageSize));
       return {arith::IndexCastOp::create(b, b.getIndexType(), page), slot};
     };
     auto copy = [&](Value pool, int64_t piece, Value page, Value slot,
@@ -478,34 +452,29 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   };
   // The lane's K piece of n-tile h, columns 32c + 8tig.
   auto loadK = [&](LocBuilder &b, Value ring, int64_t h, int64_t c) -> Value {
+    if (!tensor && !bulk)
+      return loadPiece(b, ring, h * kPieces + c);
+    Value key = arith::AddIOp::create(b, gid, cIndex(b, 8 * h));
     if (tensor)
       return loadSwizzled(
-          b, ring, 0, c / 2, arith::AddIOp::create(b, gid, cIndex(b, 8 * h)),
+          b, ring, 0, c / 2, key,
           arith::AddIOp::create(b, tig, cIndex(b, 4 * (c % 2))));
-    if (!bulk)
-      return loadPiece(b, ring, h * kPieces + c);
-    return loadRow(
-        b, ring, 0, arith::AddIOp::create(b, gid, cIndex(b, 8 * h)),
-        arith::AddIOp::create(b, arith::MulIOp::create(b, tig, cIndex(b, kVec)),
-                              cIndex(b, 32 * c)));
+    Value col = arith::MulIOp::create(b, tig, cIndex(b, kVec));
+    return loadRow(b, ring, 0, key,
+                   arith::AddIOp::create(b, col, cIndex(b, 32 * c)));
   };
   // The lane's V piece of key 2tig + {0, 1, 8, 9}[qk], columns 64c + 8gid.
   auto loadV = [&](LocBuilder &b, Value ring, int64_t qk, int64_t c) -> Value {
     const int64_t offsets[] = {0, 1, 8, 9};
-    if (tensor)
-      return loadSwizzled(
-          b, ring, 1, c,
-          arith::AddIOp::create(b, arith::MulIOp::create(b, tig, cIndex(b, 2)),
-                                cIndex(b, offsets[qk])),
-          gid);
-    if (!bulk)
+    if (!tensor && !bulk)
       return loadPiece(b, ring, pieces + qk * vPieces + c);
-    return loadRow(
-        b, ring, 1,
-        arith::AddIOp::create(b, arith::MulIOp::create(b, tig, cIndex(b, 2)),
-                              cIndex(b, offsets[qk])),
-        arith::AddIOp::create(b, arith::MulIOp::create(b, gid, cIndex(b, kVec)),
-                              cIndex(b, 64 * c)));
+    Value tig2 = arith::MulIOp::create(b, tig, cIndex(b, 2));
+    Value key = arith::AddIOp::create(b, tig2, cIndex(b, offsets[qk]));
+    if (tensor)
+      return loadSwizzled(b, ring, 1, c, key, gid);
+    Value col = arith::MulIOp::create(b, gid, cIndex(b, kVec));
+    return loadRow(b, ring, 1, key,
+                   arith::AddIOp::create(b, col, cIndex(b, 64 * c)));
   };
   // Tensor copies load whole tiles: V rows of keys outside [kBegin, kEnd)
   // may hold anything (a last page's unwritten rows: NaN * 0 would poison
@@ -513,17 +482,20 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   // clears 16-byte chunks l / 16 + 2k of row l % 16 (the swizzle only
   // permutes a row's chunks).
   auto zeroOutsideRows = [&](LocBuilder &b, Value ring, Value t0) {
+    Value startsBefore =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, t0, kBegin);
+    Value t1 = arith::AddIOp::create(b, t0, cIndex(b, kTileKeys));
     Value partial = arith::OrIOp::create(
-        b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, t0, kBegin),
-        arith::CmpIOp::create(
-            b, arith::CmpIPredicate::sgt,
-            arith::AddIOp::create(b, t0, cIndex(b, kTileKeys)), kEnd));
+        b, startsBefore,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, t1, kEnd));
     scf::IfOp::create(b, partial, [&](OpBuilder &iob, Location loc) {
       LocBuilder b(loc, iob);
       Value key = arith::RemUIOp::create(b, lane, cIndex(b, kTileKeys));
       Value j = arith::AddIOp::create(b, t0, key);
+      Value before =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, kBegin);
       Value outside = arith::OrIOp::create(
-          b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, kBegin),
+          b, before,
           arith::CmpIOp::create(b, arith::CmpIPredicate::sge, j, kEnd));
       scf::IfOp::create(b, outside, [&](OpBuilder &zob, Location loc) {
         LocBuilder b(loc, zob);
@@ -559,8 +531,8 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
                                   b.getZeroAttr(s.element)));
     SmallVector<Value> qPiece;
     for (int64_t c = 0; c < kPieces; ++c) {
-      Value d = arith::AddIOp::create(
-          b, arith::MulIOp::create(b, tig, cIndex(b, kVec)), cIndex(b, 32 * c));
+      Value tig8 = arith::MulIOp::create(b, tig, cIndex(b, kVec));
+      Value d = arith::AddIOp::create(b, tig8, cIndex(b, 32 * c));
       qPiece.push_back(arith::SelectOp::create(
           b, rowValid, loadRaw(b, f.q, {row, ownHead, d}), zeroPiece));
     }
@@ -603,8 +575,8 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
                                              b.getI32IntegerAttr(S - 1));
         },
         [&](LocBuilder &b, Value it, ValueRange carried) {
-          Value ring =
-              arith::RemUIOp::create(b, bulk ? seqOf(b, it) : it, cIndex(b, S));
+          Value seq = bulk ? seqOf(b, it) : it;
+          Value ring = arith::RemUIOp::create(b, seq, cIndex(b, S));
           Value t0 = tileStart(b, it);
           if (tensor)
             zeroOutsideRows(b, ring, t0);
@@ -615,10 +587,13 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
             Value acc0 = zeroF, acc1 = zeroF;
             for (int64_t c = 0; c < kPieces; ++c) {
               Value k = loadK(b, ring, h, c);
-              for (int64_t half = 0; half < 2; ++half)
-                mma(b, pairAt(b, qPiece[c], 4 * half),
-                    pairAt(b, qPiece[c], 4 * half + 2), pairAt(b, k, 4 * half),
-                    pairAt(b, k, 4 * half + 2), acc0, acc1);
+              for (int64_t half = 0; half < 2; ++half) {
+                Value a0 = pairAt(b, qPiece[c], 4 * half);
+                Value a2 = pairAt(b, qPiece[c], 4 * half + 2);
+                Value b0 = pairAt(b, k, 4 * half);
+                Value b1 = pairAt(b, k, 4 * half + 2);
+                mma(b, a0, a2, b0, b1, acc0, acc1);
+              }
             }
             score[h][0] = acc0;
             score[h][1] = acc1;
@@ -638,9 +613,8 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
                     arith::MulFOp::create(b, score[h][e], cF32(b, s.scale)),
                     qpos, j, ownHead};
                 hookArgs.append(ownParams);
-                v = arith::MulFOp::create(
-                    b, inlineHook(b, variant.getLogits(), hookArgs),
-                    cF32(b, kLog2E));
+                Value logit = inlineHook(b, variant.getLogits(), hookArgs);
+                v = arith::MulFOp::create(b, logit, cF32(b, kLog2E));
               } else {
                 v = arith::MulFOp::create(b, score[h][e],
                                           cF32(b, s.scale * kLog2E));
@@ -667,8 +641,8 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
           Value m = carried[0], l = carried[1];
           Value mNew = arith::MaxNumFOp::create(b, m, tileMax);
           // exp2(-inf - mSafe) = 0 without a NaN when every score is -inf.
-          Value mSafe = arith::SelectOp::create(b, isNegInf(b, mNew),
-                                                cF32(b, 0.0f), mNew);
+          Value noMax = isNegInf(b, mNew);
+          Value mSafe = arith::SelectOp::create(b, noMax, cF32(b, 0.0f), mNew);
           Value corr =
               math::Exp2Op::create(b, arith::SubFOp::create(b, m, mSafe));
           l = arith::MulFOp::create(b, l, corr);
@@ -701,8 +675,9 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
                                vector::ShuffleOp::create(
                                    b, lo, hi, ArrayRef<int64_t>{e, kVec + e}));
               };
-              mma(b, pOperand[0], pOperand[1], keys(v[0], v[1]),
-                  keys(v[2], v[3]), acc0, acc1);
+              Value b0 = keys(v[0], v[1]);
+              Value b1 = keys(v[2], v[3]);
+              mma(b, pOperand[0], pOperand[1], b0, b1, acc0, acc1);
               next.push_back(acc0);
               next.push_back(acc1);
             }
@@ -726,9 +701,9 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
           SmallVector<Value> cols;
           for (int64_t e = 0; e < kVec; ++e)
             cols.push_back(done[2 + 2 * (c * kVec + e) + second]);
-          Value col = arith::AddIOp::create(
-              b, arith::MulIOp::create(b, tig, cIndex(b, 16)),
-              cIndex(b, 64 * c + 8 * second));
+          Value tig16 = arith::MulIOp::create(b, tig, cIndex(b, 16));
+          Value col =
+              arith::AddIOp::create(b, tig16, cIndex(b, 64 * c + 8 * second));
           vector::StoreOp::create(
               b, vector::FromElementsOp::create(b, f32Vec(b), cols), smem,
               ValueRange{warp, gid, col}, /*nontemporal=*/false,

@@ -89,13 +89,15 @@ struct View {
     if (shared)
       return sharedLength;
     Value next = arith::AddIOp::create(b, req, cIndex(b, 1));
-    if (!paged)
-      return arith::SubIOp::create(b, extractIndex(b, kvIndptr, next),
-                                   extractIndex(b, kvIndptr, req));
-    Value pages = arith::SubIOp::create(b, extractIndex(b, indptr, next),
-                                        extractIndex(b, indptr, req));
-    Value full = arith::MulIOp::create(
-        b, arith::SubIOp::create(b, pages, cIndex(b, 1)), cIndex(b, pageSize));
+    if (!paged) {
+      Value end = extractIndex(b, kvIndptr, next);
+      return arith::SubIOp::create(b, end, extractIndex(b, kvIndptr, req));
+    }
+    Value pagesEnd = extractIndex(b, indptr, next);
+    Value pages =
+        arith::SubIOp::create(b, pagesEnd, extractIndex(b, indptr, req));
+    Value fullPages = arith::SubIOp::create(b, pages, cIndex(b, 1));
+    Value full = arith::MulIOp::create(b, fullPages, cIndex(b, pageSize));
     Value len =
         arith::AddIOp::create(b, full, extractIndex(b, lastPageLen, req));
     Value nonEmpty = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, pages,
@@ -108,8 +110,8 @@ struct View {
     if (shared)
       return nullptr;
     Value ptr = paged ? indptr : kvIndptr;
-    return arith::SubIOp::create(b, tensor::DimOp::create(b, ptr, 0),
-                                 cIndex(b, 1));
+    Value size = tensor::DimOp::create(b, ptr, 0);
+    return arith::SubIOp::create(b, size, cIndex(b, 1));
   }
 
   /// Indices of key `j` of request `req`, KV head `head`, without the dim:
@@ -414,7 +416,8 @@ void AttentionLowering::accumulate(LocBuilder &b, const View &view, Value req,
                                    Value j, Value kvHead, Value acc,
                                    Value keepScale, Value weight) {
   SmallVector<Value> prefix = view.keyPrefix(b, req, j, kvHead);
-  buildFor(b, cIndex(b, 0), cIndex(b, headDim), [&](LocBuilder &nb, Value d) {
+  Value c0 = cIndex(b, 0);
+  buildFor(b, c0, cIndex(b, headDim), [&](LocBuilder &nb, Value d) {
     SmallVector<Value> idx(prefix);
     idx.push_back(d);
     Value v = extractF32(nb, view.values, idx);
@@ -469,8 +472,9 @@ void AttentionLowering::emitRows(LocBuilder &b, const Request &r, Value outBase,
   buildFor(b, c0, cIndex(b, numKvHeads), [&](LocBuilder &b, Value kvHead) {
     buildFor(b, c0, fusedRows, [&](LocBuilder &b, Value f) {
       Value i = arith::DivUIOp::create(b, f, g);
-      Value head = arith::AddIOp::create(b, arith::MulIOp::create(b, kvHead, g),
-                                         arith::RemUIOp::create(b, f, g));
+      Value headBase = arith::MulIOp::create(b, kvHead, g);
+      Value head =
+          arith::AddIOp::create(b, headBase, arith::RemUIOp::create(b, f, g));
       Value outRow = arith::AddIOp::create(b, outBase, i);
       emitRow(b, r, i, head, outRow, range, asState, outputElement);
     });
@@ -560,8 +564,9 @@ void AttentionLowering::emitRow(LocBuilder &b, const Request &r, Value i,
                 return {arith::MaximumFOp::create(b, a[0], s)};
               })[0];
           Value mNew = arith::MaximumFOp::create(b, m, tileMax);
+          Value noMax = isNegInf(b, m);
           Value c = arith::SelectOp::create(
-              b, isNegInf(b, m), zeroF,
+              b, noMax, zeroF,
               math::ExpOp::create(b, arith::SubFOp::create(b, m, mNew)));
           buildFor(b, c0, dim, [&](LocBuilder &b, Value d) {
             Value a = memref::LoadOp::create(b, acc, d);
@@ -572,8 +577,9 @@ void AttentionLowering::emitRow(LocBuilder &b, const Request &r, Value i,
               [&](LocBuilder &b, Value j, ValueRange a) -> SmallVector<Value> {
                 Value s = memref::LoadOp::create(
                     b, tileScores, ValueRange{arith::SubIOp::create(b, j, j0)});
+                Value masked = isNegInf(b, s);
                 Value p = arith::SelectOp::create(
-                    b, isNegInf(b, s), zeroF,
+                    b, masked, zeroF,
                     math::ExpOp::create(b, arith::SubFOp::create(b, s, mNew)));
                 accumulate(b, view, req, j, kvHead, acc, nullptr, p);
                 return {arith::AddFOp::create(b, a[0], p)};
@@ -594,11 +600,13 @@ void AttentionLowering::emitRow(LocBuilder &b, const Request &r, Value i,
             Value mNew = arith::MaximumFOp::create(b, m, s);
             // exp(-inf - -inf) is NaN: an empty history or a -inf logit
             // contributes exactly 0.
+            Value noMax = isNegInf(b, m);
             Value c = arith::SelectOp::create(
-                b, isNegInf(b, m), zeroF,
+                b, noMax, zeroF,
                 math::ExpOp::create(b, arith::SubFOp::create(b, m, mNew)));
+            Value masked = isNegInf(b, s);
             Value p = arith::SelectOp::create(
-                b, isNegInf(b, s), zeroF,
+                b, masked, zeroF,
                 math::ExpOp::create(b, arith::SubFOp::create(b, s, mNew)));
             accumulate(b, view, req, j, kvHead, acc, c, p);
             Value lNew =
@@ -648,8 +656,8 @@ void AttentionLowering::emitRow(LocBuilder &b, const Request &r, Value i,
     SmallVector<Value> bounds = llvm::to_vector(buildFor(
         b, c0, cIndex(b, 40), {lo0, rowMax},
         [&](LocBuilder &b, Value, ValueRange args) -> SmallVector<Value> {
-          Value mid = arith::MulFOp::create(
-              b, arith::AddFOp::create(b, args[0], args[1]), cF32(b, 0.5f));
+          Value sum = arith::AddFOp::create(b, args[0], args[1]);
+          Value mid = arith::MulFOp::create(b, sum, cF32(b, 0.5f));
           Value above = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
                                               mass(b, mid), oneF);
           return {arith::SelectOp::create(b, above, mid, args[0]),
@@ -657,10 +665,10 @@ void AttentionLowering::emitRow(LocBuilder &b, const Request &r, Value i,
         }));
     // A row without visible keys has no threshold (-inf bounds give NaN);
     // any finite one leaves every weight 0.
+    Value noMax = isNegInf(b, rowMax);
+    Value boundSum = arith::AddFOp::create(b, bounds[0], bounds[1]);
     Value tau = arith::SelectOp::create(
-        b, isNegInf(b, rowMax), zeroF,
-        arith::MulFOp::create(b, arith::AddFOp::create(b, bounds[0], bounds[1]),
-                              cF32(b, 0.5f)));
+        b, noMax, zeroF, arith::MulFOp::create(b, boundSum, cF32(b, 0.5f)));
     denom = forEachKey(b, r, range, {zeroF},
                        [&](LocBuilder &b, const View &view, Value j, Value kpos,
                            ValueRange args) {
@@ -717,18 +725,19 @@ std::pair<Value, Value> AttentionLowering::emit(LocBuilder &b, bool asState,
   // Output rows: the queries, or one per (request, chunk, query row).
   Value rows = tensor::DimOp::create(b, queries.getQueries(), 0);
   if (chunkIndptr)
-    rows = buildFor(
-        b, c0, numRequests, {c0},
-        [&](LocBuilder &b, Value req, ValueRange args) {
-          Value next = arith::AddIOp::create(b, req, c1);
-          Value numQ = arith::SubIOp::create(b, extractIndex(b, qoIndptr, next),
-                                             extractIndex(b, qoIndptr, req));
-          Value numChunks =
-              arith::SubIOp::create(b, extractIndex(b, chunkIndptr, next),
-                                    extractIndex(b, chunkIndptr, req));
-          return SmallVector<Value>{arith::AddIOp::create(
-              b, args[0], arith::MulIOp::create(b, numQ, numChunks))};
-        })[0];
+    rows =
+        buildFor(b, c0, numRequests, {c0},
+                 [&](LocBuilder &b, Value req, ValueRange args) {
+                   Value next = arith::AddIOp::create(b, req, c1);
+                   Value qEnd = extractIndex(b, qoIndptr, next);
+                   Value numQ = arith::SubIOp::create(
+                       b, qEnd, extractIndex(b, qoIndptr, req));
+                   Value chunksEnd = extractIndex(b, chunkIndptr, next);
+                   Value numChunks = arith::SubIOp::create(
+                       b, chunksEnd, extractIndex(b, chunkIndptr, req));
+                   return SmallVector<Value>{arith::AddIOp::create(
+                       b, args[0], arith::MulIOp::create(b, numQ, numChunks))};
+                 })[0];
   int64_t dyn = ShapedType::kDynamic;
   out = memref::AllocOp::create(
       b, MemRefType::get({dyn, numQoHeads, headDim}, outputElement),
@@ -825,10 +834,10 @@ struct MergeStep {
                 Value ob) const {
     if (reduction == ReductionKind::Sigmoid)
       return arith::AddFOp::create(b, oa, ob);
+    Value weightedA = arith::MulFOp::create(b, wa, oa);
     Value mix = arith::MulFOp::create(
         b,
-        arith::AddFOp::create(b, arith::MulFOp::create(b, wa, oa),
-                              arith::MulFOp::create(b, wb, ob)),
+        arith::AddFOp::create(b, weightedA, arith::MulFOp::create(b, wb, ob)),
         inv);
     return arith::SelectOp::create(b, aEmpty, ob,
                                    arith::SelectOp::create(b, bEmpty, oa, mix));
@@ -855,12 +864,13 @@ StatePair emitMerge(LocBuilder &b, StateType type, ReductionKind reduction,
   Value c0 = cIndex(b, 0);
   buildFor(b, c0, rows, [&](LocBuilder &b, Value r) {
     buildFor(b, c0, cIndex(b, heads), [&](LocBuilder &b, Value h) {
-      MergeStep step(b, extract(b, lhs.second, {r, h}),
-                     extract(b, rhs.second, {r, h}));
+      Value lseA = extract(b, lhs.second, {r, h});
+      MergeStep step(b, lseA, extract(b, rhs.second, {r, h}));
       memref::StoreOp::create(b, step.lse, lse, ValueRange{r, h});
       buildFor(b, c0, cIndex(b, dim), [&](LocBuilder &b, Value d) {
-        Value o = step.element(b, reduction, extract(b, lhs.first, {r, h, d}),
-                               extract(b, rhs.first, {r, h, d}));
+        Value oa = extract(b, lhs.first, {r, h, d});
+        Value o =
+            step.element(b, reduction, oa, extract(b, rhs.first, {r, h, d}));
         memref::StoreOp::create(b, o, out, ValueRange{r, h, d});
       });
     });
@@ -908,9 +918,10 @@ StatePair emitMergeChunks(LocBuilder &b, StateType type,
                           i));
                   MergeStep step(b, la[0], extract(b, parts.second, {part, h}));
                   buildFor(b, c0, cIndex(b, dim), [&](LocBuilder &b, Value d) {
-                    Value o = step.element(
-                        b, reduction, memref::LoadOp::create(b, acc, d),
-                        extract(b, parts.first, {part, h, d}));
+                    Value oa = memref::LoadOp::create(b, acc, d);
+                    Value o =
+                        step.element(b, reduction, oa,
+                                     extract(b, parts.first, {part, h, d}));
                     memref::StoreOp::create(b, o, acc, d);
                   });
                   return {step.lse};
