@@ -102,3 +102,15 @@ func.func @plain_g4_kv1_p16(%k: tensor<?x16x1x128xbf16>, %v: tensor<?x16x1x128xb
       -> tensor<?x4x128xbf16>, tensor<?x4xf32>
   return %o, %l : tensor<?x4x128xbf16>, tensor<?x4xf32>
 }
+
+// plain_h32_p16 over an HND pool ([pages, heads, page, dim]).
+func.func @plain_h32_p16_hnd(%k: tensor<?x8x16x128xbf16>, %v: tensor<?x8x16x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x8x16x128xbf16>, tensor<?x8x16x128xbf16> -> !attn.paged_kv<page_size = 16, layout = hnd, heads = 8, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = hnd, heads = 8, head_dim = 128, bf16>
+      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
+}

@@ -103,10 +103,11 @@ def allow_shared(fn, nbytes):
                "cuFuncSetAttribute")
 
 
-def memref_args(t: torch.Tensor):
+def memref_args(t: torch.Tensor, strided=False):
     """MLIR's expanded memref descriptor: allocated, aligned, offset, sizes,
-    strides."""
-    assert t.is_contiguous()
+    strides. `strided`: a permuted view of a contiguous tensor (an HND pool
+    in the kernels' logical (page, slot, head, column) order)."""
+    assert t.is_contiguous() or strided
     p = ctypes.c_void_p(t.data_ptr())
     vals = [p, ctypes.c_void_p(t.data_ptr()), ctypes.c_int64(0)]
     vals += [ctypes.c_int64(s) for s in t.shape]
@@ -138,6 +139,8 @@ class Kernel:
         self.hq, self.d = q["shape"][1], q["shape"][2]
         self.page, self.hkv = pool["shape"][1], pool["shape"][2]
         self.dtype = DTYPES[q["element"]]
+        # HND pools: [pages, Hkv, page, D] in memory (shapes stay logical).
+        self.hnd = entry.get("kv_layout") == "hnd"
         self.chunked = "merge_kernel" in entry
         # Prefill kernels: grid (requests, q tiles of q_rows rows, Hq).
         self.q_rows = entry.get("q_rows")
@@ -272,9 +275,14 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
     out = torch.full((total, k.hq, k.d), float("nan"), dtype=k.dtype, device="cuda")
     lse = torch.full((total, k.hq), float("nan"), dtype=torch.float32, device="cuda")
     args = []
-    for t in (batch["q"], batch["qo"], batch["kp"], batch["vp"], batch["indptr"],
+    # HND kernels read pools laid out [pages, Hkv, page, D]: a physical copy
+    # of the batch's pools, passed as its logical view.
+    pools = [batch["kp"], batch["vp"]]
+    if k.hnd:
+        pools = [p.permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3) for p in pools]
+    for t in (batch["q"], batch["qo"], pools[0], pools[1], batch["indptr"],
               batch["indices"], batch["last"]):
-        args += memref_args(t)
+        args += memref_args(t, strided=k.hnd)
     maps = kv_maps(k, batch["kp"], batch["vp"])
     params = memref_args(maps)  # kv_maps comes right before the parameters
     for kind, value in batch["params"]:
@@ -288,7 +296,7 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
 
         call_one = prepare_launch(k.fn, grid, k.block, args, k.shared)
         # The launch holds raw pointers: the callable keeps its buffers alive.
-        call_one.buffers = (out, lse, maps)
+        call_one.buffers = (out, lse, maps, pools)
         return out, lse, call_one
     cindptr, creq, cstart, cend = plan_chunks(batch["kv_lens"], chunk_len, empty_chunks)
     i32 = lambda x: torch.tensor(x if x else [0], dtype=torch.int32, device="cuda")
@@ -319,7 +327,7 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
             attention()
         if merge:
             merging()
-    call.keep = (chunks, part_o, part_lse, out, lse, maps)
+    call.keep = (chunks, part_o, part_lse, out, lse, maps, pools)
     return out, lse, call
 
 
@@ -538,7 +546,8 @@ def main():
               "torch": torch.__version__, "checks": [], "bench": []}
     failures = 0
     h32 = {"plain": "plain_h32_p16_decode_0", "soft_cap": "softcap_h32_p16_decode_1",
-           "sliding_window": "window_h32_p16_decode_2", "alibi": "alibi_h32_p16_decode_3"}
+           "sliding_window": "window_h32_p16_decode_2", "alibi": "alibi_h32_p16_decode_3",
+           "hnd": "plain_h32_p16_hnd_decode_9"}
     cases_of = (("B64 L4096", 64, 4096, h32, "plain_h32_p1_decode_5"),
                 ("B128 L2048", 128, 2048, {"plain": "plain_h32_p16_decode_0"}, None),
                 ("B64 Hq64 L8192", 64, 8192, {"plain": "plain_h64_p16_decode_4"}, None))

@@ -68,6 +68,8 @@ static JsonValue writeKernel(const KernelInfo &k) {
     o.set("variant", k.variant);
   if (!k.mergeKernel.empty())
     o.set("merge_kernel", k.mergeKernel);
+  if (k.kind != KernelKind::Merge)
+    o.set("kv_layout", k.hnd ? "hnd" : "nhd");
   for (auto [key, value] :
        {std::pair<const char *, int64_t>{"unroll", k.unroll},
         {"q_rows", k.qRows},
@@ -244,6 +246,10 @@ bool Reader::readKernel(const JsonValue &k, KernelInfo &info) {
   info.kvTile = integer(k, "kv_tile", 0, 1 << 20, false, where);
   info.variant = string(k, "variant", false, where);
   info.mergeKernel = string(k, "merge_kernel", false, where);
+  std::string layout = string(k, "kv_layout", false, where);
+  if (!layout.empty() && layout != "nhd" && layout != "hnd")
+    return fail(where + ": kv_layout must be nhd or hnd, got '" + layout + "'");
+  info.hnd = layout == "hnd";
   const JsonValue *args = k.get("args");
   if (!args || !args->isArray())
     return fail(where + ": needs an 'args' array");

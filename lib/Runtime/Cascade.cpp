@@ -175,13 +175,14 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
   const KernelArg *pPartial = pk->arg(ArgRole::PartialO),
                   *mPartial = mk->arg(ArgRole::PartialO);
   if (pk->arg(ArgRole::Q)->shape != dk->arg(ArgRole::Q)->shape ||
-      pk->element() != dk->element() ||
+      pk->element() != dk->element() || pk->hnd != dk->hnd ||
       pk->arg(ArgRole::KPool)->shape != dk->arg(ArgRole::KPool)->shape ||
       pPartial->shape != mPartial->shape ||
       pPartial->element != mPartial->element ||
       elementBytes(mPartial->element) == 0)
-    return invalid(config.prefillKernel + " and " + config.decodeKernel +
-                   " differ in heads, head dim, page size or element type");
+    return invalid(
+        config.prefillKernel + " and " + config.decodeKernel +
+        " differ in heads, head dim, page size, KV layout or element type");
   if (config.maxRequests < 1)
     return invalid("maxRequests must be >= 1");
   std::unique_ptr<CascadeDecodeRunner> runner(new CascadeDecodeRunner());

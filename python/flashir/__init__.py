@@ -142,10 +142,14 @@ def _check_step_tensors(w, q, rows, k_pool, v_pool):
     if tuple(q.shape) != (rows, w.num_qo_heads, w.head_dim):
         raise ValueError(f"q must be [{rows}, {w.num_qo_heads}, {w.head_dim}] "
                          f"for the planned step, got {list(q.shape)}")
+    # The kernels' pool layout (the manifest's kv_layout).
+    inner = (w.page_size, w.num_kv_heads, w.head_dim)
+    if getattr(w, "kv_layout", "nhd") == "hnd":
+        inner = (w.num_kv_heads, w.page_size, w.head_dim)
     for name, t in (("k_pool", k_pool), ("v_pool", v_pool)):
-        if t.dim() != 4 or tuple(t.shape[1:]) != (w.page_size, w.num_kv_heads, w.head_dim):
-            raise ValueError(f"{name} must be [num_pages, {w.page_size}, "
-                             f"{w.num_kv_heads}, {w.head_dim}], got {list(t.shape)}")
+        if t.dim() != 4 or tuple(t.shape[1:]) != inner:
+            raise ValueError(f"{name} must be [num_pages, {', '.join(map(str, inner))}] "
+                             f"({getattr(w, 'kv_layout', 'nhd').upper()}), got {list(t.shape)}")
     if v_pool.shape[0] != k_pool.shape[0]:
         raise ValueError("k_pool and v_pool hold different numbers of pages")
 
@@ -192,6 +196,7 @@ class BatchDecodeWithPagedKVCacheWrapper:
         self._handle = handle
         self.max_requests = max_requests
         self.dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[_arg(entry, "q")["element"]]
+        self.kv_layout = entry.get("kv_layout", "nhd")
         self._planned = None
 
     def __del__(self):
@@ -315,6 +320,9 @@ class BatchSharedPrefixDecodeWrapper:
          self.prefix_chunks) = [s.value for s in shape]
         self.max_requests = max_requests
         self.dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[_arg(dec, "q")["element"]]
+        if pre.get("kv_layout", "nhd") != dec.get("kv_layout", "nhd"):
+            raise ValueError("the prefix and suffix kernels read different KV layouts")
+        self.kv_layout = dec.get("kv_layout", "nhd")
         self._planned = None
 
     def __del__(self):

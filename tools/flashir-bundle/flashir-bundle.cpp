@@ -161,6 +161,10 @@ abi::KernelInfo describe(gpu::GPUFuncOp func,
     arg.role = index < fixed.size() ? fixed[index] : abi::ArgRole::Param;
     if (auto memref = dyn_cast<MemRefType>(type)) {
       arg.memref = true;
+      // An HND pool is indexed (page, slot, head, column) through strides
+      // that put the heads outside the page's rows.
+      if (arg.role == abi::ArgRole::KPool && !memref.getLayout().isIdentity())
+        k.hnd = true;
       arg.element = typeString(memref.getElementType());
       for (int64_t d : memref.getShape())
         arg.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);

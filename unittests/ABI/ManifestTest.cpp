@@ -180,6 +180,7 @@ Manifest sampleManifest() {
   prefill.qTokens = 16;
   prefill.kvTile = 64;
   prefill.variant = "causal";
+  prefill.hnd = true;
   prefill.args = argsOf(KernelKind::Prefill, false);
   m.kernels = {decode, merge, prefill};
   TargetInfo hopper;
@@ -217,6 +218,7 @@ void expectSameKernel(const KernelInfo &a, const KernelInfo &b) {
   EXPECT_EQ(a.kvTile, b.kvTile);
   EXPECT_EQ(a.variant, b.variant);
   EXPECT_EQ(a.mergeKernel, b.mergeKernel);
+  EXPECT_EQ(a.hnd, b.hnd);
   ASSERT_EQ(a.args.size(), b.args.size());
   for (size_t i = 0; i < a.args.size(); ++i) {
     EXPECT_EQ(a.args[i].name, b.args[i].name);

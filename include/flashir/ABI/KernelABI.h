@@ -122,6 +122,10 @@ struct KernelInfo {
   std::string variant;
   /// Split kernels: the merge kernel that combines their partial states.
   std::string mergeKernel;
+  /// The pools' layout in memory: HND ([pages, heads, page, dim]) when
+  /// true, else NHD ([pages, page, heads, dim]). The k_pool / v_pool shapes
+  /// are given in the logical (pages, page, heads, dim) order either way.
+  bool hnd = false;
   std::vector<KernelArg> args;
 
   /// Whether the kernel writes partial states per split-KV chunk (a

@@ -31,6 +31,12 @@ namespace abi = flashir::abi;
 
 namespace {
 
+/// The address arithmetic of `view`'s pools.
+parts::PagedKVAccess accessOf(PagedKVType view) {
+  return {view.getLayout() == KVLayout::HND, view.getPageSize(),
+          view.getNumHeads(), view.getHeadDim()};
+}
+
 struct ConvertAttnToGPUPass
     : flashir::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
   using ConvertAttnToGPUBase::ConvertAttnToGPUBase;
@@ -163,8 +169,8 @@ struct ConvertAttnToGPUPass
         auto bytesFor = [&](bool tc, int64_t st) {
           return sharedMemoryBytes(
               tc, tc && useBulk,
-              tc && useBulk && view.getPageSize() % kTileKeys == 0, warps, g,
-              view.getHeadDim(), unroll, st,
+              tc && useBulk && accessOf(view).tensorMapTiles(kTileKeys), warps,
+              g, view.getHeadDim(), unroll, st,
               view.getElementType().getIntOrFloatBitWidth() / 8);
         };
         // The CUDA-core kernel uses static shared memory (48 KiB at most),
@@ -238,13 +244,14 @@ struct ConvertAttnToGPUPass
                         entry.tensorCores,
                         entry.tensorCores && useBulk,
                         entry.tensorCores && useBulk &&
-                            view.getPageSize() % kTileKeys == 0,
+                            accessOf(view).tensorMapTiles(kTileKeys),
                         headsInnermost,
                         view.getElementType(),
                         op.getEffectiveScale(),
                         entry.prefillRows,
                         entry.kvTile};
       shape.dependentLaunch = chunked && info->computeCapability >= 90;
+      shape.access = accessOf(view);
       if (entry.prefillRows) {
         shape.warps = entry.prefillWarps;
         shape.bulkCopy = shape.tensorCopy = false;

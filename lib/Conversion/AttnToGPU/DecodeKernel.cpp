@@ -50,8 +50,6 @@ std::string unsupportedReason(AttentionOp op, VariantOp variant) {
   if (!paged)
     return "a KV view defined by attn.paged_kv";
   PagedKVType view = paged.getType();
-  if (view.getLayout() != KVLayout::NHD)
-    return "the NHD page layout";
   if (!view.getElementType().isF16() && !view.getElementType().isBF16())
     return "f16 or bf16 elements";
   if (!llvm::is_contained({64, 128, 256}, view.getHeadDim()))
@@ -104,15 +102,22 @@ gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
   LocBuilder mb(op.getLoc(), moduleBuilder);
   Type i32 = mb.getI32Type(), f32 = mb.getF32Type();
   int64_t dyn = ShapedType::kDynamic, D = s.headDim;
+  // The pools in (page, slot, head, column) order; an HND pool
+  // ([pages, heads, page, dim] in memory) through its strides.
+  MemRefLayoutAttrInterface poolLayout;
+  if (s.access.headMajor)
+    poolLayout = StridedLayoutAttr::get(ctx, 0, s.access.strides());
+  auto poolType = MemRefType::get({dyn, s.pageSize, s.numKvHeads, D}, s.element,
+                                  poolLayout);
   // Kernel ABI (recorded in the bundle manifest).
   SmallVector<Type> args = {
       MemRefType::get({dyn, s.numQoHeads, D}, s.element), // q
       MemRefType::get({dyn}, i32),                        // qo_indptr
-      MemRefType::get({dyn, s.pageSize, s.numKvHeads, D}, s.element), // k pool
-      MemRefType::get({dyn, s.pageSize, s.numKvHeads, D}, s.element), // v pool
-      MemRefType::get({dyn}, i32),                                    // indptr
-      MemRefType::get({dyn}, i32),                                    // indices
-      MemRefType::get({dyn}, i32), // last_page_len
+      poolType,                                           // k pool
+      poolType,                                           // v pool
+      MemRefType::get({dyn}, i32),                        // indptr
+      MemRefType::get({dyn}, i32),                        // indices
+      MemRefType::get({dyn}, i32),                        // last_page_len
   };
   argNames = {"q",      "qo_indptr", "k_pool",       "v_pool",
               "indptr", "indices",   "last_page_len"};

@@ -12,6 +12,7 @@
 #include "flashir/Dialect/Attn/IR/Attn.h"
 
 #include "../BuilderUtils.h"
+#include "Parts/PagedKVAccess.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -83,6 +84,9 @@ struct DecodeShape {
   /// kernel waits in every CTA before its first access (the runtime may
   /// launch it programmatically behind any kernel).
   bool dependentLaunch = false;
+  /// The pools' address arithmetic (NHD or HND): kernels index them as
+  /// (page, slot, head, column) memrefs with these strides.
+  parts::PagedKVAccess access = {};
 };
 
 /// Dynamic shared memory of the prefill kernel: the K/V ring and, with 32

@@ -245,11 +245,24 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
                                       cIndex(b, kTileKeys));
     Value j = clampKey(b, arith::AddIOp::create(b, tileStart(b, it), key));
     Value page = arith::IndexCastOp::create(b, b.getIndexType(), pageId);
-    Value pageStart = arith::MulIOp::create(b, page, cIndex(b, s.pageSize));
-    Value token = arith::AddIOp::create(
-        b, pageStart, arith::RemUIOp::create(b, j, cIndex(b, s.pageSize)));
-    Value row = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, token, cIndex(b, s.numKvHeads)), f.kvHead);
+    Value row;
+    if (s.access.headMajor) {
+      // HND: the head's rows of the page follow one another.
+      Value slotInPage = arith::RemUIOp::create(b, j, cIndex(b, s.pageSize));
+      Value headRow = arith::MulIOp::create(
+          b, f.kvHead, cIndex(b, s.access.strides()[2] / D));
+      Value pageRow =
+          arith::MulIOp::create(b, page, cIndex(b, s.access.strides()[0] / D));
+      row = arith::AddIOp::create(b, arith::AddIOp::create(b, pageRow, headRow),
+                                  slotInPage);
+    } else {
+      Value pageStart = arith::MulIOp::create(b, page, cIndex(b, s.pageSize));
+      Value token = arith::AddIOp::create(
+          b, pageStart, arith::RemUIOp::create(b, j, cIndex(b, s.pageSize)));
+      row = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, token, cIndex(b, s.numKvHeads)),
+          f.kvHead);
+    }
     Value pool = arith::SelectOp::create(b, isV, vBase, kBase);
     Value src = arith::AddIOp::create(
         b, pool,

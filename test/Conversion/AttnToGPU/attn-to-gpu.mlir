@@ -102,22 +102,6 @@ func.func @head_dim_80(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x80xf16>) {
 // -----
 
 !q    = !attn.ragged_q<heads = 2, head_dim = 64, f16>
-!kv   = !attn.paged_kv<page_size = 16, layout = hnd, heads = 2, head_dim = 64, f16>
-!pool = tensor<?x2x16x64xf16>
-
-func.func @hnd(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x64xf16>) {
-  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
-  %q = attn.ragged_q %qs, %ip : tensor<?x2x64xf16> -> !q
-  // expected-error @+1 {{the decode kernel generator needs the NHD page layout}}
-  %o, %l = attn.attention @plain(%q, %kv)
-      {num_qo_heads = 2 : i64, num_kv_heads = 2 : i64} : !q, !kv
-      -> tensor<?x2x64xf16>, tensor<?x2xf32>
-  return
-}
-
-// -----
-
-!q    = !attn.ragged_q<heads = 2, head_dim = 64, f16>
 !kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 1, head_dim = 64, f16>
 !pool = tensor<?x16x1x64xf16>
 
