@@ -10,7 +10,7 @@ LLVM_PREFIX=/usr/lib/llvm-22
 
 packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
           lld-22 libclang-rt-22-dev ninja-build cmake libgtest-dev libbenchmark-dev
-          python3)
+          python3 g++)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: unit tests (GoogleTest), the lit suite, the runtime-only build
-# (no LLVM/MLIR) and the check that docs/generated matches the ODS. Ends with
+# (no LLVM/MLIR), the check that docs/generated matches the ODS, and a GCC
+# build of the tools (lit, and kernels identical to clang's). Ends with
 # "N passed, N failed" and exits non-zero on any failure.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh" || exit 1
@@ -102,6 +103,49 @@ tsan() (
     timeout 600 "$dir/unittests/FlashIRDialectTests"
 )
 check tsan tsan
+
+echo "== GCC build: lit, and the same kernels as clang's build"
+# The emitted IR must not depend on the host compiler: C++ leaves the order
+# of a call's arguments unspecified (GCC evaluates them right to left, clang
+# left to right), so operands are built in statements
+# (scripts/check-sibling-builders.py finds violations). The tools built by
+# GCC 12 run the lit suite, and their kernel bundles must equal clang's byte
+# for byte.
+check sibling-builders python3 "$FLASHIR_ROOT/scripts/check-sibling-builders.py"
+gccBuild() (
+  dir="$FLASHIR_BUILD_DIR-gcc"
+  # gcc's -fuse-ld=lld finds ld.lld on PATH: LLVM 22's.
+  export PATH="$LLVM_PREFIX/bin:$PATH"
+  if [ ! -f "$dir/build.ninja" ]; then
+    cmake -S "$FLASHIR_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ -DLLVM_USE_LINKER=lld \
+      -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
+      -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" >/dev/null || exit 1
+  fi
+  cmake --build "$dir" --target flashir-opt flashir-run flashir-bundle || exit 1
+  "$LLVM_PREFIX/bin/lit" -q "$dir/test" || exit 1
+  out="$dir/bundles"
+  rm -rf "$out"
+  split='--schedule=attn-import-variants,attn-split-kv{chunk-size=0}'
+  for compiler in clang gcc; do
+    bin="$FLASHIR_BUILD_DIR/bin"
+    [ "$compiler" = gcc ] && bin="$dir/bin"
+    o="$out/$compiler"
+    "$bin/flashir-bundle" "$FLASHIR_ROOT/bench/gpu/decode_kernels.mlir" \
+      -o "$o/decode" >/dev/null &&
+      "$bin/flashir-bundle" "$FLASHIR_ROOT/bench/gpu/decode_kernels.mlir" \
+        -o "$o/decode-split" "$split" >/dev/null &&
+      "$bin/flashir-bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" \
+        -o "$o/prefill" --chips=sm_80,sm_90a >/dev/null &&
+      "$bin/flashir-bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" \
+        -o "$o/prefill-split" --chips=sm_80,sm_90a "$split" \
+        --split-prefill >/dev/null || exit 1
+  done
+  # PTX and cubins byte for byte; manifests less their compile times.
+  sed -i -E 's/"compile_ms": [0-9.eE+-]+/"compile_ms": 0/' "$out"/*/*/manifest.json &&
+    diff -r "$out/clang" "$out/gcc"
+)
+check gcc gccBuild
 
 echo "== plan() time (Google Benchmark; reported, not asserted)"
 if [ -x "$FLASHIR_BUILD_DIR/bench/planner/flashir-plan-bench" ]; then
