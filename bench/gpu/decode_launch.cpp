@@ -102,6 +102,8 @@ int main(int argc, char **argv) {
       ref::PagedView view;
       view.pageSize = page;
       view.numPages = numPages;
+      // HND kernels read the same bytes as [pages, Hkv, page, D].
+      view.layout = k.hnd ? ref::Layout::HND : ref::Layout::NHD;
       view.indptr = kvIndptr;
       view.indices.assign(indices.begin(), indices.begin() + kvIndptr.back());
       view.lastPageLen = last;
