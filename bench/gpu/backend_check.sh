@@ -38,6 +38,6 @@ for tool in memcheck racecheck; do
   compute-sanitizer --tool $tool --error-exitcode 3 python3 bench/gpu/gpu_check.py \
     --bundle build-gpu/bundle --split-bundle build-gpu/bundle-split --out /tmp --small \
     >"$out/sanitizer-$tool.log" 2>&1 || status=1
-  echo "$tool: $(grep -c 'ERROR SUMMARY: 0 errors' "$out/sanitizer-$tool.log") clean summaries"
+  echo "$tool: $(grep -cE "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards" "$out/sanitizer-$tool.log") clean summaries"
 done
 exit $status
