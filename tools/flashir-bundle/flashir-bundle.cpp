@@ -103,18 +103,6 @@ flashir::attn::LaunchAttr launchOf(gpu::GPUFuncOp func) {
   return func->getAttrOfType<flashir::attn::LaunchAttr>("attn.launch");
 }
 
-abi::KernelKind kindOf(flashir::attn::KernelKind kind) {
-  switch (kind) {
-  case flashir::attn::KernelKind::Decode:
-    return abi::KernelKind::Decode;
-  case flashir::attn::KernelKind::Prefill:
-    return abi::KernelKind::Prefill;
-  case flashir::attn::KernelKind::Merge:
-    break;
-  }
-  return abi::KernelKind::Merge;
-}
-
 abi::ParamKind paramKindOf(flashir::attn::ParamKind kind) {
   switch (kind) {
   case flashir::attn::ParamKind::Scalar:
@@ -136,7 +124,7 @@ abi::KernelInfo describe(gpu::GPUFuncOp func,
                          flashir::attn::LaunchAttr launch) {
   abi::KernelInfo k;
   k.name = func.getName().str();
-  k.kind = kindOf(launch.getKind());
+  k.kind = flashir::attn::toABIKind(launch.getKind());
   k.grid = *abi::Grid::parse(launch.getGrid());
   k.block = launch.getBlock();
   k.unroll = launch.getUnroll();

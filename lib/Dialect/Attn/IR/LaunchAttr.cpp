@@ -15,7 +15,7 @@
 using namespace mlir;
 using namespace flashir::attn;
 
-static flashir::abi::KernelKind toABI(KernelKind kind) {
+flashir::abi::KernelKind flashir::attn::toABIKind(KernelKind kind) {
   switch (kind) {
   case KernelKind::Decode:
     return flashir::abi::KernelKind::Decode;
@@ -59,7 +59,7 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     names.push_back(name.str());
   }
   std::string why = flashir::abi::verifySignature(
-      toABI(kind), *parsed, names, static_cast<bool>(mergeKernel), qTokens);
+      toABIKind(kind), *parsed, names, static_cast<bool>(mergeKernel), qTokens);
   if (!why.empty())
     return emitError() << "launch of a " << stringifyKernelKind(kind)
                        << " kernel: " << why;

@@ -21,6 +21,8 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "flashir/ABI/KernelABI.h"
+
 #include <mutex>
 
 #include "flashir/Dialect/Attn/IR/AttnEnums.h.inc"
@@ -52,6 +54,9 @@ bool isSupportedElementType(mlir::Type type);
 #include "flashir/Dialect/Attn/IR/AttnOps.h.inc"
 
 namespace flashir::attn {
+/// The kernel ABI's kind (flashir/ABI) of an #attn.launch kind.
+flashir::abi::KernelKind toABIKind(KernelKind kind);
+
 /// Resolves the variant `ref` as seen from `from`: a variant defined in the
 /// nearest symbol table, else the standard library's. Returns null if neither
 /// exists (or the symbol is not a variant).
