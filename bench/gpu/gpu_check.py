@@ -141,7 +141,8 @@ class Kernel:
         self.dtype = DTYPES[q["element"]]
         # HND pools: [pages, Hkv, page, D] in memory (shapes stay logical).
         self.hnd = entry.get("kv_layout") == "hnd"
-        self.chunked = "merge_kernel" in entry
+        self.merge_kernel = entry.get("merge_kernel")  # split-KV kernels
+        self.chunked = self.merge_kernel is not None
         # Prefill kernels: grid (requests, q tiles of q_rows rows, Hq).
         self.q_rows = entry.get("q_rows")
         # Tokens per q tile (fewer than rows when head groups are fused; the
@@ -171,9 +172,9 @@ def load_kernels(manifest, module, chip):
             allow_shared(fn, shared)
             kernels[e["name"]] = Kernel(e, fn, shared)
             kernels[e["name"]].box = facts.get(e["name"], {}).get("tensor_map_box")
-    for name, k in kernels.items():
+    for k in kernels.values():
         if k.chunked:
-            k.merge = merges[[e for e in manifest["kernels"] if e["name"] == name][0]["merge_kernel"]]
+            k.merge = merges[k.merge_kernel]
     return kernels
 
 

@@ -314,11 +314,9 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
                    " of the suffixes), got " +
                    std::to_string(buffers.numPrefixIndices) + " and " +
                    std::to_string(buffers.numSuffixIndices));
-  // plan() checked the page ids against a pool this large.
-  if (buffers.numPages < plannedPoolPages)
-    return invalid("the page pool holds " + std::to_string(buffers.numPages) +
-                   " pages; plan() checked page ids against " +
-                   std::to_string(plannedPoolPages));
+  if (Status s = detail::checkPlannedPool(buffers.numPages, plannedPoolPages);
+      !s)
+    return s;
   if (const KernelInfo *k = prefill->find(config.prefillKernel))
     if (Status s = checkPoolRows(*k, buffers.numPages); !s)
       return s;

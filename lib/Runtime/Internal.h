@@ -19,6 +19,16 @@ inline Status invalid(std::string message) {
 
 inline int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
+/// A runner's run() reads pages of a pool as large as the one plan()
+/// checked the page ids against (`planned` pages).
+inline Status checkPlannedPool(int64_t numPages, int64_t planned) {
+  if (numPages < planned)
+    return invalid("the page pool holds " + std::to_string(numPages) +
+                   " pages; plan() checked page ids against " +
+                   std::to_string(planned));
+  return Status::ok();
+}
+
 /// The heads a kernel's grid runs over (its last dimension).
 inline int64_t gridHeads(const KernelInfo &k) {
   return k.grid.heads == abi::GridHeads::QoHeads ? k.numQoHeads()

@@ -416,8 +416,6 @@ Status KernelBundle::open(CudaDriver &driver, const std::string &dir,
         return s;
     launcher->functions.push_back(fn);
     launcher->dynamicShared.push_back(static_cast<unsigned>(dynamic));
-    if (facts.hasCost)
-      launcher->costs[k.name] = {facts.costAlpha, facts.costBeta};
   }
   launcher->target = *target;
   out = std::move(launcher);
@@ -732,9 +730,12 @@ Status KernelBundle::arrange(const std::string &kernel, const RoleArgs &fixed,
   return Status::ok();
 }
 
-const CostModel *KernelBundle::calibratedCost(const std::string &kernel) const {
-  auto it = costs.find(kernel);
-  return it == costs.end() ? nullptr : &it->second;
+std::optional<CostModel>
+KernelBundle::calibratedCost(const std::string &kernel) const {
+  const abi::KernelFacts &facts = target.facts(kernel);
+  if (!facts.hasCost)
+    return std::nullopt;
+  return CostModel{facts.costAlpha, facts.costBeta};
 }
 
 const KernelInfo *KernelBundle::find(const std::string &kernel) const {

@@ -136,7 +136,8 @@ Status SplitKVRunner::create(CudaDriver &driver, KernelBundle &bundle,
   runner->bundle = &bundle;
   runner->config = resolved;
   if (config.useCalibratedCost)
-    if (const CostModel *cost = bundle.calibratedCost(config.decodeKernel))
+    if (std::optional<CostModel> cost =
+            bundle.calibratedCost(config.decodeKernel))
       runner->config.options.cost = *cost;
   // The decode kernels walk a chunk's keys once per query row.
   runner->config.options.cost.keysPerQueryRow = true;
@@ -144,7 +145,6 @@ Status SplitKVRunner::create(CudaDriver &driver, KernelBundle &bundle,
   runner->headDim = decode->headDim();
   runner->pageSize = decode->pageSize();
   runner->numKvHeads = decode->numKvHeads();
-  runner->numParams = decode->numParams();
   runner->gridHeads = gridHeads;
   runner->qTokens = prefill ? decode->qTokens : 0;
   MetadataLayout layout(c);
@@ -225,10 +225,11 @@ Status SplitKVRunner::plan(const BatchRef &batch, void *stream) {
 Status SplitKVRunner::run(const Buffers &buffers, void *stream,
                           bool capacityGrids) {
   const PlanCapacity &c = config.capacity;
-  if (buffers.params.size() != numParams)
-    return invalid(config.decodeKernel + " takes " + std::to_string(numParams) +
-                   " variant parameters, " +
-                   std::to_string(buffers.params.size()) + " given");
+  // create() found the kernel. Per-request parameters are read for every
+  // planned request.
+  const KernelInfo &kernel = *bundle->find(config.decodeKernel);
+  if (Status s = checkParams(kernel, buffers.params, batch); !s)
+    return s;
   if (plannedPoolPages < 1)
     return invalid("run() before plan()");
   if (buffers.numPages < 1 || buffers.numIndices < 1)
@@ -239,17 +240,11 @@ Status SplitKVRunner::run(const Buffers &buffers, void *stream,
     return invalid("kv_indices holds " + std::to_string(buffers.numIndices) +
                    " entries; the planned page table names " +
                    std::to_string(plannedIndices) + " page ids");
-  if (buffers.numPages < plannedPoolPages)
-    return invalid("the page pool holds " + std::to_string(buffers.numPages) +
-                   " pages; plan() checked page ids against " +
-                   std::to_string(plannedPoolPages));
-  if (const KernelInfo *k = bundle->find(config.decodeKernel)) {
-    if (Status s = checkPoolRows(*k, buffers.numPages); !s)
-      return s;
-    // Per-request parameters are read for every planned request.
-    if (Status s = checkParams(*k, buffers.params, batch); !s)
-      return s;
-  }
+  if (Status s = detail::checkPlannedPool(buffers.numPages, plannedPoolPages);
+      !s)
+    return s;
+  if (Status s = checkPoolRows(kernel, buffers.numPages); !s)
+    return s;
   MetadataLayout layout(c);
   auto *base = static_cast<char *>(workspace);
   if (Status s = bundle->refreshKvMaps(

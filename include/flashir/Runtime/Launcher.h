@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -254,8 +255,8 @@ public:
   /// CTAs of `kernel` the device runs at once (its block and dynamic shared
   /// memory on the loaded chip).
   Status residentCtas(const std::string &kernel, int64_t &ctas) const;
-  /// The calibrated cost model of `kernel` on the loaded chip, or null.
-  const CostModel *calibratedCost(const std::string &kernel) const;
+  /// The calibrated cost model of `kernel` on the loaded chip, if any.
+  std::optional<CostModel> calibratedCost(const std::string &kernel) const;
 
 private:
   /// launchArgs / launchBehind: checks and packs `args`, then a plain or a
@@ -276,8 +277,6 @@ private:
   std::vector<unsigned> dynamicShared;
   /// The loaded chip's facts of each kernel.
   abi::TargetInfo target;
-  /// Calibrated cost models (from the facts' costs).
-  std::map<std::string, CostModel> costs;
   /// launch()'s kv_maps on the device and what they hold.
   void *mapsBuffer = nullptr;
   KvMapsCache maps;

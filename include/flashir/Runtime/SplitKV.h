@@ -105,7 +105,6 @@ private:
   KernelBundle *bundle = nullptr;
   Config config;
   int64_t numQoHeads = 0, numKvHeads = 0, headDim = 0, pageSize = 0;
-  size_t numParams = 0; ///< variant parameters of the decode kernel
   /// Heads of the partial-state kernel's grid; query rows per q tile of a
   /// split-KV prefill kernel (0: a decode kernel).
   int64_t gridHeads = 0, qTokens = 0;

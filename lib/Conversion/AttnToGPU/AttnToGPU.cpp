@@ -231,6 +231,7 @@ struct ConvertAttnToGPUPass
       auto numQoHeads = static_cast<int64_t>(op.getNumQoHeads());
       auto numKvHeads = static_cast<int64_t>(op.getNumKvHeads());
       bool chunked = static_cast<bool>(op.getChunkIndptr());
+      parts::PagedKVAccess access = accessOf(view);
       DecodeShape shape{view.getHeadDim(),
                         view.getPageSize(),
                         numQoHeads,
@@ -244,14 +245,14 @@ struct ConvertAttnToGPUPass
                         entry.tensorCores,
                         entry.tensorCores && useBulk,
                         entry.tensorCores && useBulk &&
-                            accessOf(view).tensorMapTiles(kTileKeys),
+                            access.tensorMapTiles(kTileKeys),
                         headsInnermost,
                         view.getElementType(),
                         op.getEffectiveScale(),
                         entry.prefillRows,
                         entry.kvTile};
       shape.dependentLaunch = chunked && info->computeCapability >= 90;
-      shape.access = accessOf(view);
+      shape.access = access;
       if (entry.prefillRows) {
         shape.warps = entry.prefillWarps;
         shape.bulkCopy = shape.tensorCopy = false;
@@ -267,10 +268,8 @@ struct ConvertAttnToGPUPass
       kb.setInsertionPointAfter(func);
       KernelKind kind =
           entry.prefillRows ? KernelKind::Prefill : KernelKind::Decode;
-      abi::Grid grid =
-          abi::gridOf(kind == KernelKind::Prefill ? abi::KernelKind::Prefill
-                                                  : abi::KernelKind::Decode,
-                      chunked, !entry.prefillRows || shape.fusedHeadGroups);
+      abi::Grid grid = abi::gridOf(toABIKind(kind), chunked,
+                                   !entry.prefillRows || shape.fusedHeadGroups);
       auto argNames = [&] {
         return kb.getStrArrayAttr(
             llvm::to_vector_of<StringRef>(generator.argNames));
