@@ -281,13 +281,15 @@ bool Reader::readFacts(const JsonValue &f, KernelFacts &facts,
   facts.completesAfterPredecessor =
       boolean(f, "completes_after_predecessor", where);
   if (const JsonValue *box = f.get("tensor_map_box")) {
-    bool ok = box->isArray() && box->array().size() == 3;
-    for (const JsonValue &e : ok ? box->array() : std::vector<JsonValue>())
-      if (e.isNumber() && e.number() >= 1 && e.number() <= 256 &&
-          std::nearbyint(e.number()) == e.number())
-        facts.tensorMapBox.push_back(int64_t(e.number()));
-    if (facts.tensorMapBox.size() != 3)
-      return fail(where + ": tensor_map_box needs three extents in 1..256");
+    std::string bad = where + ": tensor_map_box needs three extents in 1..256";
+    if (!box->isArray() || box->array().size() != 3)
+      return fail(bad);
+    for (const JsonValue &e : box->array()) {
+      if (!e.isNumber() || !(e.number() >= 1 && e.number() <= 256) ||
+          std::nearbyint(e.number()) != e.number())
+        return fail(bad);
+      facts.tensorMapBox.push_back(int64_t(e.number()));
+    }
   }
   if (const JsonValue *cost = f.get("cost")) {
     const JsonValue *alpha = cost->get("alpha"), *beta = cost->get("beta");

@@ -97,12 +97,12 @@ def _arg(entry, role):
     return [a for a in entry["args"] if a["role"] == role][0]
 
 
-def _kernel_named(bundle_dir, func, kind):
-    """The bundle's split `<func>_<kind>_<n>` kernel's manifest entry (kind:
-    "decode" or "prefill"), or None."""
+def _kernel_named(manifest, func, kind):
+    """The split `<func>_<kind>_<n>` kernel's entry of a bundle's `manifest`
+    (kind: "decode" or "prefill"), or None."""
     import re
     pattern = re.escape(func) + "_" + kind + r"_\d+"
-    found = [k for k in _manifest(bundle_dir)["kernels"]
+    found = [k for k in manifest["kernels"]
              if re.fullmatch(pattern, k["name"]) and k["kind"] == kind
              and "merge_kernel" in k]
     return found[0] if found else None
@@ -143,13 +143,14 @@ def _check_step_tensors(w, q, rows, k_pool, v_pool):
         raise ValueError(f"q must be [{rows}, {w.num_qo_heads}, {w.head_dim}] "
                          f"for the planned step, got {list(q.shape)}")
     # The kernels' pool layout (the manifest's kv_layout).
+    layout = getattr(w, "kv_layout", "nhd")
     inner = (w.page_size, w.num_kv_heads, w.head_dim)
-    if getattr(w, "kv_layout", "nhd") == "hnd":
+    if layout == "hnd":
         inner = (w.num_kv_heads, w.page_size, w.head_dim)
     for name, t in (("k_pool", k_pool), ("v_pool", v_pool)):
         if t.dim() != 4 or tuple(t.shape[1:]) != inner:
             raise ValueError(f"{name} must be [num_pages, {', '.join(map(str, inner))}] "
-                             f"({getattr(w, 'kv_layout', 'nhd').upper()}), got {list(t.shape)}")
+                             f"({layout.upper()}), got {list(t.shape)}")
     if v_pool.shape[0] != k_pool.shape[0]:
         raise ValueError("k_pool and v_pool hold different numbers of pages")
 
@@ -171,14 +172,13 @@ class BatchDecodeWithPagedKVCacheWrapper:
     def __init__(self, bundle_dir, kernel, max_requests=256, num_ctas=None,
                  chip="sm_90a", max_chunks=None):
         torch = _torch()
-        names = [k["name"] for k in _manifest(bundle_dir)["kernels"]]
+        manifest = _manifest(bundle_dir)
         entry = None
         for kind in self._kinds:
-            entry = entry or _kernel_named(bundle_dir, kernel, kind)
+            entry = entry or _kernel_named(manifest, kernel, kind)
         if entry is None:
             raise ValueError(f"bundle {bundle_dir} has no split-KV kernels for {kernel!r} "
-                             f"(kernels: {', '.join(names)})")
-        decode, merge = [entry["name"]], [entry["merge_kernel"]]
+                             f"(kernels: {', '.join(k['name'] for k in manifest['kernels'])})")
         num_kv_heads = _arg(entry, "k_pool")["shape"][2]
         # The planner's C counts CTAs per KV head: each chunk runs on every
         # KV head. None: the runtime asks the driver (occupancy x SMs).
@@ -186,7 +186,8 @@ class BatchDecodeWithPagedKVCacheWrapper:
         handle = ctypes.c_void_p()
         lib = _library()
         _check(lib.flashirSplitKVCreate(
-            bundle_dir.encode(), chip.encode(), decode[0].encode(), merge[0].encode(),
+            bundle_dir.encode(), chip.encode(), entry["name"].encode(),
+            entry["merge_kernel"].encode(),
             max_requests, max_chunks or 0, self._max_qo_len, per_head,
             ctypes.byref(handle)))
         shape = [ctypes.c_int64() for _ in range(4)]
@@ -299,8 +300,8 @@ class BatchSharedPrefixDecodeWrapper:
     def __init__(self, prefill_bundle, prefill_kernel, decode_bundle, decode_kernel,
                  max_requests=64, prefix_chunks=None, chip="sm_90a"):
         torch = _torch()
-        pre = _kernel_named(prefill_bundle, prefill_kernel, "prefill")
-        dec = _kernel_named(decode_bundle, decode_kernel, "decode")
+        pre = _kernel_named(_manifest(prefill_bundle), prefill_kernel, "prefill")
+        dec = _kernel_named(_manifest(decode_bundle), decode_kernel, "decode")
         if pre is None:
             raise ValueError(f"bundle {prefill_bundle} has no split-KV prefill kernel for "
                              f"{prefill_kernel!r} (flashir-bundle --split-prefill)")

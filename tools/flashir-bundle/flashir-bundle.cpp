@@ -274,9 +274,12 @@ int main(int argc, char **argv) {
   manifest.source = llvm::sys::path::filename(input).str();
   // The kernels of the first chip are the manifest's: every other chip must
   // generate the same ones (names, kinds, grids, arguments).
-  auto signatureOf = [](ModuleOp module, std::vector<abi::KernelInfo> &out) {
+  using Generated =
+      SmallVector<std::pair<gpu::GPUFuncOp, flashir::attn::LaunchAttr>>;
+  auto signatureOf = [](const Generated &generated,
+                        std::vector<abi::KernelInfo> &out) {
     out.clear();
-    for (auto [func, launch] : kernelsOf(module)) {
+    for (auto [func, launch] : generated) {
       if (!launch) {
         func.emitError("generated kernel without #attn.launch");
         return false;
@@ -287,7 +290,7 @@ int main(int argc, char **argv) {
   };
   {
     OwningOpRef<ModuleOp> first = kernelsFor(chips.front());
-    if (!first || !signatureOf(*first, manifest.kernels))
+    if (!first || !signatureOf(kernelsOf(*first), manifest.kernels))
       return 1;
   }
   if (manifest.kernels.empty()) {
@@ -325,8 +328,11 @@ int main(int argc, char **argv) {
   for (const std::string &chip : chips) {
     auto start = std::chrono::steady_clock::now();
     OwningOpRef<ModuleOp> copy = kernelsFor(chip);
+    if (!copy)
+      return 1;
+    Generated generated = kernelsOf(*copy);
     std::vector<abi::KernelInfo> kernels;
-    if (!copy || !signatureOf(*copy, kernels))
+    if (!signatureOf(generated, kernels))
       return 1;
     auto sameSignature = [](const abi::KernelInfo &a,
                             const abi::KernelInfo &b) {
@@ -344,7 +350,7 @@ int main(int argc, char **argv) {
     // Per-chip launch facts: shared memory, pipelining, launch order.
     abi::TargetInfo target;
     target.chip = chip;
-    for (auto [func, launch] : kernelsOf(*copy))
+    for (auto [func, launch] : generated)
       target.kernels[func.getName().str()] = factsOf(func, launch);
     PassManager pm(&ctx);
     flashir::buildKernelsToPTXPipeline(pm, chip, "+ptx80", toolkit);
