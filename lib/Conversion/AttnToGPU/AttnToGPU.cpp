@@ -147,6 +147,8 @@ struct ConvertAttnToGPUPass
       if (reason.empty() && (useTensorCores || turing) && tiles &&
           tiles.getQ() >= 16 && (!op.getChunkIndptr() || splitPrefill)) {
         auto view = cast<PagedKVType>(op.getViews().front().getType());
+        reason = prefillShapeReason(view.getHeadDim(),
+                                    op.getNumQoHeads() / op.getNumKvHeads());
         prefillRows = tiles.getQ();
         kvTile = tiles.getKv();
         prefillWarps = tiles.getWarps() * 32 == prefillRows ? tiles.getWarps()
@@ -157,7 +159,7 @@ struct ConvertAttnToGPUPass
             kvTile, view.getHeadDim(), opStages,
             view.getElementType().getIntOrFloatBitWidth() / 8, prefillRows,
             prefillWarps, tiles.getQShared());
-        if (bytes > info->maxSharedMemoryPerBlock)
+        if (reason.empty() && bytes > info->maxSharedMemoryPerBlock)
           reason = "at most " + std::to_string(info->maxSharedMemoryPerBlock) +
                    " bytes of shared memory per CTA on " + chip +
                    "; the prefill tiles need " + std::to_string(bytes) +
@@ -166,6 +168,7 @@ struct ConvertAttnToGPUPass
         auto view = cast<PagedKVType>(op.getViews().front().getType());
         int64_t g =
             static_cast<int64_t>(op.getNumQoHeads() / op.getNumKvHeads());
+        reason = decodeShapeReason(view.getHeadDim(), g);
         auto bytesFor = [&](bool tc, int64_t st) {
           return sharedMemoryBytes(
               tc, tc && useBulk,
@@ -190,7 +193,7 @@ struct ConvertAttnToGPUPass
         }
         int64_t bytes = bytesFor(opTensorCores, opStages),
                 limit = limitFor(opTensorCores);
-        if (bytes > limit)
+        if (reason.empty() && bytes > limit)
           reason = "at most " + std::to_string(limit) +
                    " bytes of shared memory per CTA on " + chip + "; " +
                    std::to_string(static_cast<int64_t>(warps)) +

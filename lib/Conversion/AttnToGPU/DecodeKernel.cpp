@@ -52,10 +52,6 @@ std::string unsupportedReason(AttentionOp op, VariantOp variant) {
   PagedKVType view = paged.getType();
   if (!view.getElementType().isF16() && !view.getElementType().isBF16())
     return "f16 or bf16 elements";
-  if (!llvm::is_contained({64, 128, 256}, view.getHeadDim()))
-    return "head_dim 64, 128 or 256";
-  if (op.getNumQoHeads() / op.getNumKvHeads() > 8)
-    return "at most 8 query heads per KV head";
   if (!op.getQueries().getDefiningOp<RaggedQOp>())
     return "queries defined by attn.ragged_q";
   if (op.getAttendedViews())
@@ -92,6 +88,14 @@ std::string unsupportedReason(AttentionOp op, VariantOp variant) {
   for (VariantParamAttr param : variant.getParamList())
     if (param.getKind() == ParamKind::Buffer || !param.getType().isIntOrFloat())
       return "scalar, per-request or per-head integer/float parameters";
+  return "";
+}
+
+std::string decodeShapeReason(int64_t headDim, int64_t group) {
+  if (!llvm::is_contained({64, 128, 256}, headDim))
+    return "head_dim 64, 128 or 256";
+  if (group > 8)
+    return "at most 8 query heads per KV head";
   return "";
 }
 

@@ -113,8 +113,14 @@ int64_t sharedMemoryBytes(const DecodeShape &s);
 /// (HookMath.cpp).
 void relaxHookMath(gpu::GPUFuncOp func);
 
-/// Why `op` cannot become a decode kernel, or an empty string.
+/// Why `op` cannot become a kernel of any family, or an empty string (the
+/// families' shape rules are checked separately).
 std::string unsupportedReason(AttentionOp op, VariantOp variant);
+/// Why the decode kernels cannot serve `headDim` with `group` query heads
+/// per KV head, or an empty string.
+std::string decodeShapeReason(int64_t headDim, int64_t group);
+/// The same for the prefill kernel (PrefillKernel.cpp).
+std::string prefillShapeReason(int64_t headDim, int64_t group);
 
 class DecodeKernel {
 public:

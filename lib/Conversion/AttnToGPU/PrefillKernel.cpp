@@ -45,6 +45,14 @@ using namespace mlir;
 
 namespace flashir::conversion::decode {
 
+std::string prefillShapeReason(int64_t headDim, int64_t group) {
+  if (!llvm::is_contained({64, 128, 256}, headDim))
+    return "head_dim 64, 128 or 256";
+  if (group > 8)
+    return "at most 8 query heads per KV head";
+  return "";
+}
+
 /// How a mask hook (block arguments qpos, kpos, ...) relates to causality.
 enum class CausalMask {
   /// It may keep keys past the query position.
