@@ -52,9 +52,12 @@ TEST(PagedKVAccess, CopyFacts) {
   EXPECT_FALSE(nhd.headRowsContiguous());
   EXPECT_TRUE(hnd.headRowsContiguous());
   EXPECT_TRUE((PagedKVAccess{false, 16, 1, 64}).headRowsContiguous());
-  EXPECT_TRUE(nhd.tensorMapTiles(16));
-  EXPECT_FALSE(nhd.tensorMapTiles(32));
-  EXPECT_FALSE(hnd.tensorMapTiles(16));
+  EXPECT_TRUE(nhd.tensorMapTiles(16, 64));
+  EXPECT_FALSE(nhd.tensorMapTiles(32, 64));
+  EXPECT_FALSE(hnd.tensorMapTiles(16, 64));
+  // Rows of whole 64-column boxes only.
+  EXPECT_FALSE((PagedKVAccess{false, 16, 8, 96}).tensorMapTiles(16, 64));
+  EXPECT_TRUE((PagedKVAccess{false, 16, 8, 192}).tensorMapTiles(16, 64));
   // Consecutive keys of one page: one row apart in HND, Hkv rows in NHD.
   EXPECT_EQ(hnd.row(2, 5, 3) + 1, hnd.row(2, 6, 3));
   EXPECT_EQ(nhd.row(2, 5, 3) + 8, nhd.row(2, 6, 3));

@@ -168,12 +168,12 @@ struct ConvertAttnToGPUPass
         auto view = cast<PagedKVType>(op.getViews().front().getType());
         int64_t g =
             static_cast<int64_t>(op.getNumQoHeads() / op.getNumKvHeads());
-        reason = decodeShapeReason(view.getHeadDim(), g);
         auto bytesFor = [&](bool tc, int64_t st) {
           return sharedMemoryBytes(
               tc, tc && useBulk,
-              tc && useBulk && accessOf(view).tensorMapTiles(kTileKeys), warps,
-              g, view.getHeadDim(), unroll, st,
+              tc && useBulk &&
+                  accessOf(view).tensorMapTiles(kTileKeys, kBoxElements),
+              warps, g, view.getHeadDim(), unroll, st,
               view.getElementType().getIntOrFloatBitWidth() / 8);
         };
         // The CUDA-core kernel uses static shared memory (48 KiB at most),
@@ -190,6 +190,14 @@ struct ConvertAttnToGPUPass
             opTensorCores = false;
             opStages = kDefaultStages;
           }
+        }
+        // By default, the other design where one cannot serve the shape.
+        reason = decodeShapeReason(view.getHeadDim(), g, opTensorCores);
+        if (!reason.empty() && tensorCores == -1 && opTensorCores &&
+            decodeShapeReason(view.getHeadDim(), g, false).empty()) {
+          opTensorCores = false;
+          opStages = info->hasCpAsync ? kDefaultStages : 0;
+          reason.clear();
         }
         int64_t bytes = bytesFor(opTensorCores, opStages),
                 limit = limitFor(opTensorCores);
@@ -248,7 +256,7 @@ struct ConvertAttnToGPUPass
                         entry.tensorCores,
                         entry.tensorCores && useBulk,
                         entry.tensorCores && useBulk &&
-                            access.tensorMapTiles(kTileKeys),
+                            access.tensorMapTiles(kTileKeys, kBoxElements),
                         headsInnermost,
                         view.getElementType(),
                         op.getEffectiveScale(),

@@ -32,6 +32,10 @@ int64_t sharedMemoryBytes(bool tensorCores, bool bulkCopy, bool tensorCopy,
   int64_t row =
       (bulkCopy && !tensorCopy ? headDim + 8 : headDim) * elementBytes;
   int64_t staging = warps * stages * 2 * kTileKeys * row;
+  // cp.async stages each lane's pieces, zero-filled past D.
+  if (!bulkCopy)
+    staging = warps * stages * TensorCoreDecodeLayout(headDim, group).slots() *
+              32 * kVec * elementBytes;
   if (tensorCopy)
     staging += kSwizzleAlign - 16;
   return std::max(states, staging) + (bulkCopy ? warps * stages * 8 : 0);
@@ -91,11 +95,32 @@ std::string unsupportedReason(AttentionOp op, VariantOp variant) {
   return "";
 }
 
-std::string decodeShapeReason(int64_t headDim, int64_t group) {
-  if (!llvm::is_contained({64, 128, 256}, headDim))
-    return "head_dim 64, 128 or 256";
-  if (group > 8)
-    return "at most 8 query heads per KV head";
+int64_t simtGroupLanes(int64_t headDim) {
+  return static_cast<int64_t>(llvm::PowerOf2Ceil(headDim / kVec));
+}
+
+std::string decodeShapeReason(int64_t headDim, int64_t group,
+                              bool tensorCores) {
+  if (headDim % kVec != 0 || headDim < 16 || headDim > 256)
+    return "head_dim a multiple of 8 from 16 to 256";
+  if (tensorCores) {
+    // The accumulators stay in registers across the key loop.
+    TensorCoreDecodeLayout layout(headDim, group);
+    if (layout.accumulators() > kMaxAccumulators)
+      return "at most " + std::to_string(kMaxAccumulators) +
+             " f32 accumulators per lane in the tensor-core kernel; " +
+             std::to_string(group) + " query heads per KV head at head_dim " +
+             std::to_string(headDim) + " need " +
+             std::to_string(layout.accumulators());
+    return "";
+  }
+  // The transposing score reduction ends with one row per lane of a key
+  // group; every row's query and accumulator stay in registers.
+  int64_t most = std::min<int64_t>(simtGroupLanes(headDim), 16);
+  if (group > most)
+    return "at most " + std::to_string(most) +
+           " query heads per KV head in the CUDA-core kernel at head_dim " +
+           std::to_string(headDim) + " (the tensor-core kernel takes more)";
   return "";
 }
 

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace flashir::conversion::decode {
 using namespace flashir::attn;
@@ -38,6 +39,28 @@ constexpr int64_t kTileKeys = 16;
 /// Tensor copies: the box's inner extent (128 bytes of 16-bit elements, the
 /// span of the 128-byte swizzle) and the alignment the swizzle needs.
 constexpr int64_t kBoxElements = 64, kSwizzleAlign = 1024;
+/// f32 accumulators a tensor-core decode lane may keep in registers.
+constexpr int64_t kMaxAccumulators = 128;
+
+/// The tensor-core decode kernel's lanes for head dim D and g query heads
+/// per KV head: each lane stages the 16-byte K pieces of every 32-column
+/// chunk (two n-tiles) and V pieces of every 64-column chunk (four keys),
+/// and holds row gid of each of R = ceil(g / 8) 8-row halves of ceil(R / 2)
+/// m16 tiles.
+struct TensorCoreDecodeLayout {
+  int64_t kChunks, vChunks, rowHalves, mTiles;
+  TensorCoreDecodeLayout(int64_t headDim, int64_t group)
+      : kChunks(llvm::divideCeil(headDim, 32)),
+        vChunks(llvm::divideCeil(headDim, 64)),
+        rowHalves(llvm::divideCeil(group, 8)),
+        mTiles(llvm::divideCeil(rowHalves, 2)) {}
+  /// Staged K pieces per lane and tile.
+  int64_t kSlots() const { return 2 * kChunks; }
+  /// Staged K and V pieces per lane and tile.
+  int64_t slots() const { return 2 * kChunks + 4 * vChunks; }
+  /// f32 registers of the lane's accumulators (two per n-tile and row).
+  int64_t accumulators() const { return rowHalves * 2 * 8 * vChunks; }
+};
 
 struct DecodeShape {
   int64_t headDim, pageSize, numQoHeads, numKvHeads, group, warps, unroll;
@@ -116,9 +139,12 @@ void relaxHookMath(gpu::GPUFuncOp func);
 /// Why `op` cannot become a kernel of any family, or an empty string (the
 /// families' shape rules are checked separately).
 std::string unsupportedReason(AttentionOp op, VariantOp variant);
-/// Why the decode kernels cannot serve `headDim` with `group` query heads
-/// per KV head, or an empty string.
-std::string decodeShapeReason(int64_t headDim, int64_t group);
+/// Why the decode kernel (tensor-core or CUDA-core design) cannot serve
+/// `headDim` with `group` query heads per KV head, or an empty string.
+std::string decodeShapeReason(int64_t headDim, int64_t group, bool tensorCores);
+/// Lanes of the CUDA-core decode kernel's key groups: D / 8 rounded up to a
+/// power of two (lanes past D / 8 hold zeros).
+int64_t simtGroupLanes(int64_t headDim);
 /// The same for the prefill kernel (PrefillKernel.cpp).
 std::string prefillShapeReason(int64_t headDim, int64_t group);
 

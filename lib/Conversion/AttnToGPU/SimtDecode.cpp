@@ -51,12 +51,30 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
         buf, c0, ValueRange{});
 
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  int64_t groupLanes = D / kVec, keysPerIter = 32 / groupLanes;
+  // Key groups of D / 8 lanes rounded up to a power of two: the lanes past
+  // D / 8 (`hasColumns` false) load nothing, hold zeros and store nothing.
+  int64_t groupLanes = simtGroupLanes(D), keysPerIter = 32 / groupLanes;
   Value warp = arith::DivUIOp::create(b, tid, cIndex(b, 32));
   Value lane = arith::RemUIOp::create(b, tid, cIndex(b, 32));
   Value keyGroup = arith::DivUIOp::create(b, lane, cIndex(b, groupLanes));
   Value laneInGroup = arith::RemUIOp::create(b, lane, cIndex(b, groupLanes));
   Value e0 = arith::MulIOp::create(b, laneInGroup, cIndex(b, kVec));
+  Value hasColumns;
+  if (groupLanes * kVec != D) {
+    hasColumns =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, e0, cIndex(b, D));
+    e0 = arith::SelectOp::create(b, hasColumns, e0, c0);
+  }
+  auto rawType = VectorType::get({kVec}, s.element);
+  Value zeroRaw = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(rawType, b.getZeroAttr(s.element)));
+  // 16 bytes of the lane's columns, zeros for lanes past D / 8.
+  auto loadColumns = [&](LocBuilder &b, Value memref, ValueRange indices) {
+    Value v = loadRaw(b, memref, indices);
+    if (!hasColumns)
+      return v;
+    return arith::SelectOp::create(b, hasColumns, v, zeroRaw).getResult();
+  };
   Value numQ = f.numQ, numKv = f.numKv, pageBegin = f.pageBegin;
 
   auto headOf = [&](LocBuilder &b, int64_t r) {
@@ -153,7 +171,7 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
     SmallVector<Value> qFrag, heads;
     for (int64_t r = 0; r < g; ++r) {
       heads.push_back(headOf(b, r));
-      Value qRow = loadVec(b, q, {row, heads.back(), e0});
+      Value qRow = widen(b, loadColumns(b, q, {row, heads.back(), e0}));
       qFrag.push_back(
           arith::MulFOp::create(b, qRow, splat(b, cF32(b, s.scale * kLog2E))));
     }
@@ -260,21 +278,16 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
         SmallVector<Value> kv;
         for (int64_t u = 0; u < U; ++u) {
           Value slot = slotOf(b, jBase, u);
-          kv.push_back(loadRaw(b, kPool, {ids[u], slot, kvHead, e0}));
-          kv.push_back(loadRaw(b, vPool, {ids[u], slot, kvHead, e0}));
+          kv.push_back(loadColumns(b, kPool, {ids[u], slot, kvHead, e0}));
+          kv.push_back(loadColumns(b, vPool, {ids[u], slot, kvHead, e0}));
         }
         return kv;
       };
-      auto rawType = VectorType::get({kVec}, s.element);
       Value hasKeys =
           arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, numIter, c0);
       SmallVector<Value> first = llvm::to_vector(buildIf(
           b, hasKeys, [&](LocBuilder &b) { return loadKeys(b, c0); },
-          [&](LocBuilder &b) {
-            Value zero = arith::ConstantOp::create(
-                b, DenseElementsAttr::get(rawType, b.getZeroAttr(s.element)));
-            return SmallVector<Value>(2 * U, zero);
-          }));
+          [&](LocBuilder &b) { return SmallVector<Value>(2 * U, zeroRaw); }));
       inits.append(first);
       finalState = buildFor(
           b, c0, numIter, inits,
@@ -301,6 +314,12 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
       // iteration earlier, so the copies never wait on the page table),
       // then waits for the group of iteration `it`.
       Type tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+      // Lanes past D / 8 zero-fill their 16 bytes.
+      Value srcElements;
+      if (hasColumns) {
+        Value full = cIndex(b, kVec), none = cIndex(b, 0);
+        srcElements = arith::SelectOp::create(b, hasColumns, full, none);
+      }
       auto issue = [&](LocBuilder &b, Value it, ArrayRef<Value> ids) {
         Value jBase = jBaseOf(b, it);
         Value ring = arith::RemUIOp::create(b, it, cIndex(b, S));
@@ -312,8 +331,7 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
                 b, stage,
                 ValueRange{warp, ring, cIndex(b, 2 * u + kind), lane, c0}, pool,
                 ValueRange{ids[u], slot, kvHead, e0}, b.getIndexAttr(kVec),
-                /*srcElements=*/Value(),
-                /*bypassL1=*/b.getUnitAttr());
+                srcElements, /*bypassL1=*/b.getUnitAttr());
         }
       };
       finalState = buildStagedLoop(
@@ -369,6 +387,8 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
     gpu::BarrierOp::create(b);
     Value leader =
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, keyGroup, c0);
+    if (hasColumns)
+      leader = arith::AndIOp::create(b, leader, hasColumns);
     scf::IfOp::create(b, leader, [&](OpBuilder &iob, Location loc) {
       LocBuilder b(loc, iob);
       for (int64_t r = 0; r < g; ++r) {

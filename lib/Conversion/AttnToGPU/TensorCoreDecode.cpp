@@ -42,9 +42,18 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   MLIRContext *ctx = op.getContext();
   Type f32 = Float32Type::get(ctx), i32 = IntegerType::get(ctx, 32);
   int64_t D = s.headDim, g = s.group, W = s.warps, S = s.stages;
-  // 16-byte pieces per lane and tile: K has D / 32 per n-tile (two n-tiles),
-  // V has D / 64 per key (four keys); both D / 16 in all.
-  int64_t kPieces = D / 32, vPieces = D / 64, pieces = D / 16;
+  TensorCoreDecodeLayout layout(D, g);
+  // 16-byte pieces per lane and tile: K has one per 32-column chunk and
+  // n-tile (two n-tiles), V one per 64-column chunk and key (four keys). A
+  // head dim that is not a multiple of 64 leaves the last chunks partial:
+  // their missing pieces are zeros (zero-filled copies, or selects), so
+  // they add nothing to Q.K^T and P.V, and the columns past D are not
+  // stored.
+  int64_t kPieces = layout.kChunks, vPieces = layout.vChunks,
+          kSlots = layout.kSlots();
+  // The g query heads are the rows of R = ceil(g / 8) 8-row halves of
+  // ceil(R / 2) m16 tiles; the lane holds row gid of each half.
+  int64_t R = layout.rowHalves, M = layout.mTiles;
   bool bf16 = s.element.isBF16();
 
   gpu::GPUFuncOp func = createKernel(moduleBuilder, name, sharedMemoryBytes(s),
@@ -91,7 +100,7 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   } else {
     stage = memref::ViewOp::create(
         b,
-        MemRefType::get({W, S, 2 * pieces, 32, kVec}, s.element,
+        MemRefType::get({W, S, layout.slots(), 32, kVec}, s.element,
                         MemRefLayoutAttrInterface(), workgroup),
         f.buf, c0, ValueRange{});
   }
@@ -102,13 +111,38 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   // The mma fragment coordinates of the lane: groupID and thread-in-group.
   Value gid = arith::DivUIOp::create(b, lane, cIndex(b, 4));
   Value tig = arith::RemUIOp::create(b, lane, cIndex(b, 4));
-  Value rowValid =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, gid, cIndex(b, g));
-  // Rows past g take a real head's parameters and query (never written).
+  // Row half r holds head 8r + gid of the group; rows past g take a real
+  // head's parameters and query (never written).
+  SmallVector<Value> rowValid, ownHead;
+  SmallVector<SmallVector<Value>> ownParams;
   Value headBase = arith::MulIOp::create(b, f.kvHead, cIndex(b, g));
-  Value ownHead = arith::AddIOp::create(
-      b, headBase, arith::MinUIOp::create(b, gid, cIndex(b, g - 1)));
-  SmallVector<Value> ownParams = paramValues(b, f, ownHead);
+  for (int64_t r = 0; r < R; ++r) {
+    Value inGroup =
+        r == 0 ? gid : arith::AddIOp::create(b, gid, cIndex(b, 8 * r));
+    rowValid.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                             inGroup, cIndex(b, g)));
+    Value clamped = arith::MinUIOp::create(b, inGroup, cIndex(b, g - 1));
+    ownHead.push_back(arith::AddIOp::create(b, headBase, clamped));
+    ownParams.push_back(paramValues(b, f, ownHead.back()));
+  }
+  // Whether the lane's K piece of 32-column chunk c (columns 32c + 8tig) or
+  // V piece of 64-column chunk c (64c + 8gid) lies before D; null where the
+  // chunk is whole.
+  auto kColumnValid = [&](LocBuilder &b, int64_t c) -> Value {
+    if (32 * (c + 1) <= D)
+      return Value();
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tig,
+                                 cIndex(b, (D - 32 * c) / kVec));
+  };
+  auto vColumnValid = [&](LocBuilder &b, int64_t c) -> Value {
+    if (64 * (c + 1) <= D)
+      return Value();
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, gid,
+                                 cIndex(b, (D - 64 * c) / kVec));
+  };
+  Value zeroPiece = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({kVec}, s.element),
+                                b.getZeroAttr(s.element)));
 
   // Warp w takes the tiles w, w + W, ... of the CTA's keys. Tensor copies
   // load whole tiles of one page: tiles start at multiples of 16 (keys
@@ -381,20 +415,29 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
       Value slot = arith::RemUIOp::create(b, key, cIndex(b, s.pageSize));
       return {arith::IndexCastOp::create(b, b.getIndexType(), page), slot};
     };
-    auto copy = [&](Value pool, int64_t piece, Value page, Value slot,
-                    Value d) {
+    // A piece past column D (`valid` false) copies nothing from column 0
+    // and zero-fills its 16 bytes.
+    auto copy = [&](Value pool, int64_t piece, Value page, Value slot, Value d,
+                    Value valid) {
+      Value srcElements;
+      if (valid) {
+        Value full = cIndex(b, kVec), none = cIndex(b, 0);
+        srcElements = arith::SelectOp::create(b, valid, full, none);
+        d = arith::SelectOp::create(b, valid, d, none);
+      }
       nvgpu::DeviceAsyncCopyOp::create(
           b, stage, ValueRange{warp, ring, cIndex(b, piece), lane, c0}, pool,
           ValueRange{page, slot, f.kvHead, d}, b.getIndexAttr(kVec),
-          /*srcElements=*/Value(), /*bypassL1=*/b.getUnitAttr());
+          srcElements, /*bypassL1=*/b.getUnitAttr());
     };
     Value tig8 = arith::MulIOp::create(b, tig, cIndex(b, kVec));
     for (int64_t h = 0; h < 2; ++h) {
       auto [page, slot] =
           locate(arith::AddIOp::create(b, gid, cIndex(b, 8 * h)));
-      for (int64_t c = 0; c < kPieces; ++c)
-        copy(f.kPool, h * kPieces + c, page, slot,
-             arith::AddIOp::create(b, tig8, cIndex(b, 32 * c)));
+      for (int64_t c = 0; c < kPieces; ++c) {
+        Value d = arith::AddIOp::create(b, tig8, cIndex(b, 32 * c));
+        copy(f.kPool, h * kPieces + c, page, slot, d, kColumnValid(b, c));
+      }
     }
     Value gid8 = arith::MulIOp::create(b, gid, cIndex(b, kVec));
     Value tig2 = arith::MulIOp::create(b, tig, cIndex(b, 2));
@@ -403,9 +446,11 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     for (auto [qk, offset] : llvm::enumerate(kRowOffsets)) {
       auto [page, slot] =
           locate(arith::AddIOp::create(b, tig2, cIndex(b, offset)));
-      for (int64_t c = 0; c < vPieces; ++c)
-        copy(f.vPool, pieces + qk * vPieces + c, page, slot,
-             arith::AddIOp::create(b, gid8, cIndex(b, 64 * c)));
+      for (int64_t c = 0; c < vPieces; ++c) {
+        Value d = arith::AddIOp::create(b, gid8, cIndex(b, 64 * c));
+        copy(f.vPool, kSlots + qk * vPieces + c, page, slot, d,
+             vColumnValid(b, c));
+      }
     }
   };
 
@@ -424,19 +469,25 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   };
   auto structType = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
   NVVM::MMATypes ptxType = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-  // One m16n8k16 product accumulating rows gid (c0, c1); rows gid + 8 are
-  // zero on input and ignored on output.
-  auto mma = [&](LocBuilder &b, Value a0, Value a2, Value b0, Value b1,
-                 Value &acc0, Value &acc1) {
+  // One m16n8k16 product accumulating rows gid (a0, a2; acc[0], acc[1])
+  // and, where the m tile has a second row half (a1 non-null), rows gid + 8
+  // (a1, a3; acc[2], acc[3]); without it those rows are zero on input and
+  // ignored on output.
+  auto mma = [&](LocBuilder &b, Value a0, Value a1, Value a2, Value a3,
+                 Value b0, Value b1, MutableArrayRef<Value> acc) {
+    bool upper = static_cast<bool>(a1);
     Value result = NVVM::MmaOp::create(
-        b, structType, ValueRange{a0, zeroOperand, a2, zeroOperand},
-        ValueRange{b0, b1}, ValueRange{acc0, acc1, zeroF, zeroF},
+        b, structType,
+        ValueRange{a0, upper ? a1 : zeroOperand, a2, upper ? a3 : zeroOperand},
+        ValueRange{b0, b1},
+        ValueRange{acc[0], acc[1], upper ? acc[2] : zeroF,
+                   upper ? acc[3] : zeroF},
         ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
         std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
         std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                        NVVM::MMALayout::col});
-    acc0 = LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{0});
-    acc1 = LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{1});
+    for (int64_t k = 0; k < (upper ? 4 : 2); ++k)
+      acc[k] = LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{k});
   };
   auto loadPiece = [&](LocBuilder &b, Value ring, int64_t piece) {
     return vector::LoadOp::create(
@@ -463,6 +514,17 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
                    arith::MulIOp::create(b, physical, cIndex(b, kVec))},
         /*nontemporal=*/false, llvm::MaybeAlign(16));
   };
+  // A whole-row read of columns `col`.. +8 that may lie past D (`valid`
+  // false): reads column 0 and yields zeros (the row's padding or the next
+  // row may hold anything).
+  auto loadRowPiece = [&](LocBuilder &b, Value ring, int64_t kind, Value key,
+                          Value col, Value valid) -> Value {
+    if (!valid)
+      return loadRow(b, ring, kind, key, col);
+    Value safeCol = arith::SelectOp::create(b, valid, col, c0);
+    Value piece = loadRow(b, ring, kind, key, safeCol);
+    return arith::SelectOp::create(b, valid, piece, zeroPiece);
+  };
   // The lane's K piece of n-tile h, columns 32c + 8tig.
   auto loadK = [&](LocBuilder &b, Value ring, int64_t h, int64_t c) -> Value {
     if (!tensor && !bulk)
@@ -473,21 +535,21 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
           b, ring, 0, c / 2, key,
           arith::AddIOp::create(b, tig, cIndex(b, 4 * (c % 2))));
     Value col = arith::MulIOp::create(b, tig, cIndex(b, kVec));
-    return loadRow(b, ring, 0, key,
-                   arith::AddIOp::create(b, col, cIndex(b, 32 * c)));
+    col = arith::AddIOp::create(b, col, cIndex(b, 32 * c));
+    return loadRowPiece(b, ring, 0, key, col, kColumnValid(b, c));
   };
   // The lane's V piece of key 2tig + {0, 1, 8, 9}[qk], columns 64c + 8gid.
   auto loadV = [&](LocBuilder &b, Value ring, int64_t qk, int64_t c) -> Value {
     const int64_t offsets[] = {0, 1, 8, 9};
     if (!tensor && !bulk)
-      return loadPiece(b, ring, pieces + qk * vPieces + c);
+      return loadPiece(b, ring, kSlots + qk * vPieces + c);
     Value tig2 = arith::MulIOp::create(b, tig, cIndex(b, 2));
     Value key = arith::AddIOp::create(b, tig2, cIndex(b, offsets[qk]));
     if (tensor)
       return loadSwizzled(b, ring, 1, c, key, gid);
     Value col = arith::MulIOp::create(b, gid, cIndex(b, kVec));
-    return loadRow(b, ring, 1, key,
-                   arith::AddIOp::create(b, col, cIndex(b, 64 * c)));
+    col = arith::AddIOp::create(b, col, cIndex(b, 64 * c));
+    return loadRowPiece(b, ring, 1, key, col, vColumnValid(b, c));
   };
   // Tensor copies load whole tiles: V rows of keys outside [kBegin, kEnd)
   // may hold anything (a last page's unwritten rows: NaN * 0 would poison
@@ -532,28 +594,39 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     });
   };
   Type nvgpuToken = nvgpu::DeviceAsyncTokenType::get(ctx);
-  int64_t oTiles = D / 8;
+  // Accumulator n-tiles: 8 per 64-column chunk (columns 64c + 8n + e).
+  int64_t oTiles = vPieces * kVec;
+  // The carried state: m of each row half, then l of each, then each row
+  // half's accumulators (two per n-tile).
+  auto oIndex = [&](int64_t r, int64_t t, int64_t k) {
+    return 2 * R + r * 2 * oTiles + 2 * t + k;
+  };
 
   buildFor(b, c0, f.numQ, [&](LocBuilder &b, Value i) {
     Value row = arith::AddIOp::create(b, f.qBegin, i);
     Value qpos =
         arith::SubIOp::create(b, arith::AddIOp::create(b, i, f.numKv), f.numQ);
-    // A fragments of Q (row gid): piece c holds Q[32c + 8tig .. +8].
-    Value zeroPiece = arith::ConstantOp::create(
-        b, DenseElementsAttr::get(VectorType::get({kVec}, s.element),
-                                  b.getZeroAttr(s.element)));
-    SmallVector<Value> qPiece;
-    for (int64_t c = 0; c < kPieces; ++c) {
-      Value tig8 = arith::MulIOp::create(b, tig, cIndex(b, kVec));
-      Value d = arith::AddIOp::create(b, tig8, cIndex(b, 32 * c));
-      qPiece.push_back(arith::SelectOp::create(
-          b, rowValid, loadRaw(b, f.q, {row, ownHead, d}), zeroPiece));
-    }
+    // A fragments of Q: row half r's piece c holds Q[head 8r + gid]
+    // [32c + 8tig .. +8] (zeros past g or D).
+    SmallVector<SmallVector<Value>> qPiece(R);
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t c = 0; c < kPieces; ++c) {
+        Value tig8 = arith::MulIOp::create(b, tig, cIndex(b, kVec));
+        Value d = arith::AddIOp::create(b, tig8, cIndex(b, 32 * c));
+        Value valid = rowValid[r];
+        if (Value inD = kColumnValid(b, c)) {
+          valid = arith::AndIOp::create(b, valid, inD);
+          d = arith::SelectOp::create(b, inD, d, c0);
+        }
+        qPiece[r].push_back(arith::SelectOp::create(
+            b, valid, loadRaw(b, f.q, {row, ownHead[r], d}), zeroPiece));
+      }
 
     // State: m, l (the lane's partial sum; m is uniform over the 4 lanes of
-    // a row), o (two columns of each of the D / 8 n-tiles), next page.
-    SmallVector<Value> inits = {negInf(b), zeroF};
-    inits.append(2 * oTiles, zeroF);
+    // a row) per row half, o (two columns of each n-tile), next page.
+    SmallVector<Value> inits(R, negInf(b));
+    inits.append(R, zeroF);
+    inits.append(R * 2 * oTiles, zeroF);
     // Bulk copies: tile sequence numbers run on over the query rows (the
     // barriers' phases do).
     Value seqBase = arith::MulIOp::create(b, i, numIter);
@@ -594,146 +667,202 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
           if (tensor)
             zeroOutsideRows(b, ring, t0);
 
-          // S = Q.K^T for keys 8h + 2tig + e (h, e in {0, 1}).
-          Value score[2][2];
+          // S = Q.K^T: row half r, keys 8h + 2tig + e (h, e in {0, 1}).
+          SmallVector<std::array<std::array<Value, 2>, 2>> score(R);
           for (int64_t h = 0; h < 2; ++h) {
-            Value acc0 = zeroF, acc1 = zeroF;
+            SmallVector<Value> acc(4 * M, zeroF);
             for (int64_t c = 0; c < kPieces; ++c) {
               Value k = loadK(b, ring, h, c);
               for (int64_t half = 0; half < 2; ++half) {
-                Value a0 = pairAt(b, qPiece[c], 4 * half);
-                Value a2 = pairAt(b, qPiece[c], 4 * half + 2);
-                Value b0 = pairAt(b, k, 4 * half);
-                Value b1 = pairAt(b, k, 4 * half + 2);
-                mma(b, a0, a2, b0, b1, acc0, acc1);
+                Value b0, b1;
+                for (int64_t mt = 0; mt < M; ++mt) {
+                  ArrayRef<Value> lower = qPiece[2 * mt];
+                  Value a0 = pairAt(b, lower[c], 4 * half);
+                  Value a2 = pairAt(b, lower[c], 4 * half + 2);
+                  Value a1, a3;
+                  if (2 * mt + 1 < R) {
+                    a1 = pairAt(b, qPiece[2 * mt + 1][c], 4 * half);
+                    a3 = pairAt(b, qPiece[2 * mt + 1][c], 4 * half + 2);
+                  }
+                  if (!b0) {
+                    b0 = pairAt(b, k, 4 * half);
+                    b1 = pairAt(b, k, 4 * half + 2);
+                  }
+                  mma(b, a0, a1, a2, a3, b0, b1,
+                      MutableArrayRef<Value>(acc).slice(4 * mt, 4));
+                }
               }
             }
-            score[h][0] = acc0;
-            score[h][1] = acc1;
+            for (int64_t r = 0; r < R; ++r)
+              for (int64_t e = 0; e < 2; ++e)
+                score[r][h][e] = acc[4 * (r / 2) + 2 * (r % 2) + e];
           }
-          // Online softmax of row gid over the tile, in the base-2 domain.
+          // Online softmax of each row half's row over the tile, in the
+          // base-2 domain.
           Value tig2 = arith::MulIOp::create(b, tig, cIndex(b, 2));
-          Value tileMax = negInf(b);
-          Value x[2][2];
-          for (int64_t h = 0; h < 2; ++h)
-            for (int64_t e = 0; e < 2; ++e) {
-              Value j = arith::AddIOp::create(
-                  b, t0, arith::AddIOp::create(b, tig2, cIndex(b, 8 * h + e)));
-              Value v;
-              if (!variant.getLogits().empty()) {
-                // Hooks see natural-domain logits.
-                SmallVector<Value> hookArgs = {
-                    arith::MulFOp::create(b, score[h][e], cF32(b, s.scale)),
-                    qpos, j, ownHead};
-                hookArgs.append(ownParams);
-                Value logit = inlineHook(b, variant.getLogits(), hookArgs);
-                v = arith::MulFOp::create(b, logit, cF32(b, kLog2E));
-              } else {
-                v = arith::MulFOp::create(b, score[h][e],
-                                          cF32(b, s.scale * kLog2E));
+          SmallVector<Value> next(inits.size()), corr(R);
+          SmallVector<std::array<Value, 2>> pOperand(R);
+          for (int64_t r = 0; r < R; ++r) {
+            Value tileMax = negInf(b);
+            Value x[2][2];
+            for (int64_t h = 0; h < 2; ++h)
+              for (int64_t e = 0; e < 2; ++e) {
+                Value j = arith::AddIOp::create(
+                    b, t0,
+                    arith::AddIOp::create(b, tig2, cIndex(b, 8 * h + e)));
+                Value v;
+                if (!variant.getLogits().empty()) {
+                  // Hooks see natural-domain logits.
+                  SmallVector<Value> hookArgs = {
+                      arith::MulFOp::create(b, score[r][h][e],
+                                            cF32(b, s.scale)),
+                      qpos, j, ownHead[r]};
+                  hookArgs.append(ownParams[r]);
+                  Value logit = inlineHook(b, variant.getLogits(), hookArgs);
+                  v = arith::MulFOp::create(b, logit, cF32(b, kLog2E));
+                } else {
+                  v = arith::MulFOp::create(b, score[r][h][e],
+                                            cF32(b, s.scale * kLog2E));
+                }
+                Value keep = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                                   j, kEnd);
+                if (tensor)
+                  keep = arith::AndIOp::create(
+                      b, keep,
+                      arith::CmpIOp::create(b, arith::CmpIPredicate::sge, j,
+                                            kBegin));
+                if (!variant.getMask().empty()) {
+                  SmallVector<Value> hookArgs = {qpos, j, ownHead[r]};
+                  hookArgs.append(ownParams[r]);
+                  keep = arith::AndIOp::create(
+                      b, keep, inlineHook(b, variant.getMask(), hookArgs));
+                }
+                x[h][e] = arith::SelectOp::create(b, keep, v, negInf(b));
+                tileMax = arith::MaxNumFOp::create(b, tileMax, x[h][e]);
               }
-              Value keep =
-                  arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, kEnd);
-              if (tensor)
-                keep = arith::AndIOp::create(
-                    b, keep,
-                    arith::CmpIOp::create(b, arith::CmpIPredicate::sge, j,
-                                          kBegin));
-              if (!variant.getMask().empty()) {
-                SmallVector<Value> hookArgs = {qpos, j, ownHead};
-                hookArgs.append(ownParams);
-                keep = arith::AndIOp::create(
-                    b, keep, inlineHook(b, variant.getMask(), hookArgs));
+            for (int32_t off : {1, 2})
+              tileMax = arith::MaxNumFOp::create(b, tileMax,
+                                                 shuffleXor(b, tileMax, off));
+            Value m = carried[r], l = carried[R + r];
+            Value mNew = arith::MaxNumFOp::create(b, m, tileMax);
+            // exp2(-inf - mSafe) = 0 without a NaN when every score is -inf.
+            Value noMax = isNegInf(b, mNew);
+            Value mSafe =
+                arith::SelectOp::create(b, noMax, cF32(b, 0.0f), mNew);
+            corr[r] =
+                math::Exp2Op::create(b, arith::SubFOp::create(b, m, mSafe));
+            l = arith::MulFOp::create(b, l, corr[r]);
+            for (int64_t h = 0; h < 2; ++h) {
+              Value p[2];
+              for (int64_t e = 0; e < 2; ++e) {
+                p[e] = math::Exp2Op::create(
+                    b, arith::SubFOp::create(b, x[h][e], mSafe));
+                l = arith::AddFOp::create(b, l, p[e]);
               }
-              x[h][e] = arith::SelectOp::create(b, keep, v, negInf(b));
-              tileMax = arith::MaxNumFOp::create(b, tileMax, x[h][e]);
+              Value pair = vector::FromElementsOp::create(
+                  b, VectorType::get({2}, f32), ValueRange{p[0], p[1]});
+              pOperand[r][h] =
+                  operand(b, arith::TruncFOp::create(b, pairType, pair));
             }
-          for (int32_t off : {1, 2})
-            tileMax = arith::MaxNumFOp::create(b, tileMax,
-                                               shuffleXor(b, tileMax, off));
-          Value m = carried[0], l = carried[1];
-          Value mNew = arith::MaxNumFOp::create(b, m, tileMax);
-          // exp2(-inf - mSafe) = 0 without a NaN when every score is -inf.
-          Value noMax = isNegInf(b, mNew);
-          Value mSafe = arith::SelectOp::create(b, noMax, cF32(b, 0.0f), mNew);
-          Value corr =
-              math::Exp2Op::create(b, arith::SubFOp::create(b, m, mSafe));
-          l = arith::MulFOp::create(b, l, corr);
-          Value pOperand[2];
-          for (int64_t h = 0; h < 2; ++h) {
-            Value p[2];
-            for (int64_t e = 0; e < 2; ++e) {
-              p[e] = math::Exp2Op::create(
-                  b, arith::SubFOp::create(b, x[h][e], mSafe));
-              l = arith::AddFOp::create(b, l, p[e]);
-            }
-            Value pair = vector::FromElementsOp::create(
-                b, VectorType::get({2}, f32), ValueRange{p[0], p[1]});
-            pOperand[h] =
-                operand(b, arith::TruncFOp::create(b, pairType, pair));
+            next[r] = mNew;
+            next[R + r] = l;
           }
-          // O = O * corr + P.V over the D / 8 n-tiles (c, e).
-          SmallVector<Value> next = {mNew, l};
+          // O = O * corr + P.V over the n-tiles (c, e).
           for (int64_t c = 0; c < vPieces; ++c) {
             Value v[4];
             for (int64_t qk = 0; qk < 4; ++qk)
               v[qk] = loadV(b, ring, qk, c);
             for (int64_t e = 0; e < kVec; ++e) {
               int64_t t = c * kVec + e;
-              Value acc0 = arith::MulFOp::create(b, carried[2 + 2 * t], corr);
-              Value acc1 =
-                  arith::MulFOp::create(b, carried[2 + 2 * t + 1], corr);
-              auto keys = [&](Value lo, Value hi) {
-                return operand(b,
-                               vector::ShuffleOp::create(
-                                   b, lo, hi, ArrayRef<int64_t>{e, kVec + e}));
-              };
-              Value b0 = keys(v[0], v[1]);
-              Value b1 = keys(v[2], v[3]);
-              mma(b, pOperand[0], pOperand[1], b0, b1, acc0, acc1);
-              next.push_back(acc0);
-              next.push_back(acc1);
+              Value b0, b1;
+              for (int64_t mt = 0; mt < M; ++mt) {
+                bool upper = 2 * mt + 1 < R;
+                SmallVector<Value, 4> acc;
+                for (int64_t r = 2 * mt; r < 2 * mt + (upper ? 2 : 1); ++r)
+                  for (int64_t k = 0; k < 2; ++k)
+                    acc.push_back(arith::MulFOp::create(
+                        b, carried[oIndex(r, t, k)], corr[r]));
+                acc.resize(4);
+                if (!b0) {
+                  auto keys = [&](Value lo, Value hi) {
+                    return operand(
+                        b, vector::ShuffleOp::create(
+                               b, lo, hi, ArrayRef<int64_t>{e, kVec + e}));
+                  };
+                  b0 = keys(v[0], v[1]);
+                  b1 = keys(v[2], v[3]);
+                }
+                std::array<Value, 2> lower = pOperand[2 * mt], higher = {};
+                if (upper)
+                  higher = pOperand[2 * mt + 1];
+                mma(b, lower[0], higher[0], lower[1], higher[1], b0, b1, acc);
+                for (int64_t r = 2 * mt; r < 2 * mt + (upper ? 2 : 1); ++r)
+                  for (int64_t k = 0; k < 2; ++k)
+                    next[oIndex(r, t, k)] = acc[2 * (r - 2 * mt) + k];
+              }
             }
           }
           return next;
         });
 
-    // The row's l over its 4 lanes; m back to the natural domain.
-    Value l = done[1];
-    for (int32_t off : {1, 2})
-      l = arith::AddFOp::create(b, l, shuffleXor(b, l, off));
-    Value m = arith::MulFOp::create(b, done[0], cF32(b, kLn2));
+    // Each row's l over its 4 lanes; m back to the natural domain.
+    SmallVector<Value> mRow, lRow;
+    for (int64_t r = 0; r < R; ++r) {
+      Value l = done[R + r];
+      for (int32_t off : {1, 2})
+        l = arith::AddFOp::create(b, l, shuffleXor(b, l, off));
+      lRow.push_back(l);
+      mRow.push_back(arith::MulFOp::create(b, done[r], cF32(b, kLn2)));
+    }
     // Every warp is done with the staging ring (it aliases the states) and
     // the previous row's readers are done.
     gpu::BarrierOp::create(b);
-    scf::IfOp::create(b, rowValid, [&](OpBuilder &iob, Location loc) {
-      LocBuilder b(loc, iob);
-      // Columns 64c + 16tig + e (first accumulator) and + 8 (second).
-      for (int64_t c = 0; c < vPieces; ++c)
-        for (int64_t second = 0; second < 2; ++second) {
-          SmallVector<Value> cols;
-          for (int64_t e = 0; e < kVec; ++e)
-            cols.push_back(done[2 + 2 * (c * kVec + e) + second]);
-          Value tig16 = arith::MulIOp::create(b, tig, cIndex(b, 16));
-          Value col =
-              arith::AddIOp::create(b, tig16, cIndex(b, 64 * c + 8 * second));
-          vector::StoreOp::create(
-              b, vector::FromElementsOp::create(b, f32Vec(b), cols), smem,
-              ValueRange{warp, gid, col}, /*nontemporal=*/false,
-              llvm::MaybeAlign(16));
-        }
-      scf::IfOp::create(
-          b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tig, c0),
-          [&](OpBuilder &fob, Location loc) {
-            LocBuilder b(loc, fob);
-            memref::StoreOp::create(b, m, smem,
-                                    ValueRange{warp, gid, cIndex(b, D)});
-            memref::StoreOp::create(b, l, smem,
-                                    ValueRange{warp, gid, cIndex(b, D + 1)});
-            scf::YieldOp::create(b);
-          });
-      scf::YieldOp::create(b);
-    });
+    for (int64_t r = 0; r < R; ++r)
+      scf::IfOp::create(b, rowValid[r], [&](OpBuilder &iob, Location loc) {
+        LocBuilder b(loc, iob);
+        Value stateRow =
+            r == 0 ? gid : arith::AddIOp::create(b, gid, cIndex(b, 8 * r));
+        // Columns 64c + 16tig + e (first accumulator) and + 8 (second);
+        // those past D (a partial last chunk) are not stored.
+        for (int64_t c = 0; c < vPieces; ++c)
+          for (int64_t second = 0; second < 2; ++second) {
+            SmallVector<Value> cols;
+            for (int64_t e = 0; e < kVec; ++e)
+              cols.push_back(done[oIndex(r, c * kVec + e, second)]);
+            Value tig16 = arith::MulIOp::create(b, tig, cIndex(b, 16));
+            Value col =
+                arith::AddIOp::create(b, tig16, cIndex(b, 64 * c + 8 * second));
+            auto store = [&](LocBuilder &b) {
+              vector::StoreOp::create(
+                  b, vector::FromElementsOp::create(b, f32Vec(b), cols), smem,
+                  ValueRange{warp, stateRow, col}, /*nontemporal=*/false,
+                  llvm::MaybeAlign(16));
+            };
+            if (64 * (c + 1) <= D) {
+              store(b);
+              continue;
+            }
+            Value inD = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
+                                              cIndex(b, D));
+            scf::IfOp::create(b, inD, [&](OpBuilder &sob, Location loc) {
+              LocBuilder b(loc, sob);
+              store(b);
+              scf::YieldOp::create(b);
+            });
+          }
+        scf::IfOp::create(
+            b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tig, c0),
+            [&](OpBuilder &fob, Location loc) {
+              LocBuilder b(loc, fob);
+              memref::StoreOp::create(b, mRow[r], smem,
+                                      ValueRange{warp, stateRow, cIndex(b, D)});
+              memref::StoreOp::create(
+                  b, lRow[r], smem,
+                  ValueRange{warp, stateRow, cIndex(b, D + 1)});
+              scf::YieldOp::create(b);
+            });
+        scf::YieldOp::create(b);
+      });
     writeRows(b, f, smem, warp, lane, i);
   });
   waitInLastCta(b);

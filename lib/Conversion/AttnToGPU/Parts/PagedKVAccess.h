@@ -47,11 +47,12 @@ struct PagedKVAccess {
   /// Whether a head's keys of one page are consecutive rows (one bulk copy
   /// can move several).
   bool headRowsContiguous() const { return headMajor || numHeads == 1; }
-  /// Whether a tensor map over (dim, head, token row) describes the pool:
-  /// pages of whole tiles in the NHD layout, where token rows are evenly
-  /// strided across pages.
-  bool tensorMapTiles(int64_t tileKeys) const {
-    return !headMajor && pageSize % tileKeys == 0;
+  /// Whether a tensor map over (dim, head, token row) with boxes of
+  /// `boxColumns` columns describes the pool: pages of whole tiles in the
+  /// NHD layout, where token rows are evenly strided across pages, and rows
+  /// of whole boxes.
+  bool tensorMapTiles(int64_t tileKeys, int64_t boxColumns) const {
+    return !headMajor && pageSize % tileKeys == 0 && headDim % boxColumns == 0;
   }
 };
 
