@@ -138,8 +138,9 @@ abi::KernelInfo describe(gpu::GPUFuncOp func,
   std::vector<abi::ArgRole> fixed = abi::fixedArgs(k.kind, k.split());
   // The variant lives in the attn program (the gpu.module's parent), or in
   // the standard library.
-  flashir::attn::VariantOp variant = flashir::attn::resolveVariant(
-      func->getParentOfType<gpu::GPUModuleOp>(), launch.getVariant());
+  Operation *program = func->getParentOfType<gpu::GPUModuleOp>()->getParentOp();
+  flashir::attn::VariantOp variant =
+      flashir::attn::resolveVariant(program, launch.getVariant());
   SmallVector<flashir::attn::VariantParamAttr> params;
   if (variant)
     params = variant.getParamList();

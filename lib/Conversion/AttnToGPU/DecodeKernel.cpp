@@ -84,14 +84,40 @@ std::string unsupportedReason(AttentionOp op, VariantOp variant) {
   if (cast<RankedTensorType>(output.getType()).getElementType() !=
       view.getElementType())
     return "an output of the KV element type";
-  if (variant.getReduction() != ReductionKind::Softmax)
+  if (variant.getReduction() != ReductionKind::Softmax &&
+      variant.getReduction() != ReductionKind::Sigmoid)
+    return "a softmax or sigmoid variant";
+  for (VariantParamAttr param : variant.getParamList()) {
+    if (param.getKind() != ParamKind::Buffer) {
+      if (!param.getType().isIntOrFloat())
+        return "integer or float scalar, per-request and per-head parameters";
+      continue;
+    }
+    auto tensor = dyn_cast<RankedTensorType>(param.getType());
+    if (!tensor || tensor.getRank() != 1 ||
+        !tensor.getElementType().isIntOrFloat())
+      return "buffer parameters of one dimension";
+  }
+  // A K fragment serves every query head of the group.
+  if (!variant.getKey().empty())
+    for (auto [param, arg] :
+         llvm::zip_equal(variant.getParamList(),
+                         variant.getKey().front().getArguments().drop_front(5)))
+      if (param.getKind() == ParamKind::PerHead && !arg.use_empty())
+        return "a key hook without per-head parameters (a KV head's keys serve "
+               "every query head of its group)";
+  return VariantHooks(variant).bufferUseReason();
+}
+
+std::string prefillVariantReason(VariantOp variant) {
+  VariantHooks hooks(variant);
+  if (hooks.sigmoid())
     return "a softmax variant";
-  if (!variant.getQuery().empty() || !variant.getKey().empty() ||
-      !variant.getOutput().empty())
+  if (hooks.hasQuery() || hooks.hasKey() || hooks.hasOutput())
     return "no query, key or output hook";
   for (VariantParamAttr param : variant.getParamList())
-    if (param.getKind() == ParamKind::Buffer || !param.getType().isIntOrFloat())
-      return "scalar, per-request or per-head integer/float parameters";
+    if (param.getKind() == ParamKind::Buffer)
+      return "scalar, per-request or per-head parameters";
   return "";
 }
 
@@ -175,9 +201,12 @@ gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
   args.push_back(MemRefType::get({2, 16}, mb.getI64Type()));
   argNames.append({"out", "lse", "kv_maps"});
   for (VariantParamAttr param : variant.getParamList()) {
-    args.push_back(param.getKind() == ParamKind::Scalar
-                       ? param.getType()
-                       : Type(MemRefType::get({dyn}, param.getType())));
+    Type type = param.getType();
+    if (auto buffer = dyn_cast<RankedTensorType>(type))
+      type = MemRefType::get(buffer.getShape(), buffer.getElementType());
+    else if (param.getKind() != ParamKind::Scalar)
+      type = MemRefType::get({dyn}, type);
+    args.push_back(type);
     argNames.push_back(param.getName().str());
   }
   auto workgroup =
@@ -317,7 +346,8 @@ SmallVector<Value> DecodeKernel::paramValues(LocBuilder &b, const Frame &f,
   SmallVector<Value> values;
   for (auto [index, param] : llvm::enumerate(f.params)) {
     Value arg = f.entry->getArgument(f.firstParam + index);
-    if (param.getKind() == ParamKind::Scalar)
+    if (param.getKind() == ParamKind::Scalar ||
+        param.getKind() == ParamKind::Buffer)
       values.push_back(arg);
     else
       values.push_back(memref::LoadOp::create(
@@ -325,6 +355,65 @@ SmallVector<Value> DecodeKernel::paramValues(LocBuilder &b, const Frame &f,
           ValueRange{param.getKind() == ParamKind::PerRequest ? f.req : head}));
   }
   return values;
+}
+
+Value DecodeKernel::loadColumns(LocBuilder &b, Value memref, ValueRange prefix,
+                                Value column, int64_t width) {
+  SmallVector<Value> indices(prefix);
+  indices.push_back(column);
+  int64_t elementBytes = s.element.getIntOrFloatBitWidth() / 8;
+  return vector::LoadOp::create(b, VectorType::get({width}, s.element), memref,
+                                indices, /*nontemporal=*/false,
+                                llvm::MaybeAlign(width * elementBytes));
+}
+
+Value DecodeKernel::loadRotated(
+    LocBuilder &b, Value d0,
+    function_ref<Value(LocBuilder &, Value, int64_t)> read) {
+  int64_t D = s.headDim, half = D / 2;
+  auto columnAt = [&](int64_t offset) -> Value {
+    Value c = arith::AddIOp::create(b, d0, cIndex(b, half + offset));
+    return arith::RemUIOp::create(b, c, cIndex(b, D));
+  };
+  if (half % kVec == 0)
+    return read(b, columnAt(0), kVec);
+  // D/2 = 4 mod 8: the partners are two 4-column halves of different
+  // pieces (the second may wrap around to column 0).
+  Value low = read(b, columnAt(0), kVec / 2);
+  Value high = read(b, columnAt(kVec / 2), kVec / 2);
+  return vector::ShuffleOp::create(b, low, high,
+                                   ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+}
+
+Value DecodeKernel::applyRowHook(LocBuilder &b, bool isKey, Value x, Value xRot,
+                                 Value d0, Value pos, Value head,
+                                 ValueRange params) {
+  Value wide = widen(b, x), wideRot = widen(b, xRot);
+  SmallVector<Value> elements;
+  for (int64_t e = 0; e < kVec; ++e) {
+    Value xe = vector::ExtractOp::create(b, wide, e);
+    Value rot = vector::ExtractOp::create(b, wideRot, e);
+    Value dim = arith::AddIOp::create(b, d0, cIndex(b, e));
+    elements.push_back(isKey ? hooks.key(b, xe, rot, dim, pos, head, params)
+                             : hooks.query(b, xe, rot, dim, pos, head, params));
+  }
+  Value result = vector::FromElementsOp::create(b, f32Vec(b), elements);
+  return narrow(b, result);
+}
+
+Value DecodeKernel::finalOutput(LocBuilder &b, Value o, Value l, Value e0,
+                                Value head) {
+  if (hooks.sigmoid())
+    o = arith::MulFOp::create(b, o, splat(b, l));
+  if (!hooks.hasOutput())
+    return o;
+  SmallVector<Value> elements;
+  for (int64_t e = 0; e < kVec; ++e) {
+    Value oe = vector::ExtractOp::create(b, o, e);
+    Value dim = arith::AddIOp::create(b, e0, cIndex(b, e));
+    elements.push_back(hooks.output(b, oe, dim, head));
+  }
+  return vector::FromElementsOp::create(b, f32Vec(b), elements);
 }
 
 Value DecodeKernel::statesView(LocBuilder &b, const Frame &f) {
@@ -374,13 +463,18 @@ void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
       Value inv = arith::SelectOp::create(
           b, empty, zero, arith::DivFOp::create(b, cF32(b, 1.0f), lr));
       Value o = arith::MulFOp::create(b, accr, splat(b, inv));
+      // Partial states keep the normalised o; out gets the final output.
+      Value oFinal = o;
+      if (hooks.sigmoid() || hooks.hasOutput())
+        oFinal = finalOutput(b, o, lr, e0, head);
       Value noLse = negInf(b);
       Value rowLse = arith::SelectOp::create(
           b, empty, noLse,
           arith::AddFOp::create(b, mr, math::LogOp::create(b, lr)));
       // Row `row` of `out`/`lse` or of the partial states.
       auto store = [&](LocBuilder &b, Value outMem, Value lseMem, Value row) {
-        vector::StoreOp::create(b, narrow(b, o), outMem,
+        Value value = outMem == f.out ? oFinal : o;
+        vector::StoreOp::create(b, narrow(b, value), outMem,
                                 ValueRange{row, head, e0},
                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
         Value first =
@@ -660,9 +754,15 @@ gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
     Value zero = cF32(b, 0.0f);
     Value inv = arith::SelectOp::create(
         b, empty, zero, arith::DivFOp::create(b, cF32(b, 1.0f), l));
-    vector::StoreOp::create(
-        b, narrow(b, arith::MulFOp::create(b, acc, splat(b, inv))), out,
-        ValueRange{row, head, e0}, /*nontemporal=*/false, llvm::MaybeAlign(16));
+    Value o = arith::MulFOp::create(b, acc, splat(b, inv));
+    // Sigmoid: the sum of the chunks' outputs, o * l * e^m (0 when empty).
+    Value total =
+        hooks.sigmoid()
+            ? arith::MulFOp::create(b, l, math::ExpOp::create(b, m)).getResult()
+            : l;
+    o = finalOutput(b, o, total, e0, head);
+    vector::StoreOp::create(b, narrow(b, o), out, ValueRange{row, head, e0},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
     Value noLse = negInf(b);
     Value rowLse = arith::SelectOp::create(
         b, empty, noLse,

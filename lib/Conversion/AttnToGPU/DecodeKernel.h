@@ -12,6 +12,7 @@
 #include "flashir/Dialect/Attn/IR/Attn.h"
 
 #include "../BuilderUtils.h"
+#include "../VariantHooks.h"
 #include "Parts/PagedKVAccess.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -147,11 +148,14 @@ std::string decodeShapeReason(int64_t headDim, int64_t group, bool tensorCores);
 int64_t simtGroupLanes(int64_t headDim);
 /// The same for the prefill kernel (PrefillKernel.cpp).
 std::string prefillShapeReason(int64_t headDim, int64_t group);
+/// Why the prefill kernel cannot serve `variant` (the hooks and reductions
+/// the decode kernels take but it does not yet), or an empty string.
+std::string prefillVariantReason(VariantOp variant);
 
 class DecodeKernel {
 public:
   DecodeKernel(AttentionOp op, VariantOp variant, DecodeShape shape)
-      : op(op), variant(variant), s(shape) {}
+      : op(op), variant(variant), hooks(variant), s(shape) {}
 
   /// The decode kernel: the tensor-core design when `shape.tensorCores`,
   /// else the CUDA-core one.
@@ -268,6 +272,26 @@ private:
       function_ref<void(LocBuilder &, Value, Value)> wait,
       function_ref<SmallVector<Value>(LocBuilder &, Value, ValueRange)> body);
 
+  /// The 8 elements of a row at columns (d0 + D/2 + e) mod D (the partners
+  /// of a query or key hook's columns d0 + e; d0 a multiple of 8): one
+  /// 16-byte read through `read(b, column, width)` where D/2 is a multiple
+  /// of 8, else two 8-byte ones.
+  Value loadRotated(LocBuilder &b, Value d0,
+                    function_ref<Value(LocBuilder &, Value, int64_t)> read);
+  /// `memref[prefix..., column]`, `width` elements (8 or 4).
+  Value loadColumns(LocBuilder &b, Value memref, ValueRange prefix,
+                    Value column, int64_t width);
+  /// A query (`isKey` false) or key hook applied to the 8 columns d0.. of a
+  /// row: `x` and `xRot` (loadRotated) in the element type; the result in
+  /// the element type (what the mma reads).
+  Value applyRowHook(LocBuilder &b, bool isKey, Value x, Value xRot, Value d0,
+                     Value pos, Value head, ValueRange params);
+
+  /// The final output of 8 columns e0.. of query head `head` from a merged
+  /// state's normalised `o` (vector<8xf32>) and its l: sigmoid outputs are
+  /// not normalised (o * l); then the output hook.
+  Value finalOutput(LocBuilder &b, Value o, Value l, Value e0, Value head);
+
   /// A pair of elements as an mma.sync operand: bf16 pairs travel as i32,
   /// f16 pairs as vector<2xf16>.
   Value mmaOperand(LocBuilder &b, Value pair) {
@@ -342,6 +366,15 @@ private:
     return arith::AddFOp::create(b, partial[0], partial[1]);
   }
 
+  /// sigmoid(x / log2(e)) = 1 / (1 + 2^-x) for a base-2 logit x (0 at
+  /// x = -inf).
+  Value sigmoidBase2(LocBuilder &b, Value x) {
+    Value one = cF32(b, 1.0f);
+    Value negX = arith::NegFOp::create(b, x);
+    Value power = math::Exp2Op::create(b, negX);
+    Value denom = arith::AddFOp::create(b, one, power);
+    return arith::DivFOp::create(b, one, denom);
+  }
   Value shuffleXor(LocBuilder &b, Value v, int32_t offset) {
     return gpu::ShuffleOp::create(b, v, offset, 32, gpu::ShuffleMode::XOR)
         .getShuffleResult();
@@ -372,6 +405,7 @@ private:
 
   AttentionOp op;
   VariantOp variant;
+  VariantHooks hooks;
   DecodeShape s;
 };
 

@@ -3,7 +3,8 @@
 // Variant hooks are written for clarity (`x / cap`, `math.tanh`); inside the
 // key loop of a decode kernel every score pays for them, and the soft-cap
 // hook alone (an IEEE division and libdevice's tanhf) costs about as many
-// instructions per score as the rest of the tensor-core tile.
+// instructions per score as the rest of the tensor-core tile, and a RoPE
+// key hook pays a sine and a cosine per key element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,7 +27,13 @@ static bool isLoopInvariantFor(Value v, Operation *user) {
 void relaxHookMath(gpu::GPUFuncOp func) {
   SmallVector<arith::DivFOp> divisions;
   SmallVector<math::TanhOp> tanhs;
+  SmallVector<Operation *> sines;
   func.walk([&](Operation *op) {
+    if (isa<math::SinOp, math::CosOp>(op) &&
+        op->getResult(0).getType().isF32()) {
+      sines.push_back(op);
+      return;
+    }
     if (auto div = dyn_cast<arith::DivFOp>(op)) {
       if (div.getType().isF32() && isLoopInvariantFor(div.getRhs(), div))
         divisions.push_back(div);
@@ -71,6 +78,21 @@ void relaxHookMath(gpu::GPUFuncOp func) {
         /*operand_attrs=*/nullptr);
     tanh.replaceAllUsesWith(approx.getResult(0));
     tanh.erase();
+  }
+  // sin / cos: the hardware approximations (absolute error about 2^-20.5
+  // on [-pi, pi], growing with |x| like the argument's own rounding), as
+  // FlashInfer's fused RoPE uses; an intrinsic, so LLVM may hoist or
+  // combine it.
+  for (Operation *op : sines) {
+    OpBuilder b(op);
+    StringRef name = isa<math::SinOp>(op) ? "llvm.nvvm.sin.approx.f"
+                                          : "llvm.nvvm.cos.approx.f";
+    auto approx = LLVM::CallIntrinsicOp::create(b, op->getLoc(), b.getF32Type(),
+                                                b.getStringAttr(name),
+                                                ValueRange{op->getOperand(0)});
+    Value result = approx.getResult(0);
+    op->getResult(0).replaceAllUsesWith(result);
+    op->erase();
   }
 }
 

@@ -69,7 +69,7 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
   Value zeroRaw = arith::ConstantOp::create(
       b, DenseElementsAttr::get(rawType, b.getZeroAttr(s.element)));
   // 16 bytes of the lane's columns, zeros for lanes past D / 8.
-  auto loadColumns = [&](LocBuilder &b, Value memref, ValueRange indices) {
+  auto loadLaneColumns = [&](LocBuilder &b, Value memref, ValueRange indices) {
     Value v = loadRaw(b, memref, indices);
     if (!hasColumns)
       return v;
@@ -162,6 +162,44 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
         .getShuffleResult();
   };
 
+  // A key hook's partners of the lane's 8 columns (half a head away) come
+  // from the key group's other lanes: one 16-byte piece where D/2 is a
+  // multiple of 8, else the halves of two.
+  auto shufflePiece = [&](LocBuilder &b, Value raw, Value srcLane) -> Value {
+    auto words = VectorType::get({4}, i32);
+    Value packed = vector::BitCastOp::create(b, words, raw);
+    Value width = arith::ConstantOp::create(b, b.getI32IntegerAttr(32));
+    SmallVector<Value> moved;
+    for (int64_t k = 0; k < 4; ++k) {
+      Value word = vector::ExtractOp::create(b, packed, k);
+      moved.push_back(
+          gpu::ShuffleOp::create(b, word, srcLane, width, gpu::ShuffleMode::IDX)
+              .getShuffleResult());
+    }
+    Value unpacked = vector::FromElementsOp::create(b, words, moved);
+    return vector::BitCastOp::create(b, rawType, unpacked);
+  };
+  auto laneOfColumn = [&](LocBuilder &b, Value col) -> Value {
+    Value inGroup = arith::DivUIOp::create(b, col, cIndex(b, kVec));
+    Value index = arith::IndexCastOp::create(b, i32, inGroup);
+    return arith::AddIOp::create(b, groupBase, index);
+  };
+  auto partnerColumns = [&](LocBuilder &b, Value raw) -> Value {
+    int64_t half = D / 2, off = half % kVec;
+    Value shifted = arith::AddIOp::create(b, e0, cIndex(b, half - off));
+    Value base = arith::RemUIOp::create(b, shifted, cIndex(b, D));
+    Value first = shufflePiece(b, raw, laneOfColumn(b, base));
+    if (off == 0)
+      return first;
+    Value next = arith::AddIOp::create(b, base, cIndex(b, kVec));
+    next = arith::RemUIOp::create(b, next, cIndex(b, D));
+    Value second = shufflePiece(b, raw, laneOfColumn(b, next));
+    SmallVector<int64_t> order;
+    for (int64_t e = 0; e < kVec; ++e)
+      order.push_back(off + e);
+    return vector::ShuffleOp::create(b, first, second, order);
+  };
+
   buildFor(b, c0, numQ, [&](LocBuilder &b, Value i) {
     Value row = arith::AddIOp::create(b, f.qBegin, i);
     Value qpos =
@@ -171,13 +209,27 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
     SmallVector<Value> qFrag, heads;
     for (int64_t r = 0; r < g; ++r) {
       heads.push_back(headOf(b, r));
-      Value qRow = widen(b, loadColumns(b, q, {row, heads.back(), e0}));
+      Value qRaw = loadLaneColumns(b, q, {row, heads.back(), e0});
+      if (hooks.hasQuery()) {
+        Value head = heads.back();
+        Value rot =
+            loadRotated(b, e0, [&](LocBuilder &b, Value col, int64_t w) {
+              return loadColumns(b, q, {row, head}, col, w);
+            });
+        qRaw = applyRowHook(b, /*isKey=*/false, qRaw, rot, e0, qpos, head,
+                            paramValues(b, f, head));
+        if (hasColumns)
+          qRaw = arith::SelectOp::create(b, hasColumns, qRaw, zeroRaw);
+      }
+      Value qRow = widen(b, qRaw);
       qFrag.push_back(
           arith::MulFOp::create(b, qRow, splat(b, cF32(b, s.scale * kLog2E))));
     }
     // Carried: the lane's own row's m and l, then acc of every row.
     Value zeroVec = splat(b, cF32(b, 0.0f));
-    SmallVector<Value> inits = {negInf(b), cF32(b, 0.0f)};
+    // Sigmoid keeps m = 0: its states merge by plain sums.
+    SmallVector<Value> inits = {hooks.sigmoid() ? cF32(b, 0.0f) : negInf(b),
+                                cF32(b, 0.0f)};
     for (int64_t r = 0; r < g; ++r)
       inits.push_back(zeroVec);
     size_t numState = inits.size();
@@ -198,7 +250,14 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
         js.push_back(j);
         inRange.push_back(
             arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, kEnd));
-        ks.push_back(widen(b, kRaw[u]));
+        Value k = kRaw[u];
+        if (hooks.hasKey()) {
+          Value rot = partnerColumns(b, k);
+          k = applyRowHook(b, /*isKey=*/true, k, rot, e0, j, kvHead, ownParams);
+          if (hasColumns)
+            k = arith::SelectOp::create(b, hasColumns, k, zeroRaw);
+        }
+        ks.push_back(widen(b, k));
         vs.push_back(widen(b, vRaw[u]));
       }
       SmallVector<Value> own;
@@ -223,25 +282,36 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
         Value score = vals.front();
         for (; off >= 1; off /= 2)
           score = arith::AddFOp::create(b, score, shuffleXor(b, score, off));
-        if (!variant.getLogits().empty()) {
+        if (hooks.hasLogits()) {
           // Hooks see natural-domain logits.
-          SmallVector<Value> hookArgs = {
-              arith::MulFOp::create(b, score, cF32(b, kLn2)), qpos, js[u],
-              ownHead};
-          hookArgs.append(ownParams);
-          Value logit = inlineHook(b, variant.getLogits(), hookArgs);
+          Value natural = arith::MulFOp::create(b, score, cF32(b, kLn2));
+          Value logit =
+              hooks.logits(b, natural, qpos, js[u], ownHead, ownParams);
           score = arith::MulFOp::create(b, logit, cF32(b, kLog2E));
         }
         Value keep = inRange[u];
-        if (!variant.getMask().empty()) {
-          SmallVector<Value> hookArgs = {qpos, js[u], ownHead};
-          hookArgs.append(ownParams);
-          keep = arith::AndIOp::create(
-              b, keep, inlineHook(b, variant.getMask(), hookArgs));
-        }
+        if (Value visible = hooks.mask(b, qpos, js[u], ownHead, ownParams))
+          keep = arith::AndIOp::create(b, keep, visible);
         own.push_back(arith::SelectOp::create(b, keep, score, negInf(b)));
       }
       Value m = state[0], l = state[1];
+      if (hooks.sigmoid()) {
+        // p = sigmoid(s): no maximum, no rescale; masked keys weigh 0.
+        SmallVector<Value> p;
+        for (Value x : own) {
+          p.push_back(sigmoidBase2(b, x));
+          l = arith::AddFOp::create(b, l, p.back());
+        }
+        state[1] = l;
+        for (int64_t r = 0; r < g; ++r) {
+          Value acc = state[2 + r];
+          for (int64_t u = 0; u < U; ++u)
+            acc = vector::FMAOp::create(b, vs[u],
+                                        splat(b, fromOwner(b, p[u], r)), acc);
+          state[2 + r] = acc;
+        }
+        return;
+      }
       Value mNew = m;
       for (Value x : own)
         mNew = arith::MaxNumFOp::create(b, mNew, x);
@@ -278,8 +348,8 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
         SmallVector<Value> kv;
         for (int64_t u = 0; u < U; ++u) {
           Value slot = slotOf(b, jBase, u);
-          kv.push_back(loadColumns(b, kPool, {ids[u], slot, kvHead, e0}));
-          kv.push_back(loadColumns(b, vPool, {ids[u], slot, kvHead, e0}));
+          kv.push_back(loadLaneColumns(b, kPool, {ids[u], slot, kvHead, e0}));
+          kv.push_back(loadLaneColumns(b, vPool, {ids[u], slot, kvHead, e0}));
         }
         return kv;
       };

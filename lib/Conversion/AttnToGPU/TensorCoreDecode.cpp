@@ -140,6 +140,7 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, gid,
                                  cIndex(b, (D - 64 * c) / kVec));
   };
+  Value warpMask = arith::ConstantOp::create(b, b.getI32IntegerAttr(-1));
   Value zeroPiece = arith::ConstantOp::create(
       b, DenseElementsAttr::get(VectorType::get({kVec}, s.element),
                                 b.getZeroAttr(s.element)));
@@ -551,6 +552,56 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     col = arith::AddIOp::create(b, col, cIndex(b, 64 * c));
     return loadRowPiece(b, ring, 1, key, col, vColumnValid(b, c));
   };
+  // A key hook reads each K element's partner half a head away. Where D is
+  // a multiple of 64 the partner of chunk c is chunk c + D/64 of the same
+  // lane; otherwise it is read from the tile in shared memory (with 16-byte
+  // cp.async, from the piece another lane staged: see keysShared).
+  bool partnersShared = D % 64 != 0;
+  bool keysShared = hooks.hasKey() && partnersShared && !bulk;
+  auto readK = [&](LocBuilder &b, Value ring, int64_t h, Value col,
+                   int64_t width) -> Value {
+    Value key = arith::AddIOp::create(b, gid, cIndex(b, 8 * h));
+    if (bulk)
+      return loadColumns(b, stage, {warp, ring, c0, key}, col, width);
+    Value chunk = arith::DivUIOp::create(b, col, cIndex(b, 32));
+    Value piece = arith::AddIOp::create(b, chunk, cIndex(b, h * kPieces));
+    Value inChunk = arith::RemUIOp::create(b, col, cIndex(b, 32));
+    Value gid4 = arith::MulIOp::create(b, gid, cIndex(b, 4));
+    Value owner = arith::AddIOp::create(
+        b, gid4, arith::DivUIOp::create(b, inChunk, cIndex(b, kVec)));
+    Value element = arith::RemUIOp::create(b, col, cIndex(b, kVec));
+    return loadColumns(b, stage, {warp, ring, piece, owner}, element, width);
+  };
+  // The lane's K pieces of n-tile h (keys t0 + gid + 8h) after the key
+  // hook; pieces past D stay zero.
+  auto keyHooked = [&](LocBuilder &b, Value ring, Value t0,
+                       int64_t h) -> SmallVector<Value> {
+    SmallVector<Value> raw, hooked;
+    for (int64_t c = 0; c < kPieces; ++c)
+      raw.push_back(loadK(b, ring, h, c));
+    Value key = arith::AddIOp::create(b, gid, cIndex(b, 8 * h));
+    Value kpos = arith::AddIOp::create(b, t0, key);
+    Value tig8 = arith::MulIOp::create(b, tig, cIndex(b, kVec));
+    for (int64_t c = 0; c < kPieces; ++c) {
+      Value d0 = arith::AddIOp::create(b, tig8, cIndex(b, 32 * c));
+      Value valid = kColumnValid(b, c);
+      if (valid)
+        d0 = arith::SelectOp::create(b, valid, d0, c0);
+      Value rot =
+          partnersShared
+              ? loadRotated(b, d0,
+                            [&](LocBuilder &b, Value col, int64_t width) {
+                              return readK(b, ring, h, col, width);
+                            })
+              : raw[(c + D / 64) % kPieces];
+      Value piece = applyRowHook(b, /*isKey=*/true, raw[c], rot, d0, kpos,
+                                 f.kvHead, ownParams[0]);
+      if (valid)
+        piece = arith::SelectOp::create(b, valid, piece, zeroPiece);
+      hooked.push_back(piece);
+    }
+    return hooked;
+  };
   // Tensor copies load whole tiles: V rows of keys outside [kBegin, kEnd)
   // may hold anything (a last page's unwritten rows: NaN * 0 would poison
   // O), so a tile that has such keys zeroes them after it arrives. Lane l
@@ -618,13 +669,23 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
           valid = arith::AndIOp::create(b, valid, inD);
           d = arith::SelectOp::create(b, inD, d, c0);
         }
-        qPiece[r].push_back(arith::SelectOp::create(
-            b, valid, loadRaw(b, f.q, {row, ownHead[r], d}), zeroPiece));
+        Value piece = loadRaw(b, f.q, {row, ownHead[r], d});
+        if (hooks.hasQuery()) {
+          Value rot =
+              loadRotated(b, d, [&](LocBuilder &b, Value col, int64_t w) {
+                return loadColumns(b, f.q, {row, ownHead[r]}, col, w);
+              });
+          piece = applyRowHook(b, /*isKey=*/false, piece, rot, d, qpos,
+                               ownHead[r], ownParams[r]);
+        }
+        qPiece[r].push_back(
+            arith::SelectOp::create(b, valid, piece, zeroPiece));
       }
 
     // State: m, l (the lane's partial sum; m is uniform over the 4 lanes of
     // a row) per row half, o (two columns of each n-tile), next page.
-    SmallVector<Value> inits(R, negInf(b));
+    // Sigmoid keeps m = 0: its states merge by plain sums.
+    SmallVector<Value> inits(R, hooks.sigmoid() ? zeroF : negInf(b));
     inits.append(R, zeroF);
     inits.append(R * 2 * oTiles, zeroF);
     // Bulk copies: tile sequence numbers run on over the query rows (the
@@ -640,12 +701,17 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
           return SmallVector<Value>{lanePage(b, it)};
         },
         [&](LocBuilder &b, Value it, ArrayRef<Value> pages) {
-          if (tensor)
+          if (tensor) {
             issueTensor(b, it, seqOf(b, it), pages[0]);
-          else if (bulk)
+          } else if (bulk) {
             issueBulk(b, it, seqOf(b, it), pages[0]);
-          else
+          } else {
+            // Every lane is done reading the pieces others staged in the
+            // slot these copies overwrite.
+            if (keysShared)
+              NVVM::SyncWarpOp::create(b, warpMask);
             issue(b, it, pages[0]);
+          }
         },
         [&](LocBuilder &b) -> Value {
           if (bulk)
@@ -654,11 +720,15 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
                                                          ValueRange{});
         },
         [&](LocBuilder &b, Value it, Value token) {
-          if (bulk)
+          if (bulk) {
             waitBulk(b, seqOf(b, it));
-          else
-            nvgpu::DeviceAsyncWaitOp::create(b, token,
-                                             b.getI32IntegerAttr(S - 1));
+            return;
+          }
+          nvgpu::DeviceAsyncWaitOp::create(b, token,
+                                           b.getI32IntegerAttr(S - 1));
+          // The pieces other lanes staged are complete and visible.
+          if (keysShared)
+            NVVM::SyncWarpOp::create(b, warpMask);
         },
         [&](LocBuilder &b, Value it, ValueRange carried) {
           Value seq = bulk ? seqOf(b, it) : it;
@@ -671,8 +741,11 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
           SmallVector<std::array<std::array<Value, 2>, 2>> score(R);
           for (int64_t h = 0; h < 2; ++h) {
             SmallVector<Value> acc(4 * M, zeroF);
+            SmallVector<Value> hookedK;
+            if (hooks.hasKey())
+              hookedK = keyHooked(b, ring, t0, h);
             for (int64_t c = 0; c < kPieces; ++c) {
-              Value k = loadK(b, ring, h, c);
+              Value k = hooks.hasKey() ? hookedK[c] : loadK(b, ring, h, c);
               for (int64_t half = 0; half < 2; ++half) {
                 Value b0, b1;
                 for (int64_t mt = 0; mt < M; ++mt) {
@@ -711,14 +784,12 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
                     b, t0,
                     arith::AddIOp::create(b, tig2, cIndex(b, 8 * h + e)));
                 Value v;
-                if (!variant.getLogits().empty()) {
+                if (hooks.hasLogits()) {
                   // Hooks see natural-domain logits.
-                  SmallVector<Value> hookArgs = {
-                      arith::MulFOp::create(b, score[r][h][e],
-                                            cF32(b, s.scale)),
-                      qpos, j, ownHead[r]};
-                  hookArgs.append(ownParams[r]);
-                  Value logit = inlineHook(b, variant.getLogits(), hookArgs);
+                  Value natural = arith::MulFOp::create(b, score[r][h][e],
+                                                        cF32(b, s.scale));
+                  Value logit = hooks.logits(b, natural, qpos, j, ownHead[r],
+                                             ownParams[r]);
                   v = arith::MulFOp::create(b, logit, cF32(b, kLog2E));
                 } else {
                   v = arith::MulFOp::create(b, score[r][h][e],
@@ -731,15 +802,33 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
                       b, keep,
                       arith::CmpIOp::create(b, arith::CmpIPredicate::sge, j,
                                             kBegin));
-                if (!variant.getMask().empty()) {
-                  SmallVector<Value> hookArgs = {qpos, j, ownHead[r]};
-                  hookArgs.append(ownParams[r]);
-                  keep = arith::AndIOp::create(
-                      b, keep, inlineHook(b, variant.getMask(), hookArgs));
-                }
+                if (Value visible =
+                        hooks.mask(b, qpos, j, ownHead[r], ownParams[r]))
+                  keep = arith::AndIOp::create(b, keep, visible);
                 x[h][e] = arith::SelectOp::create(b, keep, v, negInf(b));
-                tileMax = arith::MaxNumFOp::create(b, tileMax, x[h][e]);
+                if (!hooks.sigmoid())
+                  tileMax = arith::MaxNumFOp::create(b, tileMax, x[h][e]);
               }
+            if (hooks.sigmoid()) {
+              // p = sigmoid(s) = 1 / (1 + 2^-x): no maximum, no rescale;
+              // masked keys (x = -inf) weigh 0.
+              corr[r] = cF32(b, 1.0f);
+              Value l = carried[R + r];
+              for (int64_t h = 0; h < 2; ++h) {
+                Value p[2];
+                for (int64_t e = 0; e < 2; ++e) {
+                  p[e] = sigmoidBase2(b, x[h][e]);
+                  l = arith::AddFOp::create(b, l, p[e]);
+                }
+                Value pair = vector::FromElementsOp::create(
+                    b, VectorType::get({2}, f32), ValueRange{p[0], p[1]});
+                pOperand[r][h] =
+                    operand(b, arith::TruncFOp::create(b, pairType, pair));
+              }
+              next[r] = carried[r];
+              next[R + r] = l;
+              continue;
+            }
             for (int32_t off : {1, 2})
               tileMax = arith::MaxNumFOp::create(b, tileMax,
                                                  shuffleXor(b, tileMax, off));

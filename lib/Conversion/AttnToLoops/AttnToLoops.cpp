@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../BuilderUtils.h"
+#include "../VariantHooks.h"
 #include "flashir/Conversion/Passes.h"
 #include "flashir/Dialect/Attn/IR/Attn.h"
 
@@ -376,11 +377,7 @@ SmallVector<Value> AttentionLowering::forEachTile(
 
 Value AttentionLowering::visible(LocBuilder &b, Value qpos, Value kpos,
                                  Value head, ArrayRef<Value> params) {
-  if (variant.getMask().empty())
-    return nullptr;
-  SmallVector<Value> args = {qpos, kpos, head};
-  args.append(params.begin(), params.end());
-  return inlineHook(b, variant.getMask(), args);
+  return VariantHooks(variant).mask(b, qpos, kpos, head, params);
 }
 
 Value AttentionLowering::score(LocBuilder &b, const View &view, Value req,
@@ -401,9 +398,7 @@ Value AttentionLowering::score(LocBuilder &b, const View &view, Value req,
           rotIdx.push_back(arith::RemUIOp::create(
               nb, arith::AddIOp::create(nb, d, half), dim));
           Value kRot = extractF32(nb, view.keys, rotIdx);
-          SmallVector<Value> hookArgs = {k, kRot, d, kpos, kvHead};
-          hookArgs.append(params.begin(), params.end());
-          k = inlineHook(nb, keyHook, hookArgs);
+          k = VariantHooks(variant).key(nb, k, kRot, d, kpos, kvHead, params);
         }
         Value q = memref::LoadOp::create(nb, qBuf, d);
         return {arith::AddFOp::create(nb, args[0],
@@ -494,9 +489,7 @@ void AttentionLowering::emitRow(LocBuilder &b, const Request &r, Value i,
   Value kvHead = arith::DivUIOp::create(b, head, cIndex(b, groupSize));
   SmallVector<Value> params = paramValues(b, req, head);
   ReductionKind reduction = variant.getReduction();
-  Region &logitsHook = variant.getLogits();
   Region &queryHook = variant.getQuery();
-  Region &outputHook = variant.getOutput();
 
   // q' = query(q), kept in f32; the accumulator starts at 0.
   Value dim = cIndex(b, headDim), half = cIndex(b, headDim / 2);
@@ -506,9 +499,7 @@ void AttentionLowering::emitRow(LocBuilder &b, const Request &r, Value i,
       Value rot =
           arith::RemUIOp::create(b, arith::AddIOp::create(b, d, half), dim);
       Value xRot = extractF32(b, q, {row, head, rot});
-      SmallVector<Value> args = {x, xRot, d, qpos, head};
-      args.append(params.begin(), params.end());
-      x = inlineHook(b, queryHook, args);
+      x = VariantHooks(variant).query(b, x, xRot, d, qpos, head, params);
     }
     memref::StoreOp::create(b, x, qBuf, d);
     memref::StoreOp::create(b, cF32(b, 0.0f), acc, d);
@@ -518,11 +509,7 @@ void AttentionLowering::emitRow(LocBuilder &b, const Request &r, Value i,
   auto logits = [&](LocBuilder &b, const View &view, Value j,
                     Value kpos) -> Value {
     Value s = score(b, view, req, j, kpos, kvHead, params, qBuf);
-    if (logitsHook.empty())
-      return s;
-    SmallVector<Value> args = {s, qpos, kpos, head};
-    args.append(params.begin(), params.end());
-    return inlineHook(b, logitsHook, args);
+    return VariantHooks(variant).logits(b, s, qpos, kpos, head, params);
   };
   // Runs `update` only for visible keys; masked keys leave the carried
   // values untouched (they are excluded, not down-weighted).
@@ -705,8 +692,8 @@ void AttentionLowering::emitRow(LocBuilder &b, const Request &r, Value i,
   memref::StoreOp::create(b, rowLse, lse, ValueRange{outRow, head});
   buildFor(b, c0, dim, [&](LocBuilder &b, Value d) {
     Value o = arith::MulFOp::create(b, memref::LoadOp::create(b, acc, d), inv);
-    if (!asState && !outputHook.empty())
-      o = inlineHook(b, outputHook, {o, d, head});
+    if (!asState)
+      o = VariantHooks(variant).output(b, o, d, head);
     memref::StoreOp::create(b, castFromF32(b, o, outputElement), out,
                             ValueRange{outRow, head, d});
   });
@@ -1001,13 +988,11 @@ Value emitFinalize(LocBuilder &b, VariantOp variant, StateType type,
       b, MemRefType::get({ShapedType::kDynamic, heads, dim}, element),
       ValueRange{rows});
   Value c0 = cIndex(b, 0);
-  Region &hook = variant.getOutput();
   buildFor(b, c0, rows, [&](LocBuilder &b, Value r) {
     buildFor(b, c0, cIndex(b, heads), [&](LocBuilder &b, Value h) {
       buildFor(b, c0, cIndex(b, dim), [&](LocBuilder &b, Value d) {
         Value o = extract(b, state.first, {r, h, d});
-        if (!hook.empty())
-          o = inlineHook(b, hook, {o, d, h});
+        o = VariantHooks(variant).output(b, o, d, h);
         memref::StoreOp::create(b, castFromF32(b, o, element), out,
                                 ValueRange{r, h, d});
       });

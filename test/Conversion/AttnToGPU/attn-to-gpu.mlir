@@ -106,10 +106,15 @@ func.func @head_dim_12(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x12xf16>) {
 !kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 1, head_dim = 64, f16>
 !pool = tensor<?x16x1x64xf16>
 
+// Sigmoid: p = 1 / (1 + 2^-x) per key, no maximum.
+// CHECK-LABEL: gpu.func @sigmoid_case_decode_
+// CHECK: %[[NEG:.*]] = arith.negf
+// CHECK: %[[POW:.*]] = math.exp2 %[[NEG]]
+// CHECK: %[[DEN:.*]] = arith.addf %{{.*}}, %[[POW]]
+// CHECK: arith.divf %{{.*}}, %[[DEN]]
 func.func @sigmoid_case(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x64xf16>, %b: f32) {
   %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
   %q = attn.ragged_q %qs, %ip : tensor<?x2x64xf16> -> !q
-  // expected-error @+1 {{the decode kernel generator needs a softmax variant}}
   %o, %l = attn.attention @sigmoid(%q, %kv) params(%b : f32)
       {num_qo_heads = 2 : i64, num_kv_heads = 1 : i64} : !q, !kv
       -> tensor<?x2x64xf16>, tensor<?x2xf32>
@@ -138,11 +143,15 @@ func.func @group16(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x16x64xf16>) {
 !kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 1, head_dim = 64, f16>
 !pool = tensor<?x16x1x64xf16>
 
+// A buffer parameter is a memref argument; the mask hook's tensor.extract
+// becomes a load.
+// CHECK-LABEL: gpu.func @custom_mask_case_decode_
+// CHECK-SAME: %[[BITS:[a-z0-9]+]]: memref<?xi8>
+// CHECK: memref.load %[[BITS]][%{{.*}}] : memref<?xi8>
 func.func @custom_mask_case(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x64xf16>,
                        %bits: tensor<?xi8>, %r: tensor<?xi64>) {
   %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
   %q = attn.ragged_q %qs, %ip : tensor<?x2x64xf16> -> !q
-  // expected-error @+1 {{the decode kernel generator needs scalar, per-request or per-head integer/float parameters}}
   %o, %l = attn.attention @custom_mask(%q, %kv)
       params(%bits, %r, %r : tensor<?xi8>, tensor<?xi64>, tensor<?xi64>)
       {num_qo_heads = 2 : i64, num_kv_heads = 1 : i64} : !q, !kv
