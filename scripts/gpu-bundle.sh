@@ -17,6 +17,9 @@
 #   build-gpu/bundle-prefill-s1  bench/gpu/prefill_kernels_s1.mlir (one-stage
 #                           tiles: one K and one V slot)
 #   build-gpu/bundle-prefill-split  its attentions split-KV (+ merge kernels)
+#   build-gpu/bundle-prefill-shapes(-sm75)  bench/gpu/prefill_shapes.mlir
+#                           (head dims past 64/128/256, groups past 8; its f16
+#                           kernels for sm_75)
 # With --sweep, also sm_90a bundles of the two benchmark kernels in other
 # configurations (build-gpu/sweep/<name>; FLASHIR_SWEEP="build-gpu/sweep/*"
 # makes gpu_check.sh time them).
@@ -58,6 +61,14 @@ awk '/^func.func @[a-z0-9_]*_f16[a-z0-9_]*\(/,/^}/' \
   "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" >"$FLASHIR_ROOT/build-gpu/prefill-f16.mlir"
 "$bundle" "$FLASHIR_ROOT/build-gpu/prefill-f16.mlir" \
   -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-sm75" --chips=sm_75
+# Head dims and groups past 64/128/256 and 8 (bench/gpu/prefill_shapes.mlir),
+# its f16 functions for sm_75 too.
+shapes="$FLASHIR_ROOT/bench/gpu/prefill_shapes.mlir"
+rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-shapes" "$FLASHIR_ROOT/build-gpu/bundle-prefill-shapes-sm75"
+"$bundle" "$shapes" -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-shapes" --chips=sm_80,sm_90a
+awk '/^func.func @[a-z0-9_]*_f16[a-z0-9_]*\(/,/^}/' "$shapes" >"$FLASHIR_ROOT/build-gpu/prefill-shapes-f16.mlir"
+"$bundle" "$FLASHIR_ROOT/build-gpu/prefill-shapes-f16.mlir" \
+  -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-shapes-sm75" --chips=sm_75
 if [ "${1:-}" = "--sweep" ]; then
   sweep="$FLASHIR_ROOT/build-gpu/sweep"
   rm -rf "$sweep" && mkdir -p "$sweep"

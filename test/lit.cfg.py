@@ -39,9 +39,11 @@ config.substitutions.append(
     ("%mlir_c_runner_utils",
      os.path.join(os.path.dirname(config.llvm_tools_dir), "lib",
                   "libmlir_c_runner_utils.so")))
-# `not` and `count` from LLVM's tools (the external shell has no builtin).
+# `not`, `count` and `split-file` from LLVM's tools (the external shell has
+# no builtin).
 llvm_config.add_tool_substitutions(
-    [ToolSubst("not", unresolved="fatal"), ToolSubst("count", unresolved="fatal")],
+    [ToolSubst("not", unresolved="fatal"), ToolSubst("count", unresolved="fatal"),
+     ToolSubst("split-file", unresolved="fatal")],
     [config.llvm_tools_dir])
 
 # ptxas (CUDA toolkit, no GPU needed): the NVIDIA tests assemble what they emit.

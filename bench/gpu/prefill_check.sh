@@ -4,7 +4,8 @@
 #   bench/gpu/prefill_check.sh PREFILL_BUNDLE OUT DECODE_BUNDLE [STEP...]
 # STEP: checks (float64 checks of every kernel: sm_90a cubin and sm_80 PTX,
 # the C++ launcher, the sm_75 f16 bundle PREFILL_BUNDLE-sm75, the sm_90a-only
-# tiles of PREFILL_BUNDLE-sm90a, the one-stage tiles of PREFILL_BUNDLE-s1),
+# tiles of PREFILL_BUNDLE-sm90a, the one-stage tiles of PREFILL_BUNDLE-s1,
+# the head dims and groups of PREFILL_BUNDLE-shapes and -shapes-sm75),
 # split (the
 # split-KV kernels of PREFILL_BUNDLE-split with their merge kernels), sanitize
 # (compute-sanitizer memcheck + racecheck), bench (prefill_bench.py), prefix
@@ -50,12 +51,16 @@ for step in $steps; do
     [ -d "$prefill-sm90a" ] && check_bundle "$prefill-sm90a" prefill_checks_sm90a.log " (sm_90a tiles)"
     # One-stage tiles (one K and one V slot).
     [ -d "$prefill-s1" ] && check_bundle "$prefill-s1" prefill_checks_s1.log " (one stage)"
+    # Head dims past 64/128/256 and groups past 8 (bench/gpu/prefill_shapes.mlir).
+    [ -d "$prefill-shapes" ] && check_bundle "$prefill-shapes" prefill_checks_shapes.log " (shapes)"
+    [ -d "$prefill-shapes-sm75" ] && check_bundle "$prefill-shapes-sm75" prefill_checks_shapes_sm75.log " (shapes, sm_75)"
     ;;
   split)
     check_bundle "$prefill-split" prefill_split_checks.log " (split)"
     ;;
   sanitize)
-    for b in "$prefill" "$prefill-sm75" "$prefill-split" "$prefill-sm90a" "$prefill-s1"; do
+    for b in "$prefill" "$prefill-sm75" "$prefill-split" "$prefill-sm90a" "$prefill-s1" \
+      "$prefill-shapes" "$prefill-shapes-sm75"; do
       [ -d "$b" ] || continue
       for tool in memcheck racecheck; do
         log="$out/prefill-sanitizer-$tool${b##*prefill}.log"

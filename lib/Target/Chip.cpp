@@ -233,7 +233,9 @@ TileBudget estimate(const ChipInfo &chip, const TileChoice &tile,
             : kvBytes + qBytes;
   }
   int64_t threads = std::max<int64_t>(budget.threads, 1);
-  budget.registersPerThread = ceilDiv(satMul(tile.q, headDim), threads) +
+  // The prefill kernel accumulates O over the padded head dim.
+  int64_t accDim = tile.q >= 16 ? prefillPaddedHeadDim(headDim) : headDim;
+  budget.registersPerThread = ceilDiv(satMul(tile.q, accDim), threads) +
                               ceilDiv(satMul(tile.q, tile.kv), threads) +
                               kRegisterOverhead;
 
@@ -270,7 +272,8 @@ int64_t effectiveRows(const TileRequest &request) {
 int64_t prefillSharedMemoryBytes(int64_t q, int64_t kv, int64_t warps,
                                  int64_t stages, int64_t headDim,
                                  int64_t elementBytes, bool qShared) {
-  int64_t row = satMul(headDim + kPrefillRowPad, elementBytes);
+  int64_t row =
+      satMul(prefillPaddedHeadDim(headDim) + kPrefillRowPad, elementBytes);
   int64_t bytes = satMul(satMul(satMul(stages, 2), kv), row);
   if (q <= 16 * warps && !qShared)
     return bytes;

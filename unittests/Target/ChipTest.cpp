@@ -164,6 +164,22 @@ TEST(Budget, ByHandSm90aThirtyTwoRowsPerWarp) {
             101376);
 }
 
+TEST(Budget, PrefillPadsHeadDimsToSixteen) {
+  // The prefill kernel computes over the head dim rounded up to 16 (the k of
+  // m16n8k16): d72 rows are staged as 80 columns + 8 of padding.
+  EXPECT_EQ(prefillPaddedHeadDim(16), 16);
+  EXPECT_EQ(prefillPaddedHeadDim(72), 80);
+  EXPECT_EQ(prefillPaddedHeadDim(80), 80);
+  EXPECT_EQ(prefillPaddedHeadDim(200), 208);
+  // q = 64 on 4 warps, kv = 64, 2 stages, d72 bf16: 2 * 2 * 64 * 88 * 2.
+  EXPECT_EQ(prefillSharedMemoryBytes(64, 64, 4, 2, 72, 2), 45056);
+  EXPECT_EQ(prefillSharedMemoryBytes(64, 64, 4, 2, 80, 2), 45056);
+  // Registers: O over 80 columns, 64*80/128 + 64*64/128 + 48 = 120.
+  TileBudget b = estimate(chip("sm_80"), TileChoice{64, 64, 4, 2}, 72, 2);
+  EXPECT_EQ(b.sharedMemoryBytes, 45056);
+  EXPECT_EQ(b.registersPerThread, 120);
+}
+
 TEST(Budget, ByHandSm75SixteenRows) {
   // q = 16, kv = 64, 1 stage, head_dim 64, f16 on sm_75: the prefill kernel
   // runs 16 rows on 1 warp whatever tile.warps says:
@@ -190,12 +206,15 @@ TEST(Budget, ByHandDecodeRow) {
 }
 
 TEST(Budget, LimitsAreChecked) {
-  // Exactly the per-block limit fits; one byte over does not.
-  // q = 64, kv = 64, 1 slot, d = 248, f16: 2 * 64 * (248 + 8) * 2 = 65536.
-  TileBudget exact = estimate(chip("sm_75"), TileChoice{64, 64, 4, 1}, 248, 2);
-  EXPECT_EQ(exact.sharedMemoryBytes, 65536);
+  // Exactly the per-block limit fits; more does not.
+  // q = 64, kv = 32, 1 stage, d = 784, f16 on sm_86:
+  // 2 * 32 * (784 + 8) * 2 = 101376; d = 785 is staged as 800 columns
+  // (prefillPaddedHeadDim).
+  TileBudget exact = estimate(chip("sm_86"), TileChoice{64, 32, 4, 1}, 784, 2);
+  EXPECT_EQ(exact.sharedMemoryBytes, 101376);
   EXPECT_TRUE(exact.fitsSharedMemory);
-  TileBudget over = estimate(chip("sm_75"), TileChoice{64, 64, 4, 1}, 249, 2);
+  TileBudget over = estimate(chip("sm_86"), TileChoice{64, 32, 4, 1}, 785, 2);
+  EXPECT_EQ(over.sharedMemoryBytes, 2 * 32 * (800 + 8) * 2);
   EXPECT_FALSE(over.fitsSharedMemory);
   EXPECT_FALSE(over.fits());
   EXPECT_EQ(over.ctasPerSM, 0);
@@ -341,11 +360,11 @@ TEST(Select, InvalidRequests) {
 TEST(Select, EverySelectionFitsItsBudget) {
   const int64_t qTiles[] = {1, 16, 32, 64, 128};
   for (const ChipInfo &info : allChips()) {
-    for (int64_t d : {64, 80, 96, 128, 256}) {
+    for (int64_t d : {16, 64, 72, 80, 96, 128, 160, 192, 256}) {
       for (ElementType type :
            {ElementType::F16, ElementType::BF16, ElementType::F32}) {
         for (int64_t avg : {1, 2, 7, 16, 33, 100, 512, 4096}) {
-          for (int64_t g : {1, 4, 8}) {
+          for (int64_t g : {1, 3, 4, 8, 32}) {
             for (bool fused : {false, true}) {
               TileRequest r = request(d, type, avg, g, fused);
               TileSelection s = selectTile(info, r);

@@ -83,9 +83,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     then the variant parameters (scalars as values, tensors as 1-D
     memrefs). Grid: (requests, KV heads).
 
-    Supported now: one paged NHD view, f16/bf16, head_dim 64/128/256, at
-    most 8 query heads per KV head, softmax variants with logits/mask hooks
-    and non-buffer parameters. Anything else is a diagnostic.
+    Supported now: one paged view, f16/bf16, softmax variants with
+    logits/mask hooks and non-buffer parameters; the decode kernels take
+    head_dim 64/128/256 and at most 8 query heads per KV head, the prefill
+    kernel any head_dim that is a multiple of 8 from 16 to 256 (its products
+    pad it to 16 in shared memory and registers) and any group. Anything
+    else is a diagnostic.
   }];
   let options = [
     Option<"warps", "warps", "int64_t", /*default=*/"4",

@@ -109,8 +109,8 @@ struct TileBudget {
   /// bytes (Q).
   int64_t sharedMemoryBytes = 0;
   /// Estimated 32-bit registers per thread: the f32 output accumulator
-  /// ceil(q * headDim / threads) + the f32 scores ceil(q * kv / threads)
-  /// + kRegisterOverhead.
+  /// ceil(q * headDim / threads) (prefill tiles: prefillPaddedHeadDim) + the
+  /// f32 scores ceil(q * kv / threads) + kRegisterOverhead.
   int64_t registersPerThread = 0;
   /// Threads of one CTA: 32 * warps (the prefill kernel's: tile.warps when
   /// q == 32 * tile.warps, else q / 16).
@@ -165,9 +165,19 @@ int64_t effectiveRows(const TileRequest &request);
 /// by, so the 8 rows an ldmatrix phase reads sit in 8 bank groups.
 inline constexpr int64_t kPrefillRowPad = 8;
 
+/// The head dim the tensor-core prefill kernel computes with: `headDim`
+/// rounded up to 16 (the k of m16n8k16, the columns of one ldmatrix.x4
+/// step). Its staged K/V/Q rows hold zeros past `headDim`; a row of
+/// prefillPaddedHeadDim + kPrefillRowPad elements is an odd number of 16-byte
+/// units, so ldmatrix phases stay free of bank conflicts.
+inline int64_t prefillPaddedHeadDim(int64_t headDim) {
+  return (headDim + 15) / 16 * 16;
+}
+
 /// Dynamic shared memory of the tensor-core prefill kernel
 /// (convert-attn-to-gpu) for `q` rows on `warps` warps: a ring of `stages`
-/// K/V tiles of `kv` padded rows, plus the padded Q tile when the warps own
+/// K/V tiles of `kv` padded rows (prefillPaddedHeadDim + kPrefillRowPad
+/// elements), plus the padded Q tile when the warps own
 /// 32 rows each (q == 32 * warps) or `qShared` (tiles' q_shared); saturates
 /// at INT64_MAX.
 int64_t prefillSharedMemoryBytes(int64_t q, int64_t kv, int64_t warps,

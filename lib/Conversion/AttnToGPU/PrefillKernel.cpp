@@ -13,11 +13,12 @@
 //    shared memory and each k-step reloads its A fragments by ldmatrix
 //    (each K/V fragment then feeds two products);
 //  - K/V tiles of s.kvTile keys are staged CTA-wide by 16-byte cp.async
-//    (gathered through the page table) into rows padded to D + 8 elements,
-//    a ring of s.stages slots; the 8 rows an ldmatrix phase reads then sit
-//    in 8 different 16-byte bank groups. On sm_80+ the next tile's copies go
-//    out between the k-steps of Q.K^T (raw addresses, page ids by warp
-//    shuffle). sm_75 (f16): plain 16-byte loads and stores into one slot,
+//    (gathered through the page table) into rows padded to Dp + 8 elements
+//    (Dp: D rounded up to 16, the k of the products; columns D..Dp-1 hold
+//    zeros), a ring of s.stages slots; the 8 rows an ldmatrix phase reads
+//    then sit in 8 different 16-byte bank groups. On sm_80+ the next tile's
+//    copies go out between the k-steps of Q.K^T (raw addresses, page ids by
+//    warp shuffle). sm_75 (f16): plain 16-byte loads and stores into one slot,
 //    and each m16n8k16 product as two m16n8k8;
 //  - S = Q.K^T takes K's B fragments by ldmatrix (K rows are the n index),
 //    P.V takes V's by ldmatrix.trans; the S accumulators are P's A
@@ -45,11 +46,13 @@ using namespace mlir;
 
 namespace flashir::conversion::decode {
 
-std::string prefillShapeReason(int64_t headDim, int64_t group) {
-  if (!llvm::is_contained({64, 128, 256}, headDim))
-    return "head_dim 64, 128 or 256";
-  if (group > 8)
-    return "at most 8 query heads per KV head";
+std::string prefillShapeReason(int64_t headDim, int64_t /*group*/) {
+  // Rows move in 16-byte pieces; the products pad the head dim to 16 inside
+  // the kernel (prefillPaddedHeadDim). Past 256, O's accumulators (D / 2 f32
+  // per lane) crowd out the rest. Every group size works: a fused tile holds
+  // whole groups (convert-attn-to-gpu fuses only then), else one query head.
+  if (headDim < 16 || headDim > 256 || headDim % kVec != 0)
+    return "head_dim a multiple of 8 from 16 to 256";
   return "";
 }
 
@@ -111,6 +114,37 @@ int64_t prefillSharedMemoryBytes(int64_t kvTile, int64_t headDim,
       qRows, kvTile, warps, stages, headDim, elementBytes, qShared);
 }
 
+/// Zeroes columns [headDim, headDim + 8) of the first `rows` shared rows of
+/// `rowStride` elements in `buf` (thread `tid` of `threads` takes rows tid,
+/// tid + threads, ...): the padding of staged rows whose head dim is an odd
+/// multiple of 8. No copy writes there, and padding left from an earlier
+/// kernel could hold NaN, which poisons Q.K^T even times a zero.
+static void zeroPaddingColumns(LocBuilder &b, Value buf, Type element,
+                               int64_t rows, int64_t rowStride, int64_t headDim,
+                               Value tid, int64_t threads) {
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value c0 = cIndex(b, 0);
+  Value view = memref::ViewOp::create(
+      b,
+      MemRefType::get({rows, rowStride}, element, MemRefLayoutAttrInterface(),
+                      workgroup),
+      buf, c0, ValueRange{});
+  auto type = VectorType::get({kVec}, element);
+  Value zeros = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(type, b.getZeroAttr(element)));
+  Value col = cIndex(b, headDim);
+  Value end = cIndex(b, rows);
+  Value step = cIndex(b, threads);
+  buildForStep(b, tid, end, step, ValueRange{},
+               [&](LocBuilder &b, Value row, ValueRange) {
+                 vector::StoreOp::create(b, zeros, view, ValueRange{row, col},
+                                         /*nontemporal=*/false,
+                                         llvm::MaybeAlign(16));
+                 return SmallVector<Value>();
+               });
+}
+
 gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                                           StringRef name) {
   MLIRContext *ctx = op.getContext();
@@ -118,7 +152,11 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   int64_t D = s.headDim, g = s.group, W = s.warps, S = s.stages, KV = s.kvTile,
           P = s.pageSize;
   int64_t elementBytes = s.element.getIntOrFloatBitWidth() / 8;
-  int64_t rowStride = D + flashir::target::kPrefillRowPad,
+  // The products run over Dp = D rounded up to 16 (kSteps k-steps of 16,
+  // Dp / 8 n-tiles of O); staged rows hold Dp columns, zeros past D, plus
+  // the row pad. Global rows hold D columns: chunksPerRow 16-byte pieces.
+  int64_t Dp = flashir::target::prefillPaddedHeadDim(D), kSteps = Dp / 16;
+  int64_t rowStride = Dp + flashir::target::kPrefillRowPad,
           chunksPerRow = D / kVec;
   bool bf16 = s.element.isBF16();
 
@@ -292,6 +330,10 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       memref::ExtractAlignedPointerAsIndexOp::create(b, f.buf));
   int64_t ringBytes = prefillSharedMemoryBytes(KV, D, S, elementBytes, 0, 1);
   int64_t threads = 32 * W;
+  if (Dp != D)
+    zeroPaddingColumns(b, f.buf, s.element,
+                       S * 2 * KV + (qShared ? s.prefillRows : 0), rowStride, D,
+                       tid, threads);
   auto sharedPtr = [&](LocBuilder &b, Value address) -> Value {
     return LLVM::IntToPtrOp::create(
         b, LLVM::LLVMPointerType::get(ctx, /*shared=*/3), address);
@@ -378,10 +420,15 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   } else {
     Value zeroPair = arith::ConstantOp::create(
         b, DenseElementsAttr::get(pairType, b.getZeroAttr(s.element)));
-    for (int64_t c = 0; c < D / 16; ++c) {
+    for (int64_t c = 0; c < kSteps; ++c) {
       std::array<Value, 4> frag;
       for (int64_t k = 0; k < 4; ++k) {
         int64_t half = k % 2, hi = k / 2;
+        // The padded k-step's columns past D are zeros.
+        if (16 * c + 8 * hi >= D) {
+          frag[k] = operand(b, zeroPair);
+          continue;
+        }
         Value qRow = arith::AddIOp::create(b, f.qBegin, rowOf[half]);
         Value row = arith::MinUIOp::create(
             b, qRow,
@@ -417,12 +464,15 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // keeps one 16-byte column of its keys, so its global base (pool + head +
   // column) and shared offset are loop invariant; a piece then costs the
   // page id load, 32-bit key arithmetic and one wide multiply (memref
-  // indexing would linearize every piece in 64 bits).
+  // indexing would linearize every piece in 64 bits). Where a row's pieces
+  // do not divide the threads (head dims 72, 96, ...), the last
+  // threads % chunksPerRow threads sit the copies out.
   auto kPoolType = cast<MemRefType>(f.kPool.getType());
   SmallVector<int64_t> poolStrides;
   int64_t poolOffset = 0;
+  int64_t copyThreads = threads - threads % chunksPerRow;
   bool rawCopies =
-      !s.turing && threads % chunksPerRow == 0 &&
+      !s.turing &&
       succeeded(kPoolType.getStridesAndOffset(poolStrides, poolOffset)) &&
       poolOffset == 0 && poolStrides.size() == 4 &&
       poolStrides[0] == P * poolStrides[1] && poolStrides[3] == 1 &&
@@ -436,7 +486,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // tile inside one page, or whole pages per tile and a whole number of
   // passes (rowsPerPass rows each) per page: a thread's rows of one page lie
   // at fixed strides from its first.
-  int64_t rowsPerPass = threads / std::max<int64_t>(chunksPerRow, 1);
+  int64_t rowsPerPass = copyThreads / chunksPerRow;
   bool pagedPasses = rawCopies && warpPages &&
                      (P % KV == 0 || (KV % P == 0 && P % rowsPerPass == 0));
   // Tiles of KV keys from kBegin (0 unless split-KV). A split chunk's tiles
@@ -510,14 +560,14 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
             b, b.getIndexType(),
             arith::AddIOp::create(b, toI32(b, f.pageBegin), slot))})};
   };
-  // Tile `it`'s raw copies as passes (pass p: the K and V pieces p * threads
-  // + tid), emitted by the returned function wherever the caller places
-  // them. With `valid` false (a tile past the last) they read nothing and
-  // write 16 zero bytes each into that tile's slot, whose last tile every
+  // Tile `it`'s raw copies as passes (pass p: the K and V pieces p *
+  // copyThreads + tid), emitted by the returned function wherever the caller
+  // places them. With `valid` false (a tile past the last) they read nothing
+  // and write 16 zero bytes each into that tile's slot, whose last tile every
   // warp finished before the iteration's barrier: branch-free, so they can
   // sit between another tile's MMAs.
   int64_t pieces = KV * chunksPerRow,
-          copyPasses = (pieces + threads - 1) / threads;
+          copyPasses = (pieces + copyThreads - 1) / copyThreads;
   auto rawTile = [&](LocBuilder &b, Value it, ArrayRef<Value> pages,
                      Value valid, bool withK = true,
                      bool withV =
@@ -557,7 +607,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         std::make_shared<SmallVector<Value>>(P >= KV ? 1 : KV / P, Value());
     return [=](LocBuilder &b, int64_t pass) {
       auto globalPtr = LLVM::LLVMPointerType::get(ctx, /*global=*/1);
-      int64_t p0 = pass * threads, keyOffset = p0 / chunksPerRow;
+      int64_t p0 = pass * copyThreads, keyOffset = p0 / chunksPerRow;
       // The pass's K and V sources: base + offset (every lane computes the
       // offset, outside the guard of a partial pass: the shuffle needs all
       // lanes).
@@ -627,14 +677,16 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                                   NVVM::LoadCacheModifierKind::CG, bytes);
         }
       };
-      if (p0 + threads <= pieces) {
+      if (copyThreads == threads && p0 + threads <= pieces) {
         copies(b);
         return;
       }
+      // The pass's pieces: p0 .. p0 + min(copyThreads, pieces - p0) - 1.
       Value piece = arith::AddIOp::create(b, tid, cIndex(b, p0));
+      int64_t passEnd = p0 + std::min(copyThreads, pieces - p0);
       scf::IfOp::create(b,
                         arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                              piece, cIndex(b, pieces)),
+                                              piece, cIndex(b, passEnd)),
                         [&](OpBuilder &iob, Location loc) {
                           LocBuilder ib(loc, iob);
                           copies(ib);
@@ -765,8 +817,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   Value firstQpos = arith::SubIOp::create(
       b, arith::AddIOp::create(b, rowBase, f.numKv), f.numQ);
 
-  // State per lane: m and l of its R rows, O (M x D / 8 n-tiles x 4).
-  int64_t oTiles = D / 8, sTiles = KV / 8;
+  // State per lane: m and l of its R rows, O (M x Dp / 8 n-tiles x 4).
+  int64_t oTiles = Dp / 8, sTiles = KV / 8;
   SmallVector<Value> inits(R, negInf(b));
   inits.append(R, zeroF);
   inits.append(M * 4 * oTiles, zeroF);
@@ -807,7 +859,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     for (auto &acc : score)
       acc = {zeroF, zeroF, zeroF, zeroF};
     Value kPtr = slotPtr(b, slot, 0), vPtr = slotPtr(b, slot, 1);
-    for (int64_t c = 0; c < D / 16; ++c) {
+    for (int64_t c = 0; c < kSteps; ++c) {
       SmallVector<std::array<Value, 4>> a = qFragments(b, c);
       for (int64_t nt = 0; nt < sTiles; nt += 2) {
         productPairs(
@@ -1124,9 +1176,9 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                                               itIssue, numTiles);
           std::function<void(LocBuilder &, int64_t)> pass =
               rawTile(b, itIssue, ids, valid);
-          int64_t steps = D / 16 + (spreadAll ? KV / 16 : 0);
+          int64_t steps = kSteps + (spreadAll ? KV / 16 : 0);
           auto qkAt = spread(pass, 0, steps),
-               pvAt = spread(pass, D / 16, steps);
+               pvAt = spread(pass, kSteps, steps);
           SmallVector<Value> state = tileBody(
               b, it, carried.take_front(numState), qkAt, nullptr,
               spreadAll ? function_ref<void(LocBuilder &, int64_t)>(pvAt)
@@ -1169,11 +1221,10 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   // memory where the tile fits the ring, so each lane stores whole 16-byte
   // pieces of a row (the fragments' 4-byte pairs would write half sectors,
   // which cost the split kernels' partial states more than f32 pairs did).
-  // (A warp's rows make whole rounds of 32 pieces at every supported head
-  // dim; the check keeps the read-back inside them.)
+  // Only O's first D columns (chunksPerRow n-tiles of 8) leave the lanes.
   int64_t stageBytes = s.prefillRows * rowStride * elementBytes;
   int64_t stagePieces = rowsPerWarp * chunksPerRow;
-  bool staged = stageBytes <= ringBytes && stagePieces % 32 == 0;
+  bool staged = stageBytes <= ringBytes;
   Value stage;
   if (staged) {
     // Every warp is past its last read of the ring before it is
@@ -1216,7 +1267,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         b, warpRow,
         arith::AddIOp::create(b, gid, cIndex(b, 16 * mb + 8 * half)));
     if (staged)
-      for (int64_t nd = 0; nd < oTiles; ++nd) {
+      for (int64_t nd = 0; nd < chunksPerRow; ++nd) {
         Value pair = pairAt(b, nd);
         vector::StoreOp::create(
             b, pair, stage,
@@ -1226,7 +1277,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     // lse (and, unstaged, O) of the row to `row` of oMem / lseMem.
     auto store = [&](LocBuilder &b, Value oMem, Value lseMem, Value row) {
       if (!staged)
-        for (int64_t nd = 0; nd < oTiles; ++nd) {
+        for (int64_t nd = 0; nd < chunksPerRow; ++nd) {
           Value pair = pairAt(b, nd);
           vector::StoreOp::create(
               b, pair, oMem,
@@ -1253,7 +1304,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     // p / chunksPerRow, columns kVec * (p % chunksPerRow).
     NVVM::SyncWarpOp::create(
         b, arith::ConstantOp::create(b, b.getI32IntegerAttr(-1)));
-    for (int64_t p0 = 0; p0 < stagePieces; p0 += 32) {
+    auto readBack = [&](LocBuilder &b, int64_t p0) {
       Value p = arith::AddIOp::create(b, lane, cIndex(b, p0));
       Value r = arith::AddIOp::create(
           b, warpRow, arith::DivUIOp::create(b, p, cIndex(b, chunksPerRow)));
@@ -1271,6 +1322,21 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                                   /*nontemporal=*/false, llvm::MaybeAlign(16));
         });
         scf::YieldOp::create(b);
+      });
+    };
+    for (int64_t p0 = 0; p0 < stagePieces; p0 += 32) {
+      if (p0 + 32 <= stagePieces) {
+        readBack(b, p0);
+        continue;
+      }
+      // A partial last round (odd chunksPerRow, 16 rows per warp): the
+      // lanes past the warp's pieces would read the next warp's rows.
+      Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lane,
+                                           cIndex(b, stagePieces - p0));
+      scf::IfOp::create(b, active, [&](OpBuilder &iob, Location loc) {
+        LocBuilder ib(loc, iob);
+        readBack(ib, p0);
+        scf::YieldOp::create(ib);
       });
     }
   }
