@@ -88,19 +88,6 @@ inline Value isNegInf(LocBuilder &b, Value v) {
   return arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, v, negInf(b));
 }
 
-/// Inlines the single-block hook `hook` with `args` for its block arguments
-/// and returns the value it yields.
-inline Value inlineHook(LocBuilder &b, Region &hook, ArrayRef<Value> args) {
-  Block &block = hook.front();
-  IRMapping map;
-  for (auto [arg, value] : llvm::zip_equal(block.getArguments(), args))
-    map.map(arg, value);
-  for (Operation &op : block.without_terminator())
-    b.clone(op, map);
-  auto yield = cast<attn::YieldOp>(block.getTerminator());
-  return map.lookupOrDefault(yield.getValues().front());
-}
-
 } // namespace flashir::conversion
 
 #endif // FLASHIR_LIB_CONVERSION_BUILDERUTILS_H

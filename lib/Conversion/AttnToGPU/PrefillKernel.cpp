@@ -886,13 +886,10 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           }
           Value j = arith::AddIOp::create(
               b, t0, arith::AddIOp::create(b, tig2, cIndex(b, 8 * nt + e)));
-          SmallVector<Value> hookArgs = {
-              arith::MulFOp::create(b, raw, cF32(b, s.scale)), qpos[ri], j,
-              headOf[ri]};
-          hookArgs.append(paramsOf[ri]);
-          Value v = variant.getLogits().empty()
-                        ? hookArgs[0]
-                        : inlineHook(b, variant.getLogits(), hookArgs);
+          // Hooks see natural-domain logits.
+          Value natural = arith::MulFOp::create(b, raw, cF32(b, s.scale));
+          Value v =
+              hooks.logits(b, natural, qpos[ri], j, headOf[ri], paramsOf[ri]);
           x[ri].push_back(arith::MulFOp::create(b, v, cF32(b, kLog2E)));
         }
     // Masking: keys past kEnd and the mask hook's; skipped on tiles that
@@ -912,10 +909,9 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                   arith::CmpIOp::create(b, arith::CmpIPredicate::sge, j,
                                         f.kBegin));
             if (hasMask) {
-              SmallVector<Value> hookArgs = {qpos[ri], j, headOf[ri]};
-              hookArgs.append(paramsOf[ri]);
-              keep = arith::AndIOp::create(
-                  b, keep, inlineHook(b, variant.getMask(), hookArgs));
+              Value visible =
+                  hooks.mask(b, qpos[ri], j, headOf[ri], paramsOf[ri]);
+              keep = arith::AndIOp::create(b, keep, visible);
             }
             flat.push_back(
                 arith::SelectOp::create(b, keep, x[ri][2 * nt + e], negInf(b)));
