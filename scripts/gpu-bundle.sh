@@ -17,6 +17,9 @@
 #   build-gpu/bundle-prefill-s1  bench/gpu/prefill_kernels_s1.mlir (one-stage
 #                           tiles: one K and one V slot)
 #   build-gpu/bundle-prefill-split  its attentions split-KV (+ merge kernels)
+#   build-gpu/bundle-shapes(-sm75, -split)  bench/gpu/decode_shapes.mlir
+#                           (the decode kernels' head dims, groups, layouts and
+#                           variants; f16 for sm_75; split-KV)
 #   build-gpu/bundle-prefill-shapes(-sm75)  bench/gpu/prefill_shapes.mlir
 #                           (head dims past 64/128/256, groups past 8; its f16
 #                           kernels for sm_75)
@@ -69,6 +72,20 @@ rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-shapes" "$FLASHIR_ROOT/build-gpu/
 awk '/^func.func @[a-z0-9_]*_f16[a-z0-9_]*\(/,/^}/' "$shapes" >"$FLASHIR_ROOT/build-gpu/prefill-shapes-f16.mlir"
 "$bundle" "$FLASHIR_ROOT/build-gpu/prefill-shapes-f16.mlir" \
   -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-shapes-sm75" --chips=sm_75
+# Decode coverage (bench/gpu/decode_shapes.mlir): head dims, groups, pages,
+# layouts and variants; its f16 functions (with the file's variants) for
+# sm_75; split-KV.
+dshapes="$FLASHIR_ROOT/bench/gpu/decode_shapes.mlir"
+rm -rf "$FLASHIR_ROOT"/build-gpu/bundle-shapes "$FLASHIR_ROOT"/build-gpu/bundle-shapes-sm75 \
+  "$FLASHIR_ROOT"/build-gpu/bundle-shapes-split
+"$bundle" "$dshapes" -o "$FLASHIR_ROOT/build-gpu/bundle-shapes" --chips=sm_80,sm_90a
+{ awk '/^attn.variant/,/^}/' "$dshapes"
+  awk '/^func.func @[a-z0-9_]*_f16[a-z0-9_]*\(/,/^}/' "$dshapes"; } \
+  >"$FLASHIR_ROOT/build-gpu/decode-shapes-f16.mlir"
+"$bundle" "$FLASHIR_ROOT/build-gpu/decode-shapes-f16.mlir" \
+  -o "$FLASHIR_ROOT/build-gpu/bundle-shapes-sm75" --chips=sm_75
+"$bundle" "$dshapes" -o "$FLASHIR_ROOT/build-gpu/bundle-shapes-split" --chips=sm_80,sm_90a \
+  --schedule='attn-import-variants,attn-split-kv{chunk-size=0}'
 if [ "${1:-}" = "--sweep" ]; then
   sweep="$FLASHIR_ROOT/build-gpu/sweep"
   rm -rf "$sweep" && mkdir -p "$sweep"

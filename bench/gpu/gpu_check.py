@@ -195,7 +195,8 @@ def plan_chunks(kv_lens, chunk_len, empty_chunks=False):
     return indptr, request, starts, ends
 
 
-def make_batch(k: Kernel, qo_lens, kv_lens, gen, shared_pages=True, shuffle=True):
+def make_batch(k: Kernel, qo_lens, kv_lens, gen, shared_pages=True, shuffle=True,
+               nan_unowned=False):
     """Ragged queries; KV pool of shuffled pages (plus spares; in pool order
     when not `shuffle`), optionally a page shared by every request; random
     values everywhere (NaN would be caught as well, but spares hold random
@@ -214,8 +215,18 @@ def make_batch(k: Kernel, qo_lens, kv_lens, gen, shared_pages=True, shuffle=True
         for b in full[1:]:
             indices[indptr[b]] = indices[indptr[full[0]]]
     shape = (num_pages, k.page, k.hkv, k.d)
-    kp = torch.randn(shape, generator=gen, dtype=torch.float32).to(dev, k.dtype)
-    vp = torch.randn(shape, generator=gen, dtype=torch.float32).to(dev, k.dtype)
+    kp = torch.randn(shape, generator=gen, dtype=torch.float32)
+    vp = torch.randn(shape, generator=gen, dtype=torch.float32)
+    if nan_unowned:
+        # NaN in every slot no request owns (spare pages, the tails of last
+        # pages): a kernel that reads one and lets it reach a sum fails.
+        owned = torch.zeros(num_pages, k.page, dtype=torch.bool)
+        for b, n in enumerate(kv_lens):
+            for j in range(n):
+                owned[indices[indptr[b] + j // k.page], j % k.page] = True
+        kp[~owned] = float("nan")
+        vp[~owned] = float("nan")
+    kp, vp = kp.to(dev, k.dtype), vp.to(dev, k.dtype)
     qo = [0]
     for n in qo_lens:
         qo.append(qo[-1] + n)
@@ -224,11 +235,39 @@ def make_batch(k: Kernel, qo_lens, kv_lens, gen, shared_pages=True, shuffle=True
     batch = dict(q=q, qo=i32(qo), kp=kp, vp=vp, indptr=i32(indptr),
                  indices=i32(indices), last=i32(last), qo_lens=qo_lens,
                  kv_lens=kv_lens, indptr_l=indptr, indices_l=indices)
-    # Variant parameters.
+    # Variant parameters: ("scalar", value, ctype) or ("tensor", tensor).
     params = []
     for p in k.params:
+        name = p["name"]
         if k.variant == "soft_cap":
-            params.append(("scalar", 2.0))
+            params.append(("scalar", 2.0, ctypes.c_float))
+        elif k.variant == "sigmoid":
+            params.append(("scalar", -1.5, ctypes.c_float))
+        elif k.variant == "rope" and name == "log2_theta":
+            params.append(("scalar", math.log2(10000.0), ctypes.c_float))
+        elif k.variant == "rope" and name == "half_dim":
+            params.append(("scalar", k.d // 2, ctypes.c_int32))
+        elif k.variant == "rope" and name == "offset":
+            off = torch.randint(0, 1000, (len(kv_lens),), generator=gen, dtype=torch.int32)
+            params.append(("tensor", off.to(dev)))
+        elif k.variant == "custom_mask" and name == "bits":
+            # Request b's rows start at bit base[b], `stride` bits each.
+            strides = [n + 5 for n in kv_lens]
+            base = [0]
+            for n, st in zip(qo_lens, strides):
+                base.append(base[-1] + n * st)
+            nbytes = (base[-1] + 7) // 8 + 1
+            bits = torch.randint(0, 256, (nbytes,), generator=gen, dtype=torch.uint8)
+            batch["mask_strides"], batch["mask_base"] = strides, base
+            params.append(("tensor", bits.to(dev)))
+        elif k.variant == "custom_mask" and name == "row0":
+            # Bit of (qpos, kpos) = row0 + qpos * stride + kpos, qpos from Lkv - Lq.
+            row0 = [batch["mask_base"][b] - (kv_lens[b] - qo_lens[b]) * batch["mask_strides"][b]
+                    for b in range(len(kv_lens))]
+            params.append(("tensor", torch.tensor(row0, dtype=torch.int64, device=dev)))
+        elif k.variant == "custom_mask" and name == "stride":
+            params.append(("tensor", torch.tensor(batch["mask_strides"], dtype=torch.int64,
+                                                  device=dev)))
         elif k.variant == "sliding_window":
             w = [int(torch.randint(-1, max(n, 1) + 1, (1,), generator=gen)) for n in kv_lens]
             params.append(("tensor", torch.tensor(w, dtype=torch.int32, device=dev)))
@@ -286,8 +325,8 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
         args += memref_args(t, strided=k.hnd)
     maps = kv_maps(k, batch["kp"], batch["vp"])
     params = memref_args(maps)  # kv_maps comes right before the parameters
-    for kind, value in batch["params"]:
-        params += [ctypes.c_float(value)] if kind == "scalar" else memref_args(value)
+    for kind, value, *ctype in batch["params"]:
+        params += [ctype[0](value)] if kind == "scalar" else memref_args(value)
     batch_size = len(batch["qo_lens"])
     if not k.chunked:
         args += memref_args(out) + memref_args(lse) + params
@@ -332,6 +371,17 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
     return out, lse, call
 
 
+def rope64(x, pos, log2_theta):
+    """Rotate-half RoPE in float64: x [L, H, D] at positions pos [L]."""
+    d = x.shape[-1]
+    half = d // 2
+    i = torch.arange(d, device=x.device) % half
+    freq = torch.pow(2.0, -log2_theta * i.double() / half)
+    angle = pos.double()[:, None] * freq[None, :]  # [L, D]
+    rot = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+    return x * torch.cos(angle)[:, None, :] + rot * torch.sin(angle)[:, None, :]
+
+
 def reference(k: Kernel, batch):
     """float64: gather each request's keys through its page table, masked
     softmax with the variant's logits and mask."""
@@ -357,6 +407,10 @@ def reference(k: Kernel, batch):
         qr = q64[row:row + lq]  # [Lq, Hq, D]
         qpos = torch.arange(lq, device="cuda") + (lkv - lq)
         kpos = torch.arange(lkv, device="cuda")
+        if k.variant == "rope":
+            off = int(batch["params"][2][1][b])
+            qr = rope64(qr, qpos + off, batch["params"][0][1])
+            kh = rope64(kh, kpos + off, batch["params"][0][1])
         s = torch.einsum("ihd,lhd->hil", qr, kh) * scale
         keep = torch.ones(lq, lkv, dtype=torch.bool, device="cuda")
         if k.variant in ("causal", "soft_cap", "alibi", "sliding_window"):
@@ -371,11 +425,26 @@ def reference(k: Kernel, batch):
             w = int(batch["params"][0][1][b])
             if w >= 0:
                 keep &= (kpos[None, :] + w >= qpos[:, None])
+        if k.variant == "custom_mask":
+            bits = batch["params"][0][1].long()
+            row0, stride = int(batch["params"][1][1][b]), int(batch["params"][2][1][b])
+            bit = row0 + qpos[:, None] * stride + kpos[None, :]
+            keep &= ((bits[bit >> 3] >> (bit & 7)) & 1).bool()
+        if k.variant == "sigmoid":
+            s = s + batch["params"][0][1]
+            w = torch.sigmoid(s).masked_fill(~keep[None], 0.0)
+            total = w.sum(dim=2)  # [Hq, Lq]
+            outs.append(torch.einsum("hil,lhd->ihd", w, vh))
+            lses.append(torch.log(total).transpose(0, 1))
+            row += lq
+            continue
         s = s.masked_fill(~keep[None], -math.inf)
         lse = torch.logsumexp(s, dim=2)  # [Hq, Lq]
         p = torch.exp(s - lse[:, :, None]).nan_to_num(0.0)
         o = torch.einsum("hil,lhd->ihd", p, vh)
         o[~keep.any(dim=1)] = 0
+        if k.variant == "scaled_out":
+            o = o * 0.5
         outs.append(o)
         lses.append(lse.transpose(0, 1))
         del s, p
@@ -387,7 +456,7 @@ def reference(k: Kernel, batch):
 
 def check(k: Kernel, qo_lens, kv_lens, seed, chunk_len=512, empty_chunks=False):
     gen = torch.Generator().manual_seed(seed)
-    batch = make_batch(k, qo_lens, kv_lens, gen)
+    batch = make_batch(k, qo_lens, kv_lens, gen, nan_unowned=True)
     out, lse, call = run_kernel(k, batch, chunk_len, empty_chunks)
     call()
     torch.cuda.synchronize()
