@@ -88,9 +88,11 @@ def main():
     # Fused RoPE vs plain vs unfused (PyTorch RoPE over the K pool + plain).
     for b, l in ((64, 4096), (128, 2048)):
         plain, rope = base["plain_h32_p16"], shapes["rope_d128_h32_p16"]
+        rope128 = shapes["rope128_d128_h32_p16"]
         pb, rb = batch_of(plain, b, l), batch_of(rope, b, l)
         plain_call = gc.run_kernel(plain, pb)[2]
         rope_call = gc.run_kernel(rope, rb)[2]
+        rope128_call = gc.run_kernel(rope128, batch_of(rope128, b, l))[2]
         cos, sin = rope_tables(plain, pb, math.log2(10000.0))
         kp = pb["kp"]
         half = plain.d // 2
@@ -100,27 +102,43 @@ def main():
         plain_on_rotated = gc.run_kernel(plain, on_rotated)[2]
 
         def unfused():
-            # k * cos + rotate_half(k) * sin into the pool the decode reads.
+            # Eager, as transformers' apply_rotary_pos_emb: k * cos +
+            # rotate_half(k) * sin into the pool the decode reads.
             torch.cat([-kp[..., half:], kp[..., :half]], dim=-1, out=rotated)
             rotated.mul_(sin).addcmul_(kp, cos)
             plain_on_rotated()
-        ms = timed({"plain": plain_call, "rope_fused": rope_call, "rope_unfused": unfused})
+
+        def rope_into(dst, src, c, s_):
+            dst.copy_(src * c + torch.cat([-src[..., half:], src[..., :half]], dim=-1) * s_)
+        compiled = torch.compile(rope_into)
+
+        def unfused_compiled():
+            # The same RoPE as one fused elementwise kernel (torch.compile).
+            compiled(rotated, kp, cos, sin)
+            plain_on_rotated()
+        unfused_compiled()
+        ms = timed({"plain": plain_call, "rope_fused": rope_call, "rope128_fused": rope128_call,
+                    "rope_unfused": unfused, "rope_unfused_compiled": unfused_compiled})
         nbytes = kv_bytes(plain, b, l)
         row = {"case": f"RoPE B{b} L{l} Hq32 Hkv8 D128", **{f"{k}_ms": v for k, v in ms.items()},
                "plain_TBps": nbytes / ms["plain"] / 1e9,
                "rope_fused_TBps": nbytes / ms["rope_fused"] / 1e9,
                "fused_vs_plain": ms["plain"] / ms["rope_fused"],
-               "fused_vs_unfused": ms["rope_unfused"] / ms["rope_fused"]}
+               "fused_vs_unfused": ms["rope_unfused"] / ms["rope_fused"],
+               "rope128_fused_vs_plain": ms["plain"] / ms["rope128_fused"],
+               "rope128_fused_vs_unfused": ms["rope_unfused"] / ms["rope128_fused"],
+               "rope128_fused_vs_unfused_compiled":
+                   ms["rope_unfused_compiled"] / ms["rope128_fused"]}
         rows.append(row)
         print(json.dumps(row))
 
     # Bandwidth of other head dims, groups and the HND layout.
     for case, ref, new, b, l in (
-            ("D96 vs D128", base["plain_h32_p16"], shapes["plain_d96_h32_p16"], 64, 4096),
-            ("D192 vs D128", base["plain_h32_p16"], shapes["plain_d192_h32_p16"], 64, 4096),
             ("group 16 vs 8", base["plain_h64_p16"], shapes["plain_h64_g16_p16"], 64, 8192),
             ("HND vs NHD", base["plain_h32_p16"], base["plain_h32_p16_hnd"], 64, 4096),
-            ("HND vs NHD B128", base["plain_h32_p16"], base["plain_h32_p16_hnd"], 128, 2048)):
+            ("HND vs NHD B128", base["plain_h32_p16"], base["plain_h32_p16_hnd"], 128, 2048),
+            ("D192 vs D128", base["plain_h32_p16"], shapes["plain_d192_h32_p16"], 64, 4096),
+            ("D96 vs D128", base["plain_h32_p16"], shapes["plain_d96_h32_p16"], 64, 4096)):
         calls = {"ref": gc.run_kernel(ref, batch_of(ref, b, l))[2],
                  "new": gc.run_kernel(new, batch_of(new, b, l))[2]}
         ms = timed(calls)

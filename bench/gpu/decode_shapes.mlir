@@ -6,7 +6,7 @@
 // variant below, an output hook), plus the benchmark shapes of the coverage
 // targets: plain_d96_h32_p16 / plain_d192_h32_p16 (vs plain_h32_p16 of
 // decode_kernels.mlir), plain_h64_g16_p16 (group 16 vs plain_h64_p16's 8),
-// rope_d128_h32_p16 (fused RoPE vs plain_h32_p16). Function names start with
+// rope_d128_h32_p16 and rope128_d128_h32_p16 (fused RoPE vs plain_h32_p16). Function names start with
 // the variant's name (the checker's reference reads the manifest's variant).
 
 // Rotary position embedding (rotate-half, as in Llama) written as a
@@ -41,6 +41,63 @@ attn.variant @rope reduction softmax
   }
   key(%x: f32, %xr: f32, %d: index, %pos: index, %head: index,
       %lt: f32, %half: i32, %off: i32) {
+    %di = arith.index_cast %d : index to i32
+    %i = arith.remui %di, %half : i32
+    %if = arith.uitofp %i : i32 to f32
+    %hf = arith.uitofp %half : i32 to f32
+    %frac = arith.divf %if, %hf : f32
+    %e = arith.mulf %frac, %lt : f32
+    %ne = arith.negf %e : f32
+    %freq = math.exp2 %ne : f32
+    %p = arith.index_cast %pos : index to i32
+    %pp = arith.addi %p, %off : i32
+    %pf = arith.sitofp %pp : i32 to f32
+    %a = arith.mulf %pf, %freq : f32
+    %c = math.cos %a : f32
+    %s = math.sin %a : f32
+    %first = arith.cmpi ult, %di, %half : i32
+    %nxr = arith.negf %xr : f32
+    %rot = arith.select %first, %nxr, %xr : f32
+    %xc = arith.mulf %x, %c : f32
+    %rs = arith.mulf %rot, %s : f32
+    %y = arith.addf %xc, %rs : f32
+    attn.yield %y : f32
+  }
+}
+
+// @rope for head dim 128 with D/2 a constant: the partners d and d + 64 then
+// share their angle, so the compiled kernel computes each sine and cosine
+// once per pair.
+attn.variant @rope128 reduction softmax
+    params(log2_theta : f32 scalar, offset : i32 per_request) {
+  query(%x: f32, %xr: f32, %d: index, %pos: index, %head: index,
+        %lt: f32, %off: i32) {
+    %half = arith.constant 64 : i32
+    %di = arith.index_cast %d : index to i32
+    %i = arith.remui %di, %half : i32
+    %if = arith.uitofp %i : i32 to f32
+    %hf = arith.uitofp %half : i32 to f32
+    %frac = arith.divf %if, %hf : f32
+    %e = arith.mulf %frac, %lt : f32
+    %ne = arith.negf %e : f32
+    %freq = math.exp2 %ne : f32
+    %p = arith.index_cast %pos : index to i32
+    %pp = arith.addi %p, %off : i32
+    %pf = arith.sitofp %pp : i32 to f32
+    %a = arith.mulf %pf, %freq : f32
+    %c = math.cos %a : f32
+    %s = math.sin %a : f32
+    %first = arith.cmpi ult, %di, %half : i32
+    %nxr = arith.negf %xr : f32
+    %rot = arith.select %first, %nxr, %xr : f32
+    %xc = arith.mulf %x, %c : f32
+    %rs = arith.mulf %rot, %s : f32
+    %y = arith.addf %xc, %rs : f32
+    attn.yield %y : f32
+  }
+  key(%x: f32, %xr: f32, %d: index, %pos: index, %head: index,
+      %lt: f32, %off: i32) {
+    %half = arith.constant 64 : i32
     %di = arith.index_cast %d : index to i32
     %i = arith.remui %di, %half : i32
     %if = arith.uitofp %i : i32 to f32
@@ -325,4 +382,15 @@ func.func @scaled_out_d192_g4_p64_bf16(%k: tensor<?x64x2x192xbf16>, %v: tensor<?
       {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64} : !attn.ragged_q<heads = 8, head_dim = 192, bf16>, !attn.paged_kv<page_size = 64, layout = nhd, heads = 2, head_dim = 192, bf16>
       -> tensor<?x8x192xbf16>, tensor<?x8xf32>
   return %o, %l : tensor<?x8x192xbf16>, tensor<?x8xf32>
+}
+
+func.func @rope128_d128_h32_p16(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
+    %qo: tensor<?xi32>, %log2_theta: f32, %offset: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
+  %o, %l = attn.attention @rope128(%q, %kv) params(%log2_theta, %offset : f32, tensor<?xi32>)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
 }
