@@ -62,8 +62,13 @@ def main():
     gen = torch.Generator().manual_seed(11)
     rows = []
 
+    # Every batch a launch reads stays alive until the end (a launch holds
+    # raw pointers to its page table, queries and parameters).
+    batches = []
+
     def batch_of(k, b, l):
-        return gc.make_batch(k, [1] * b, [l] * b, gen, shared_pages=False)
+        batches.append(gc.make_batch(k, [1] * b, [l] * b, gen, shared_pages=False))
+        return batches[-1]
 
     def timed(calls):
         """Median of 5 round-robin rounds of each call's median."""

@@ -413,9 +413,13 @@ def reference(k: Kernel, batch):
         qpos = torch.arange(lq, device="cuda") + (lkv - lq)
         kpos = torch.arange(lkv, device="cuda")
         if k.variant.startswith("rope"):
+            # The kernels feed the rotated q and k to the tensor cores in
+            # the element type, as a cache storing keys after RoPE does:
+            # the reference rounds them the same way.
             off = int(batch["param"]["offset"][b])
-            qr = rope64(qr, qpos + off, batch["param"]["log2_theta"])
-            kh = rope64(kh, kpos + off, batch["param"]["log2_theta"])
+            lt = batch["param"]["log2_theta"]
+            qr = rope64(qr, qpos + off, lt).to(k.dtype).double()
+            kh = rope64(kh, kpos + off, lt).to(k.dtype).double()
         s = torch.einsum("ihd,lhd->hil", qr, kh) * scale
         keep = torch.ones(lq, lkv, dtype=torch.bool, device="cuda")
         if k.variant in ("causal", "soft_cap", "alibi", "sliding_window"):
