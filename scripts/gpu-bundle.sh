@@ -69,7 +69,8 @@ awk '/^func.func @[a-z0-9_]*_f16[a-z0-9_]*\(/,/^}/' \
 shapes="$FLASHIR_ROOT/bench/gpu/prefill_shapes.mlir"
 rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-shapes" "$FLASHIR_ROOT/build-gpu/bundle-prefill-shapes-sm75"
 "$bundle" "$shapes" -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-shapes" --chips=sm_80,sm_90a
-awk '/^func.func @[a-z0-9_]*_f16[a-z0-9_]*\(/,/^}/' "$shapes" >"$FLASHIR_ROOT/build-gpu/prefill-shapes-f16.mlir"
+# The variants the file defines (rope) go along.
+awk '/^(attn\.variant @|func\.func @[a-z0-9_]*_f16[a-z0-9_]*\()/,/^}/' "$shapes" >"$FLASHIR_ROOT/build-gpu/prefill-shapes-f16.mlir"
 "$bundle" "$FLASHIR_ROOT/build-gpu/prefill-shapes-f16.mlir" \
   -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-shapes-sm75" --chips=sm_75
 # Decode coverage (bench/gpu/decode_shapes.mlir): head dims, groups, pages,

@@ -2,7 +2,7 @@
 // of at most 8, for the GPU float64 check (bench/gpu/gpu_check.py --bundle
 // on a flashir-bundle of this file for sm_80 and sm_90a, and of its *_f16*
 // functions for sm_75). Each function name starts with its variant
-// (causal_, plain_, softcap_; the manifest's `variant` picks the
+// (causal_, plain_, softcap_, rope_, sigmoid_, custom_mask_; the manifest's `variant` picks the
 // reference), then head dim, group (query heads per KV head), page size and
 // element type. Head dims that are an odd multiple of 8 (72, 200) run their
 // products over the head dim rounded up to 16, with zeroed padding columns
@@ -24,6 +24,74 @@
 //    padding columns; on sm_75 too (m16n8k8, one slot);
 //  - plain_d200_g2_p16_bf16_s1: one K and one V slot (the staggered
 //    one-stage schedule), 16 rows per warp, copies by 125 of 128 threads.
+// Variant hooks (the variant's parameters after the usual arguments):
+//  - rope_d128_g4_p16_bf16: RoPE as query and key hooks (the @rope variant
+//    below: rotate-half, log2_theta and half_dim scalars, a per-request
+//    position offset), 32 rows per warp (each Q piece hooked into the
+//    shared Q tile), the key hook on each landed K tile in shared memory;
+//  - rope_d64_g1_p16_f16: the same with Q in registers (hooked A fragment
+//    pairs) and one stage; on sm_75 too (the variant is extracted with the
+//    f16 functions);
+//  - sigmoid_d128_g4_p16_bf16: the sigmoid reduction (bias scalar),
+//    unnormalised output, lse = log sum sigmoid;
+//  - custom_mask_d128_g4_p16_bf16: a buffer parameter (bits, i8) read by
+//    the mask hook, row0 and stride per request; no tile is skipped.
+
+// Rotary position embedding (rotate-half, as in Llama) written as a
+// variant: q and k rotated by (position + offset) * theta^(-2i/D) for column
+// pair (i, i + D/2); log2(theta), D/2 and the per-request position offset
+// are parameters.
+attn.variant @rope reduction softmax
+    params(log2_theta : f32 scalar, half_dim : i32 scalar, offset : i32 per_request) {
+  query(%x: f32, %xr: f32, %d: index, %pos: index, %head: index,
+        %lt: f32, %half: i32, %off: i32) {
+    %di = arith.index_cast %d : index to i32
+    %i = arith.remui %di, %half : i32
+    %if = arith.uitofp %i : i32 to f32
+    %hf = arith.uitofp %half : i32 to f32
+    %frac = arith.divf %if, %hf : f32
+    %e = arith.mulf %frac, %lt : f32
+    %ne = arith.negf %e : f32
+    %freq = math.exp2 %ne : f32
+    %p = arith.index_cast %pos : index to i32
+    %pp = arith.addi %p, %off : i32
+    %pf = arith.sitofp %pp : i32 to f32
+    %a = arith.mulf %pf, %freq : f32
+    %c = math.cos %a : f32
+    %s = math.sin %a : f32
+    %first = arith.cmpi ult, %di, %half : i32
+    %nxr = arith.negf %xr : f32
+    %rot = arith.select %first, %nxr, %xr : f32
+    %xc = arith.mulf %x, %c : f32
+    %rs = arith.mulf %rot, %s : f32
+    %y = arith.addf %xc, %rs : f32
+    attn.yield %y : f32
+  }
+  key(%x: f32, %xr: f32, %d: index, %pos: index, %head: index,
+      %lt: f32, %half: i32, %off: i32) {
+    %di = arith.index_cast %d : index to i32
+    %i = arith.remui %di, %half : i32
+    %if = arith.uitofp %i : i32 to f32
+    %hf = arith.uitofp %half : i32 to f32
+    %frac = arith.divf %if, %hf : f32
+    %e = arith.mulf %frac, %lt : f32
+    %ne = arith.negf %e : f32
+    %freq = math.exp2 %ne : f32
+    %p = arith.index_cast %pos : index to i32
+    %pp = arith.addi %p, %off : i32
+    %pf = arith.sitofp %pp : i32 to f32
+    %a = arith.mulf %pf, %freq : f32
+    %c = math.cos %a : f32
+    %s = math.sin %a : f32
+    %first = arith.cmpi ult, %di, %half : i32
+    %nxr = arith.negf %xr : f32
+    %rot = arith.select %first, %nxr, %xr : f32
+    %xc = arith.mulf %x, %c : f32
+    %rs = arith.mulf %rot, %s : f32
+    %y = arith.addf %xc, %rs : f32
+    attn.yield %y : f32
+  }
+}
 
 func.func @causal_d72_g1_p16_bf16(%k: tensor<?x16x8x72xbf16>, %v: tensor<?x16x8x72xbf16>, %indptr: tensor<?xi32>,
     %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x8x72xbf16>,
@@ -133,4 +201,48 @@ func.func @plain_d200_g2_p16_bf16_s1(%k: tensor<?x16x4x200xbf16>, %v: tensor<?x1
       {num_qo_heads = 8 : i64, num_kv_heads = 4 : i64, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 1>} : !attn.ragged_q<heads = 8, head_dim = 200, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 4, head_dim = 200, bf16>
       -> tensor<?x8x200xbf16>, tensor<?x8xf32>
   return %o, %l : tensor<?x8x200xbf16>, tensor<?x8xf32>
+}
+
+func.func @rope_d128_g4_p16_bf16(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
+    %qo: tensor<?xi32>, %log2_theta: f32, %half_dim: i32, %offset: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
+  %o, %l = attn.attention @rope(%q, %kv) params(%log2_theta, %half_dim, %offset : f32, i32, tensor<?xi32>)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
+}
+
+func.func @rope_d64_g1_p16_f16(%k: tensor<?x16x8x64xf16>, %v: tensor<?x16x8x64xf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x8x64xf16>,
+    %qo: tensor<?xi32>, %log2_theta: f32, %half_dim: i32, %offset: tensor<?xi32>) -> (tensor<?x8x64xf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x64xf16>, tensor<?x16x8x64xf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 64, f16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x8x64xf16> -> !attn.ragged_q<heads = 8, head_dim = 64, f16>
+  %o, %l = attn.attention @rope(%q, %kv) params(%log2_theta, %half_dim, %offset : f32, i32, tensor<?xi32>)
+      {num_qo_heads = 8 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 1>} : !attn.ragged_q<heads = 8, head_dim = 64, f16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 64, f16>
+      -> tensor<?x8x64xf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x64xf16>, tensor<?x8xf32>
+}
+
+func.func @sigmoid_d128_g4_p16_bf16(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
+    %qo: tensor<?xi32>, %bias: f32) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
+  %o, %l = attn.attention @sigmoid(%q, %kv) params(%bias : f32)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
+}
+
+func.func @custom_mask_d128_g4_p16_bf16(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
+    %qo: tensor<?xi32>, %bits: tensor<?xi8>, %row0: tensor<?xi64>, %stride: tensor<?xi64>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
+  %o, %l = attn.attention @custom_mask(%q, %kv) params(%bits, %row0, %stride : tensor<?xi8>, tensor<?xi64>, tensor<?xi64>)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
 }

@@ -109,15 +109,10 @@ std::string unsupportedReason(AttentionOp op, VariantOp variant) {
   return VariantHooks(variant).bufferUseReason();
 }
 
-std::string prefillVariantReason(VariantOp variant) {
-  VariantHooks hooks(variant);
-  if (hooks.sigmoid())
-    return "a softmax variant";
-  if (hooks.hasQuery() || hooks.hasKey() || hooks.hasOutput())
-    return "no query, key or output hook";
-  for (VariantParamAttr param : variant.getParamList())
-    if (param.getKind() == ParamKind::Buffer)
-      return "scalar, per-request or per-head parameters";
+std::string prefillVariantReason(VariantOp /*variant*/) {
+  // The prefill kernel takes every hook, reduction and parameter kind the
+  // decode kernels take (unsupportedReason): query and key hooks, the
+  // output hook, sigmoid, buffer parameters.
   return "";
 }
 
@@ -389,31 +384,33 @@ Value DecodeKernel::applyRowHook(LocBuilder &b, bool isKey, Value x, Value xRot,
                                  Value d0, Value pos, Value head,
                                  ValueRange params) {
   Value wide = widen(b, x), wideRot = widen(b, xRot);
+  auto type = cast<VectorType>(wide.getType());
   SmallVector<Value> elements;
-  for (int64_t e = 0; e < kVec; ++e) {
+  for (int64_t e = 0; e < type.getNumElements(); ++e) {
     Value xe = vector::ExtractOp::create(b, wide, e);
     Value rot = vector::ExtractOp::create(b, wideRot, e);
     Value dim = arith::AddIOp::create(b, d0, cIndex(b, e));
     elements.push_back(isKey ? hooks.key(b, xe, rot, dim, pos, head, params)
                              : hooks.query(b, xe, rot, dim, pos, head, params));
   }
-  Value result = vector::FromElementsOp::create(b, f32Vec(b), elements);
+  Value result = vector::FromElementsOp::create(b, type, elements);
   return narrow(b, result);
 }
 
 Value DecodeKernel::finalOutput(LocBuilder &b, Value o, Value l, Value e0,
                                 Value head) {
+  auto type = cast<VectorType>(o.getType());
   if (hooks.sigmoid())
-    o = arith::MulFOp::create(b, o, splat(b, l));
+    o = arith::MulFOp::create(b, o, vector::BroadcastOp::create(b, type, l));
   if (!hooks.hasOutput())
     return o;
   SmallVector<Value> elements;
-  for (int64_t e = 0; e < kVec; ++e) {
+  for (int64_t e = 0; e < type.getNumElements(); ++e) {
     Value oe = vector::ExtractOp::create(b, o, e);
     Value dim = arith::AddIOp::create(b, e0, cIndex(b, e));
     elements.push_back(hooks.output(b, oe, dim, head));
   }
-  return vector::FromElementsOp::create(b, f32Vec(b), elements);
+  return vector::FromElementsOp::create(b, type, elements);
 }
 
 Value DecodeKernel::statesView(LocBuilder &b, const Frame &f) {

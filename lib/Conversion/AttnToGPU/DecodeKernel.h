@@ -148,8 +148,9 @@ std::string decodeShapeReason(int64_t headDim, int64_t group, bool tensorCores);
 int64_t simtGroupLanes(int64_t headDim);
 /// The same for the prefill kernel (PrefillKernel.cpp).
 std::string prefillShapeReason(int64_t headDim, int64_t group);
-/// Why the prefill kernel cannot serve `variant` (the hooks and reductions
-/// the decode kernels take but it does not yet), or an empty string.
+/// Why the prefill kernel cannot serve `variant` where the decode kernels
+/// can, or an empty string (none left: it takes every hook and reduction
+/// unsupportedReason accepts).
 std::string prefillVariantReason(VariantOp variant);
 
 class DecodeKernel {
@@ -278,18 +279,32 @@ private:
   /// of 8, else two 8-byte ones.
   Value loadRotated(LocBuilder &b, Value d0,
                     function_ref<Value(LocBuilder &, Value, int64_t)> read);
-  /// `memref[prefix..., column]`, `width` elements (8 or 4).
+  /// `memref[prefix..., column]`, `width` elements (8, 4 or 2).
   Value loadColumns(LocBuilder &b, Value memref, ValueRange prefix,
                     Value column, int64_t width);
-  /// A query (`isKey` false) or key hook applied to the 8 columns d0.. of a
-  /// row: `x` and `xRot` (loadRotated) in the element type; the result in
-  /// the element type (what the mma reads).
+  /// A query (`isKey` false) or key hook applied to the columns d0.. of a
+  /// row (8, or as many as `x` has): `x` and `xRot` (loadRotated) in the
+  /// element type; the result in the element type (what the mma reads).
   Value applyRowHook(LocBuilder &b, bool isKey, Value x, Value xRot, Value d0,
                      Value pos, Value head, ValueRange params);
 
-  /// The final output of 8 columns e0.. of query head `head` from a merged
-  /// state's normalised `o` (vector<8xf32>) and its l: sigmoid outputs are
-  /// not normalised (o * l); then the output hook.
+  /// `width` (8 or 2) columns col.. of row `row`, query head `head` of `q`
+  /// after the query hook (qpos, the head's `params`), in the element type.
+  Value hookedQueryPiece(LocBuilder &b, Value q, Value row, Value head,
+                         Value col, Value qpos, ValueRange params,
+                         int64_t width);
+  /// The prefill kernel's key hook on the K tile of keys t0.. in ring slot
+  /// `slot` (`ring`: [stages, K or V, key, row] in shared memory), in place:
+  /// the CTA's threads (tid of 32 * warps) each take units of w = 8 columns
+  /// (4 where D/2 is an odd multiple of 4) together with their partners
+  /// half a head away, so no thread reads what another writes. Columns past
+  /// D are not touched. The caller brackets it with barriers.
+  void hookKeyTile(LocBuilder &b, Value ring, Value slot, Value t0, Value tid,
+                   Value kvHead, ValueRange params);
+
+  /// The final output of columns e0.. of query head `head` from a merged
+  /// state's normalised `o` (vector<8xf32>, or of any width) and its l:
+  /// sigmoid outputs are not normalised (o * l); then the output hook.
   Value finalOutput(LocBuilder &b, Value o, Value l, Value e0, Value head);
 
   /// A pair of elements as an mma.sync operand: bf16 pairs travel as i32,
@@ -318,21 +333,26 @@ private:
                                   indices,
                                   /*nontemporal=*/false, llvm::MaybeAlign(16));
   }
+  /// Elements of the vector `v` (of any width) widened to f32.
   Value widen(LocBuilder &b, Value v) {
-    return arith::ExtFOp::create(b, f32Vec(b), v);
+    auto type = VectorType::get(cast<VectorType>(v.getType()).getShape(),
+                                b.getF32Type());
+    return arith::ExtFOp::create(b, type, v);
   }
   /// 16 bytes of `memref` at `indices`, widened to f32.
   Value loadVec(LocBuilder &b, Value memref, ValueRange indices) {
     return widen(b, loadRaw(b, memref, indices));
   }
-  /// f32 -> the element type, round to nearest even. bf16 is rounded with
-  /// integer ops: LLVM's NVPTX lowering of fptrunc to bf16 for sm_75 emits
-  /// PTX that ptxas rejects (setp.nan.f32 on .b32 registers).
+  /// f32 -> the element type (a vector of any width), round to nearest
+  /// even. bf16 is rounded with integer ops: LLVM's NVPTX lowering of fptrunc
+  /// to bf16 for sm_75 emits PTX that ptxas rejects (setp.nan.f32 on .b32
+  /// registers).
   Value narrow(LocBuilder &b, Value v) {
-    auto type = VectorType::get({kVec}, s.element);
+    int64_t width = cast<VectorType>(v.getType()).getNumElements();
+    auto type = VectorType::get({width}, s.element);
     if (!s.element.isBF16())
       return arith::TruncFOp::create(b, type, v);
-    auto i32 = VectorType::get({kVec}, b.getI32Type());
+    auto i32 = VectorType::get({width}, b.getI32Type());
     auto splatI = [&](int32_t x) {
       return arith::ConstantOp::create(
           b, DenseElementsAttr::get(i32, b.getI32IntegerAttr(x)));
@@ -346,7 +366,7 @@ private:
         b, bits, arith::AddIOp::create(b, lsb, splatI(0x7fff)));
     rounded = arith::SelectOp::create(b, isNan, splatI(0x7fc00000), rounded);
     Value high =
-        arith::TruncIOp::create(b, VectorType::get({kVec}, b.getI16Type()),
+        arith::TruncIOp::create(b, VectorType::get({width}, b.getI16Type()),
                                 arith::ShRUIOp::create(b, rounded, splatI(16)));
     return arith::BitcastOp::create(b, type, high);
   }

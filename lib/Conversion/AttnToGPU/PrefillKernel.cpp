@@ -145,6 +145,63 @@ static void zeroPaddingColumns(LocBuilder &b, Value buf, Type element,
                });
 }
 
+Value DecodeKernel::hookedQueryPiece(LocBuilder &b, Value q, Value row,
+                                     Value head, Value col, Value qpos,
+                                     ValueRange params, int64_t width) {
+  int64_t D = s.headDim;
+  auto read = [&](LocBuilder &b, Value column, int64_t w) {
+    return loadColumns(b, q, {row, head}, column, w);
+  };
+  Value x = read(b, col, width);
+  Value rot;
+  if (width == kVec) {
+    rot = loadRotated(b, col, read);
+  } else {
+    // A pair's partners (D / 2 is a multiple of 4, col even) are adjacent.
+    Value shifted = arith::AddIOp::create(b, col, cIndex(b, D / 2));
+    rot = read(b, arith::RemUIOp::create(b, shifted, cIndex(b, D)), width);
+  }
+  return applyRowHook(b, /*isKey=*/false, x, rot, col, qpos, head, params);
+}
+
+void DecodeKernel::hookKeyTile(LocBuilder &b, Value ring, Value slot, Value t0,
+                               Value tid, Value kvHead, ValueRange params) {
+  int64_t half = s.headDim / 2, threads = 32 * s.warps;
+  int64_t width = half % kVec == 0 ? kVec : kVec / 2;
+  int64_t unitsPerRow = half / width, units = s.kvTile * unitsPerRow;
+  int64_t elementBytes = s.element.getIntOrFloatBitWidth() / 8;
+  Value c0 = cIndex(b, 0);
+  // Unit u: key u / unitsPerRow, columns col.. and their partners col + D/2..
+  // (each the other's x_rot).
+  auto hookUnit = [&](LocBuilder &b, Value unit) {
+    Value key = arith::DivUIOp::create(b, unit, cIndex(b, unitsPerRow));
+    Value inRow = arith::RemUIOp::create(b, unit, cIndex(b, unitsPerRow));
+    Value col = arith::MulIOp::create(b, inRow, cIndex(b, width));
+    Value partner = arith::AddIOp::create(b, col, cIndex(b, half));
+    Value kpos = arith::AddIOp::create(b, t0, key);
+    SmallVector<Value> prefix = {slot, c0, key};
+    Value x = loadColumns(b, ring, prefix, col, width);
+    Value xRot = loadColumns(b, ring, prefix, partner, width);
+    Value y =
+        applyRowHook(b, /*isKey=*/true, x, xRot, col, kpos, kvHead, params);
+    Value yRot =
+        applyRowHook(b, /*isKey=*/true, xRot, x, partner, kpos, kvHead, params);
+    for (auto [value, column] : {std::pair(y, col), std::pair(yRot, partner)})
+      vector::StoreOp::create(b, value, ring, ValueRange{slot, c0, key, column},
+                              /*nontemporal=*/false,
+                              llvm::MaybeAlign(width * elementBytes));
+  };
+  // A loop rather than unrolled rounds: the hook's temporaries of one unit
+  // at a time next to O and Q (the rounds' loads would all be in flight).
+  Value end = cIndex(b, units);
+  Value step = cIndex(b, threads);
+  buildForStep(b, tid, end, step, ValueRange{},
+               [&](LocBuilder &b, Value unit, ValueRange) {
+                 hookUnit(b, unit);
+                 return SmallVector<Value>();
+               });
+}
+
 gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                                           StringRef name) {
   MLIRContext *ctx = op.getContext();
@@ -398,7 +455,19 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           // Rows past the request copy its last row (never stored).
           Value row = arith::MinUIOp::create(
               b, arith::AddIOp::create(b, f.qBegin, token), lastRow);
-          copy16(b, qView, {r, col}, f.q, {row, qHead, col});
+          if (!hooks.hasQuery()) {
+            copy16(b, qView, {r, col}, f.q, {row, qHead, col});
+            return;
+          }
+          // A query hook: the piece is loaded, transformed and stored by
+          // the thread (the key loop's first barrier makes it visible).
+          Value qposOf = arith::SubIOp::create(
+              b, arith::AddIOp::create(b, token, f.numKv), f.numQ);
+          SmallVector<Value> params = paramValues(b, f, qHead);
+          Value piece =
+              hookedQueryPiece(b, f.q, row, qHead, col, qposOf, params, kVec);
+          vector::StoreOp::create(b, piece, qView, ValueRange{r, col},
+                                  /*nontemporal=*/false, llvm::MaybeAlign(16));
         });
     if (!s.turing)
       qToken =
@@ -435,8 +504,13 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
             arith::SubIOp::create(b, arith::AddIOp::create(b, f.qBegin, f.numQ),
                                   c1));
         Value d = arith::AddIOp::create(b, tig2, cIndex(b, 16 * c + 8 * hi));
-        Value pair = vector::LoadOp::create(b, pairType, f.q,
-                                            ValueRange{row, headOf[half], d});
+        Value pair =
+            hooks.hasQuery()
+                ? hookedQueryPiece(b, f.q, row, headOf[half], d, qpos[half],
+                                   paramsOf[half], 2)
+                : vector::LoadOp::create(b, pairType, f.q,
+                                         ValueRange{row, headOf[half], d})
+                      .getResult();
         frag[k] = operand(
             b, arith::SelectOp::create(b, rowValid[half], pair, zeroPair));
       }
@@ -819,7 +893,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
 
   // State per lane: m and l of its R rows, O (M x Dp / 8 n-tiles x 4).
   int64_t oTiles = Dp / 8, sTiles = KV / 8;
-  SmallVector<Value> inits(R, negInf(b));
+  // Sigmoid keeps m = 0 (its states merge by sums).
+  SmallVector<Value> inits(R, hooks.sigmoid() ? zeroF : negInf(b));
   inits.append(R, zeroF);
   inits.append(M * 4 * oTiles, zeroF);
   // A row's maximum or sum as a balanced tree: depth log2(n) instead of a
@@ -840,6 +915,57 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   SmallVector<Value> noPages;
   if (warpPages)
     noPages.push_back(cI32(b, 0));
+  // The lazily rescaled state (m, l, O) of the lane's rows before a tile
+  // of base-2 scores x[ri] (see tileBody).
+  auto lazyRescale = [&](LocBuilder &b, ArrayRef<SmallVector<Value>> x,
+                         ValueRange carried) -> SmallVector<Value> {
+    SmallVector<Value> m(carried.begin(), carried.begin() + R),
+        l(carried.begin() + R, carried.begin() + 2 * R), tileMax(R);
+    Value grows;
+    for (int64_t ri = 0; ri < R; ++ri) {
+      Value tm = pairwise(b, x[ri], [&](LocBuilder &b, Value u, Value v) {
+        return arith::MaxNumFOp::create(b, u, v).getResult();
+      });
+      for (int32_t off : {1, 2})
+        tm = arith::MaxNumFOp::create(b, tm, shuffleXor(b, tm, off));
+      if (factor != 1.0f)
+        tm = arith::MulFOp::create(b, tm, cF32(b, factor));
+      tileMax[ri] = tm;
+      Value up = arith::CmpFOp::create(
+          b, arith::CmpFPredicate::OGT, tm,
+          arith::AddFOp::create(b, m[ri], cF32(b, kLazyRescale)));
+      grows = grows ? arith::OrIOp::create(b, grows, up).getResult() : up;
+    }
+    Value rescale = NVVM::VoteSyncOp::create(
+        b, b.getI1Type(), arith::ConstantOp::create(b, b.getI32IntegerAttr(-1)),
+        grows, NVVM::VoteSyncKindAttr::get(ctx, NVVM::VoteSyncKind::any));
+    int64_t oValues = M * 4 * oTiles;
+    return buildIf(
+        b, rescale,
+        [&](LocBuilder &b) {
+          SmallVector<Value> next, corr(R);
+          for (int64_t ri = 0; ri < R; ++ri) {
+            Value mNew = arith::MaxNumFOp::create(b, m[ri], tileMax[ri]);
+            Value noMax = isNegInf(b, mNew);
+            Value mSafe =
+                arith::SelectOp::create(b, noMax, cF32(b, 0.0f), mNew);
+            corr[ri] = exp2Ftz(b, arith::SubFOp::create(b, m[ri], mSafe));
+            next.push_back(mNew);
+          }
+          for (int64_t ri = 0; ri < R; ++ri)
+            next.push_back(arith::MulFOp::create(b, l[ri], corr[ri]));
+          for (int64_t i = 0; i < oValues; ++i) {
+            int64_t mb = i / (4 * oTiles), e = i % 4;
+            next.push_back(arith::MulFOp::create(b, carried[2 * R + i],
+                                                 corr[2 * mb + e / 2]));
+          }
+          return next;
+        },
+        [&](LocBuilder &) {
+          return SmallVector<Value>(carried.begin(),
+                                    carried.begin() + 2 * R + oValues);
+        });
+  };
   // One key tile: S = Q.K^T, online softmax, O += P.V. `copiesAt(b, c)`,
   // when given, emits copies of a later tile after k-step c of Q.K^T.
   // `afterScores(b)`, when given, runs between Q.K^T and the softmax (the
@@ -852,6 +978,15 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                           nullptr) -> SmallVector<Value> {
     Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
     Value t0 = tileStart(b, it);
+    // A key hook transforms the landed K tile in place, between the barrier
+    // that made it visible (every schedule calls tileBody after one; the
+    // copies in flight fill other slots, or V) and a second one before the
+    // ldmatrix reads. The slot's last readers (tile it - S) passed the
+    // first barrier.
+    if (hooks.hasKey()) {
+      hookKeyTile(b, ring, slot, t0, tid, f.kvHead, paramsOf[0]);
+      gpu::BarrierOp::create(b);
+    }
     // S = Q.K^T: n-tiles of 8 keys; ldmatrix.x4 gives the B fragments
     // of two n-tiles (matrices: k half lmLow, n-tile lmHigh).
     // score[mb * sTiles + nt]: 4 accumulators.
@@ -955,56 +1090,19 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     // Otherwise P = exp2(x - m) <= 2^kLazyRescale: exact in f32 sums
     // and bf16 P, and O / l and lse = m + log l use the same m. Once the
     // maxima settle most tiles skip the 4 * oTiles * M multiplies.
-    SmallVector<Value> m(carried.begin(), carried.begin() + R),
-        l(carried.begin() + R, carried.begin() + 2 * R), tileMax(R);
-    Value grows;
-    for (int64_t ri = 0; ri < R; ++ri) {
-      Value tm = pairwise(b, x[ri], [&](LocBuilder &b, Value u, Value v) {
-        return arith::MaxNumFOp::create(b, u, v).getResult();
-      });
-      for (int32_t off : {1, 2})
-        tm = arith::MaxNumFOp::create(b, tm, shuffleXor(b, tm, off));
-      if (factor != 1.0f)
-        tm = arith::MulFOp::create(b, tm, cF32(b, factor));
-      tileMax[ri] = tm;
-      Value up = arith::CmpFOp::create(
-          b, arith::CmpFPredicate::OGT, tm,
-          arith::AddFOp::create(b, m[ri], cF32(b, kLazyRescale)));
-      grows = grows ? arith::OrIOp::create(b, grows, up).getResult() : up;
-    }
-    Value rescale = NVVM::VoteSyncOp::create(
-        b, b.getI1Type(), arith::ConstantOp::create(b, b.getI32IntegerAttr(-1)),
-        grows, NVVM::VoteSyncKindAttr::get(ctx, NVVM::VoteSyncKind::any));
+    // Sigmoid: p = sigmoid(s) needs no maximum (m stays 0) and no rescale.
     int64_t oValues = M * 4 * oTiles;
-    SmallVector<Value> state = buildIf(
-        b, rescale,
-        [&](LocBuilder &b) {
-          SmallVector<Value> next, corr(R);
-          for (int64_t ri = 0; ri < R; ++ri) {
-            Value mNew = arith::MaxNumFOp::create(b, m[ri], tileMax[ri]);
-            Value noMax = isNegInf(b, mNew);
-            Value mSafe =
-                arith::SelectOp::create(b, noMax, cF32(b, 0.0f), mNew);
-            corr[ri] = exp2Ftz(b, arith::SubFOp::create(b, m[ri], mSafe));
-            next.push_back(mNew);
-          }
-          for (int64_t ri = 0; ri < R; ++ri)
-            next.push_back(arith::MulFOp::create(b, l[ri], corr[ri]));
-          for (int64_t i = 0; i < oValues; ++i) {
-            int64_t mb = i / (4 * oTiles), e = i % 4;
-            next.push_back(arith::MulFOp::create(b, carried[2 * R + i],
-                                                 corr[2 * mb + e / 2]));
-          }
-          return next;
-        },
-        [&](LocBuilder &) {
-          return SmallVector<Value>(carried.begin(),
-                                    carried.begin() + 2 * R + oValues);
-        });
-    SmallVector<Value> negM(R);
+    SmallVector<Value> m(carried.begin(), carried.begin() + R),
+        l(carried.begin() + R, carried.begin() + 2 * R), negM(R);
+    SmallVector<Value> state =
+        hooks.sigmoid() ? SmallVector<Value>(carried.begin(),
+                                             carried.begin() + 2 * R + oValues)
+                        : lazyRescale(b, x, carried);
     for (int64_t ri = 0; ri < R; ++ri) {
       m[ri] = state[ri];
       l[ri] = state[R + ri];
+      if (hooks.sigmoid())
+        continue;
       Value noMax = isNegInf(b, m[ri]);
       negM[ri] = arith::NegFOp::create(
           b, arith::SelectOp::create(b, noMax, cF32(b, 0.0f), m[ri]));
@@ -1017,6 +1115,15 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       for (int64_t nt = 0; nt < sTiles; ++nt) {
         Value p[2];
         for (int64_t e = 0; e < 2; ++e) {
+          if (hooks.sigmoid()) {
+            // sigmoid(s) = 1 / (1 + 2^-x); masked keys (-inf) weigh 0.
+            Value x2 = x[ri][2 * nt + e];
+            if (factor != 1.0f)
+              x2 = arith::MulFOp::create(b, x2, cF32(b, factor));
+            p[e] = sigmoidBase2(b, x2);
+            rowP[ri].push_back(p[e]);
+            continue;
+          }
           Value arg =
               factor != 1.0f
                   ? math::FmaOp::create(b, x[ri][2 * nt + e], cF32(b, factor),
@@ -1234,6 +1341,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                         MemRefLayoutAttrInterface(), workgroup),
         f.buf, c0, ValueRange{});
   }
+  bool finalForm = hooks.sigmoid() || hooks.hasOutput();
   for (int64_t ri = 0; ri < R; ++ri) {
     Value l = done[R + ri];
     for (int32_t off : {1, 2})
@@ -1249,15 +1357,20 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         b, empty, noLse,
         arith::AddFOp::create(b, mNatural, math::LogOp::create(b, l)));
     int64_t mb = ri / 2, half = ri % 2;
-    // The lane's pair of n-tile nd of the row, O / l in the element type.
-    auto pairAt = [&](LocBuilder &b, int64_t nd) -> Value {
+    // The lane's pair of n-tile nd of the row in the element type: O / l,
+    // and as a `final` row (not a split-KV partial state) what finalOutput
+    // makes of it (sigmoid: O unnormalised; the output hook).
+    auto pairAt = [&](LocBuilder &b, int64_t nd, bool final = true) -> Value {
       int64_t at = 2 * R + 4 * (mb * oTiles + nd) + 2 * half;
-      return arith::TruncFOp::create(
-          b, pairType,
-          vector::FromElementsOp::create(
-              b, VectorType::get({2}, f32),
-              ValueRange{arith::MulFOp::create(b, done[at], inv),
-                         arith::MulFOp::create(b, done[at + 1], inv)}));
+      Value o = vector::FromElementsOp::create(
+          b, VectorType::get({2}, f32),
+          ValueRange{arith::MulFOp::create(b, done[at], inv),
+                     arith::MulFOp::create(b, done[at + 1], inv)});
+      if (final && finalForm) {
+        Value d = arith::AddIOp::create(b, tig2, cIndex(b, 8 * nd));
+        o = finalOutput(b, o, l, d, headOf[ri]);
+      }
+      return arith::TruncFOp::create(b, pairType, o);
     };
     Value localRow = arith::AddIOp::create(
         b, warpRow,
@@ -1265,6 +1378,13 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     if (staged)
       for (int64_t nd = 0; nd < chunksPerRow; ++nd) {
         Value pair = pairAt(b, nd);
+        // A split chunk stages its final rows only if it is its request's
+        // only one (the read-back stores them to out, else to the partial
+        // states).
+        if (s.chunked && finalForm) {
+          Value partial = pairAt(b, nd, /*final=*/false);
+          pair = arith::SelectOp::create(b, f.direct, pair, partial);
+        }
         vector::StoreOp::create(
             b, pair, stage,
             ValueRange{localRow,
@@ -1274,7 +1394,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     auto store = [&](LocBuilder &b, Value oMem, Value lseMem, Value row) {
       if (!staged)
         for (int64_t nd = 0; nd < chunksPerRow; ++nd) {
-          Value pair = pairAt(b, nd);
+          Value pair = pairAt(b, nd, /*final=*/oMem == f.out);
           vector::StoreOp::create(
               b, pair, oMem,
               ValueRange{row, headOf[ri],

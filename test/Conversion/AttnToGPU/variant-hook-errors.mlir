@@ -54,28 +54,3 @@ func.func @sliced_case(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x64xf16>, %
   return
 }
 
-// -----
-
-// The prefill kernel (tiles of 16 or more query rows) has no query, key or
-// output hooks yet.
-attn.variant @q_scaled reduction softmax {
-  query(%x: f32, %xr: f32, %d: index, %pos: index, %head: index) {
-    %two = arith.constant 2.0 : f32
-    %r = arith.mulf %x, %two : f32
-    attn.yield %r : f32
-  }
-}
-
-!q    = !attn.ragged_q<heads = 2, head_dim = 64, f16>
-!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 64, f16>
-!pool = tensor<?x16x2x64xf16>
-
-func.func @prefill_query_hook(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x64xf16>) {
-  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
-  %q = attn.ragged_q %qs, %ip : tensor<?x2x64xf16> -> !q
-  // expected-error @+1 {{the prefill kernel generator needs no query, key or output hook}}
-  %o, %l = attn.attention @q_scaled(%q, %kv)
-      {num_qo_heads = 2 : i64, num_kv_heads = 2 : i64, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv
-      -> tensor<?x2x64xf16>, tensor<?x2xf32>
-  return
-}
