@@ -149,8 +149,6 @@ struct ConvertAttnToGPUPass
         auto view = cast<PagedKVType>(op.getViews().front().getType());
         reason = prefillShapeReason(view.getHeadDim(),
                                     op.getNumQoHeads() / op.getNumKvHeads());
-        if (reason.empty())
-          reason = prefillVariantReason(variant);
         prefillRows = tiles.getQ();
         kvTile = tiles.getKv();
         prefillWarps = tiles.getWarps() * 32 == prefillRows ? tiles.getWarps()

@@ -109,13 +109,6 @@ std::string unsupportedReason(AttentionOp op, VariantOp variant) {
   return VariantHooks(variant).bufferUseReason();
 }
 
-std::string prefillVariantReason(VariantOp /*variant*/) {
-  // The prefill kernel takes every hook, reduction and parameter kind the
-  // decode kernels take (unsupportedReason): query and key hooks, the
-  // output hook, sigmoid, buffer parameters.
-  return "";
-}
-
 int64_t simtGroupLanes(int64_t headDim) {
   return static_cast<int64_t>(llvm::PowerOf2Ceil(headDim / kVec));
 }

@@ -148,10 +148,6 @@ std::string decodeShapeReason(int64_t headDim, int64_t group, bool tensorCores);
 int64_t simtGroupLanes(int64_t headDim);
 /// The same for the prefill kernel (PrefillKernel.cpp).
 std::string prefillShapeReason(int64_t headDim, int64_t group);
-/// Why the prefill kernel cannot serve `variant` where the decode kernels
-/// can, or an empty string (none left: it takes every hook and reduction
-/// unsupportedReason accepts).
-std::string prefillVariantReason(VariantOp variant);
 
 class DecodeKernel {
 public:
