@@ -454,9 +454,7 @@ void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
           b, empty, zero, arith::DivFOp::create(b, cF32(b, 1.0f), lr));
       Value o = arith::MulFOp::create(b, accr, splat(b, inv));
       // Partial states keep the normalised o; out gets the final output.
-      Value oFinal = o;
-      if (hooks.sigmoid() || hooks.hasOutput())
-        oFinal = finalOutput(b, o, lr, e0, head);
+      Value oFinal = finalOutput(b, o, lr, e0, head);
       Value noLse = negInf(b);
       Value rowLse = arith::SelectOp::create(
           b, empty, noLse,

@@ -295,42 +295,32 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
         own.push_back(arith::SelectOp::create(b, keep, score, negInf(b)));
       }
       Value m = state[0], l = state[1];
-      if (hooks.sigmoid()) {
-        // p = sigmoid(s): no maximum, no rescale; masked keys weigh 0.
-        SmallVector<Value> p;
-        for (Value x : own) {
-          p.push_back(sigmoidBase2(b, x));
-          l = arith::AddFOp::create(b, l, p.back());
-        }
-        state[1] = l;
-        for (int64_t r = 0; r < g; ++r) {
-          Value acc = state[2 + r];
-          for (int64_t u = 0; u < U; ++u)
-            acc = vector::FMAOp::create(b, vs[u],
-                                        splat(b, fromOwner(b, p[u], r)), acc);
-          state[2 + r] = acc;
-        }
-        return;
+      // Sigmoid: p = sigmoid(s), no maximum and no rescale (c stays null);
+      // masked keys weigh 0.
+      Value mNew = m, mSafe, c;
+      if (!hooks.sigmoid()) {
+        for (Value x : own)
+          mNew = arith::MaxNumFOp::create(b, mNew, x);
+        // exp2(-inf - mSafe) = 0 without a NaN when every score is -inf.
+        Value noMax = isNegInf(b, mNew);
+        mSafe = arith::SelectOp::create(b, noMax, cF32(b, 0.0f), mNew);
+        c = math::Exp2Op::create(b, arith::SubFOp::create(b, m, mSafe));
+        l = arith::MulFOp::create(b, l, c);
       }
-      Value mNew = m;
-      for (Value x : own)
-        mNew = arith::MaxNumFOp::create(b, mNew, x);
-      // exp2(-inf - mSafe) = 0 without a NaN when every score is -inf.
-      Value noMax = isNegInf(b, mNew);
-      Value mSafe = arith::SelectOp::create(b, noMax, cF32(b, 0.0f), mNew);
-      Value c = math::Exp2Op::create(b, arith::SubFOp::create(b, m, mSafe));
-      l = arith::MulFOp::create(b, l, c);
       SmallVector<Value> p;
       for (Value x : own) {
-        p.push_back(
-            math::Exp2Op::create(b, arith::SubFOp::create(b, x, mSafe)));
+        p.push_back(hooks.sigmoid()
+                        ? sigmoidBase2(b, x)
+                        : Value(math::Exp2Op::create(
+                              b, arith::SubFOp::create(b, x, mSafe))));
         l = arith::AddFOp::create(b, l, p.back());
       }
       state[0] = mNew;
       state[1] = l;
       for (int64_t r = 0; r < g; ++r) {
-        Value acc = arith::MulFOp::create(b, state[2 + r],
-                                          splat(b, fromOwner(b, c, r)));
+        Value acc = state[2 + r];
+        if (c)
+          acc = arith::MulFOp::create(b, acc, splat(b, fromOwner(b, c, r)));
         for (int64_t u = 0; u < U; ++u)
           acc = vector::FMAOp::create(b, vs[u], splat(b, fromOwner(b, p[u], r)),
                                       acc);

@@ -809,43 +809,31 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
                 if (!hooks.sigmoid())
                   tileMax = arith::MaxNumFOp::create(b, tileMax, x[h][e]);
               }
+            // Sigmoid: p = sigmoid(s) = 1 / (1 + 2^-x), no maximum and no
+            // rescale (m stays, corr = 1); masked keys (x = -inf) weigh 0.
+            Value m = carried[r], l = carried[R + r], mNew = m, mSafe;
             if (hooks.sigmoid()) {
-              // p = sigmoid(s) = 1 / (1 + 2^-x): no maximum, no rescale;
-              // masked keys (x = -inf) weigh 0.
               corr[r] = cF32(b, 1.0f);
-              Value l = carried[R + r];
-              for (int64_t h = 0; h < 2; ++h) {
-                Value p[2];
-                for (int64_t e = 0; e < 2; ++e) {
-                  p[e] = sigmoidBase2(b, x[h][e]);
-                  l = arith::AddFOp::create(b, l, p[e]);
-                }
-                Value pair = vector::FromElementsOp::create(
-                    b, VectorType::get({2}, f32), ValueRange{p[0], p[1]});
-                pOperand[r][h] =
-                    operand(b, arith::TruncFOp::create(b, pairType, pair));
-              }
-              next[r] = carried[r];
-              next[R + r] = l;
-              continue;
+            } else {
+              for (int32_t off : {1, 2})
+                tileMax = arith::MaxNumFOp::create(b, tileMax,
+                                                   shuffleXor(b, tileMax, off));
+              mNew = arith::MaxNumFOp::create(b, m, tileMax);
+              // exp2(-inf - mSafe) = 0 without a NaN when every score is
+              // -inf.
+              Value noMax = isNegInf(b, mNew);
+              mSafe = arith::SelectOp::create(b, noMax, cF32(b, 0.0f), mNew);
+              corr[r] =
+                  math::Exp2Op::create(b, arith::SubFOp::create(b, m, mSafe));
+              l = arith::MulFOp::create(b, l, corr[r]);
             }
-            for (int32_t off : {1, 2})
-              tileMax = arith::MaxNumFOp::create(b, tileMax,
-                                                 shuffleXor(b, tileMax, off));
-            Value m = carried[r], l = carried[R + r];
-            Value mNew = arith::MaxNumFOp::create(b, m, tileMax);
-            // exp2(-inf - mSafe) = 0 without a NaN when every score is -inf.
-            Value noMax = isNegInf(b, mNew);
-            Value mSafe =
-                arith::SelectOp::create(b, noMax, cF32(b, 0.0f), mNew);
-            corr[r] =
-                math::Exp2Op::create(b, arith::SubFOp::create(b, m, mSafe));
-            l = arith::MulFOp::create(b, l, corr[r]);
             for (int64_t h = 0; h < 2; ++h) {
               Value p[2];
               for (int64_t e = 0; e < 2; ++e) {
-                p[e] = math::Exp2Op::create(
-                    b, arith::SubFOp::create(b, x[h][e], mSafe));
+                p[e] = hooks.sigmoid()
+                           ? sigmoidBase2(b, x[h][e])
+                           : Value(math::Exp2Op::create(
+                                 b, arith::SubFOp::create(b, x[h][e], mSafe)));
                 l = arith::AddFOp::create(b, l, p[e]);
               }
               Value pair = vector::FromElementsOp::create(
