@@ -140,7 +140,7 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, gid,
                                  cIndex(b, (D - 64 * c) / kVec));
   };
-  Value warpMask = arith::ConstantOp::create(b, b.getI32IntegerAttr(-1));
+  Value fullMask = arith::ConstantOp::create(b, b.getI32IntegerAttr(-1));
   Value zeroPiece = arith::ConstantOp::create(
       b, DenseElementsAttr::get(VectorType::get({kVec}, s.element),
                                 b.getZeroAttr(s.element)));
@@ -210,7 +210,7 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     return pointerTo(b, arith::AddIOp::create(b, sharedBase, i64Of(b, offset)),
                      kShared);
   };
-  Value fullMask, laneIsZero;
+  Value laneIsZero;
   if (bulk) {
     sharedBase =
         i64Of(b, memref::ExtractAlignedPointerAsIndexOp::create(b, f.buf));
@@ -228,7 +228,6 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
       kBase = poolBase(f.kPool);
       vBase = poolBase(f.vPool);
     }
-    fullMask = arith::ConstantOp::create(b, b.getI32IntegerAttr(-1));
     laneIsZero = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, c0);
     // Lane 0 of each warp initialises the warp's barriers (one arrival: its
     // own expect-tx); the fence makes them visible to the copy engine.
@@ -625,15 +624,12 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
           arith::CmpIOp::create(b, arith::CmpIPredicate::sge, j, kEnd));
       scf::IfOp::create(b, outside, [&](OpBuilder &zob, Location loc) {
         LocBuilder b(loc, zob);
-        Value zero = arith::ConstantOp::create(
-            b, DenseElementsAttr::get(VectorType::get({kVec}, s.element),
-                                      b.getZeroAttr(s.element)));
         Value first = arith::DivUIOp::create(b, lane, cIndex(b, kTileKeys));
         for (int64_t h = 0; h < halves; ++h)
           for (int64_t k = 0; k < kBoxElements / kVec / 2; ++k) {
             Value chunk = arith::AddIOp::create(b, first, cIndex(b, 2 * k));
             vector::StoreOp::create(
-                b, zero, stage,
+                b, zeroPiece, stage,
                 ValueRange{warp, ring, cIndex(b, 1), cIndex(b, h), key,
                            arith::MulIOp::create(b, chunk, cIndex(b, kVec))},
                 /*nontemporal=*/false, llvm::MaybeAlign(16));
@@ -709,7 +705,7 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
             // Every lane is done reading the pieces others staged in the
             // slot these copies overwrite.
             if (keysShared)
-              NVVM::SyncWarpOp::create(b, warpMask);
+              NVVM::SyncWarpOp::create(b, fullMask);
             issue(b, it, pages[0]);
           }
         },
@@ -728,7 +724,7 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
                                            b.getI32IntegerAttr(S - 1));
           // The pieces other lanes staged are complete and visible.
           if (keysShared)
-            NVVM::SyncWarpOp::create(b, warpMask);
+            NVVM::SyncWarpOp::create(b, fullMask);
         },
         [&](LocBuilder &b, Value it, ValueRange carried) {
           Value seq = bulk ? seqOf(b, it) : it;
