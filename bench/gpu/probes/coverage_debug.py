@@ -13,6 +13,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import gpu_check as gc  # noqa: E402
+from coverage_bench import load  # noqa: E402
 
 
 def main():
@@ -23,10 +24,7 @@ def main():
     ap.add_argument("--sizes", nargs="*", default=["8x1024", "64x1024", "64x4096"])
     ap.add_argument("--errors", action="store_true", help="elementwise error report")
     args = ap.parse_args()
-    manifest = json.load(open(os.path.join(args.shapes, "manifest.json")))
-    target = [t for t in manifest["targets"] if t["chip"] == "sm_90a"][0]
-    module = gc.Module(open(os.path.join(args.shapes, target["cubin"]), "rb").read())
-    kernels = {n.rsplit("_decode_", 1)[0]: k for n, k in gc.load_kernels(manifest, module, "sm_90a").items()}
+    kernels = load(args.shapes)
     if args.errors:
         for name, qo, kv, seed in (("rope_d96_g16_p16_bf16", [2, 1, 3], [40, 9, 2], 4),
                                    ("sigmoid_d128_g4_p16_bf16", [1, 1, 1, 1], [1, 16, 17, 1000], 1),
