@@ -26,7 +26,11 @@ namespace flashir::conversion {
 
 class VariantHooks {
 public:
-  explicit VariantHooks(attn::VariantOp variant) : variant(variant) {}
+  /// With `contract`, the inlined floating-point arithmetic may contract
+  /// (a * b + c as one fma): the GPU kernels' choice, where a rounding less
+  /// is within every tolerance and an instruction less per element counts.
+  explicit VariantHooks(attn::VariantOp variant, bool contract = false)
+      : variant(variant), contract(contract) {}
 
   bool hasQuery() { return !variant.getQuery().empty(); }
   bool hasKey() { return !variant.getKey().empty(); }
@@ -96,8 +100,8 @@ public:
 private:
   /// Inlines `hook` with `fixed` and `params` for its block arguments; a
   /// tensor argument bound to a memref is read with memref ops.
-  static Value inlineWith(LocBuilder &b, Region &hook, ArrayRef<Value> fixed,
-                          ValueRange params) {
+  Value inlineWith(LocBuilder &b, Region &hook, ArrayRef<Value> fixed,
+                   ValueRange params) {
     Block &block = hook.front();
     IRMapping map;
     SmallVector<Value> args(fixed);
@@ -126,13 +130,21 @@ private:
                 memref::DimOp::create(b, source, index).getResult());
         continue;
       }
-      b.clone(op, map);
+      Operation *clone = b.clone(op, map);
+      if (auto math = dyn_cast<arith::ArithFastMathInterface>(clone);
+          contract && math)
+        clone->setAttr(
+            math.getFastMathAttrName(),
+            arith::FastMathFlagsAttr::get(
+                b.getContext(), math.getFastMathFlagsAttr().getValue() |
+                                    arith::FastMathFlags::contract));
     }
     auto yield = cast<attn::YieldOp>(block.getTerminator());
     return map.lookupOrDefault(yield.getValues().front());
   }
 
   attn::VariantOp variant;
+  bool contract;
 };
 
 } // namespace flashir::conversion

@@ -264,6 +264,7 @@ struct ConvertAttnToGPUPass
                         entry.kvTile};
       shape.dependentLaunch = chunked && info->computeCapability >= 90;
       shape.access = access;
+      shape.bf16Convert = info->hasBF16;
       if (entry.prefillRows) {
         shape.warps = entry.prefillWarps;
         shape.bulkCopy = shape.tensorCopy = false;

@@ -111,6 +111,9 @@ struct DecodeShape {
   /// The pools' address arithmetic (NHD or HND): kernels index them as
   /// (page, slot, head, column) memrefs with these strides.
   parts::PagedKVAccess access = {};
+  /// The chip converts f32 pairs to bf16 in one instruction
+  /// (cvt.rn.bf16x2.f32, sm_80+).
+  bool bf16Convert = true;
 };
 
 /// Dynamic shared memory of the prefill kernel: the K/V ring and, with 32
@@ -152,7 +155,7 @@ std::string prefillShapeReason(int64_t headDim, int64_t group);
 class DecodeKernel {
 public:
   DecodeKernel(AttentionOp op, VariantOp variant, DecodeShape shape)
-      : op(op), variant(variant), hooks(variant), s(shape) {}
+      : op(op), variant(variant), hooks(variant, /*contract=*/true), s(shape) {}
 
   /// The decode kernel: the tensor-core design when `shape.tensorCores`,
   /// else the CUDA-core one.
@@ -340,13 +343,13 @@ private:
     return widen(b, loadRaw(b, memref, indices));
   }
   /// f32 -> the element type (a vector of any width), round to nearest
-  /// even. bf16 is rounded with integer ops: LLVM's NVPTX lowering of fptrunc
-  /// to bf16 for sm_75 emits PTX that ptxas rejects (setp.nan.f32 on .b32
-  /// registers).
+  /// even. Without cvt.rn.bf16x2.f32 (sm_75) bf16 is rounded with integer
+  /// ops: LLVM's NVPTX lowering of fptrunc to bf16 there emits PTX that
+  /// ptxas rejects (setp.nan.f32 on .b32 registers).
   Value narrow(LocBuilder &b, Value v) {
     int64_t width = cast<VectorType>(v.getType()).getNumElements();
     auto type = VectorType::get({width}, s.element);
-    if (!s.element.isBF16())
+    if (!s.element.isBF16() || s.bf16Convert)
       return arith::TruncFOp::create(b, type, v);
     auto i32 = VectorType::get({width}, b.getI32Type());
     auto splatI = [&](int32_t x) {

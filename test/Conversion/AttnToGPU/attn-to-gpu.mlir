@@ -47,10 +47,11 @@
 // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32{{[_0-9]*}}, %c32_i32{{.*}} : f32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32{{[_0-9]*}}, %c32_i32{{.*}} : f32
 // The inlined soft-cap hook on the lane's own row, natural-domain logits:
-// cap * tanh(s * (1 / cap)) with the hardware tanh.approx.f32.
+// cap * tanh(s * (1 / cap)) with the hardware tanh.approx.f32; hook math
+// may contract.
 // CHECK: arith.mulf %{{.*}}, %[[RCAP]] : f32
 // CHECK-NEXT: llvm.inline_asm asm_dialect = att "tanh.approx.f32 $0, $1;", "=f,f"
-// CHECK-NEXT: arith.mulf %{{.*}}, %[[CAP]] : f32
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[CAP]] fastmath<contract> : f32
 // Base-2 exponentials; rescale factors and probabilities from the rows'
 // owner lanes.
 // CHECK: math.exp2
