@@ -287,23 +287,30 @@ L2_PROMOTION = 2
 
 
 def kv_maps(k: Kernel, kp: torch.Tensor, vp: torch.Tensor):
-    """The kernel's kv_maps argument: CUtensorMaps (128-byte swizzle) over
-    the K and V pools [pages, page, Hkv, D] as (D, Hkv, pages * page), with
-    the manifest's box; zeros where the kernel has no tensor copies."""
+    """The kernel's kv_maps argument: CUtensorMaps over the K and V pools as
+    abi::kvTensorMap lays them out (NHD: (D, Hkv, pages * page), HND: (D,
+    page, pages * Hkv)), with the manifest's box, the box rows' swizzle and
+    zeros past D; zeros where the kernel has no tensor copies."""
     maps = torch.zeros(2, 16, dtype=torch.int64)
     if k.box:
         raw = ctypes.create_string_buffer(128 + 64)
         at = (ctypes.addressof(raw) + 63) // 64 * 64  # CUtensorMap alignment
         u64, u32 = ctypes.c_uint64, ctypes.c_uint32
-        dims = (u64 * 3)(k.d, k.hkv, kp.shape[0] * k.page)
-        strides = (u64 * 2)(k.d * 2, k.hkv * k.d * 2)
+        pages = kp.shape[0]
+        if k.hnd:
+            dims = (u64 * 3)(k.d, k.page, pages * k.hkv)
+            strides = (u64 * 2)(k.d * 2, k.page * k.d * 2)
+        else:
+            dims = (u64 * 3)(k.d, k.hkv, pages * k.page)
+            strides = (u64 * 2)(k.d * 2, k.hkv * k.d * 2)
         box = (u32 * 3)(*k.box)
         ones = (u32 * 3)(1, 1, 1)
+        swizzle = {128: 3, 64: 2}[k.box[0] * 2]
         for which, pool in enumerate((kp, vp)):
             _check(_cuda.cuTensorMapEncodeTiled(
                 ctypes.c_void_p(at), 9 if k.dtype == torch.bfloat16 else 6, 3,
                 ctypes.c_void_p(pool.data_ptr()), dims, strides, box, ones,
-                0, 3, L2_PROMOTION, 0),  # no interleave, 128-byte swizzle, no OOB fill
+                0, swizzle, L2_PROMOTION, 0),  # no interleave; OOB reads zeros
                 "cuTensorMapEncodeTiled")
             maps[which] = torch.frombuffer(bytearray(ctypes.string_at(at, 128)), dtype=torch.int64)
     return maps.cuda()

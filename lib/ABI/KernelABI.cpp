@@ -280,4 +280,18 @@ std::string verifyKernel(const KernelInfo &k) {
   return "";
 }
 
+KvTensorMap kvTensorMap(bool hnd, int64_t pageSize, int64_t numKvHeads,
+                        int64_t headDim, int64_t numPages, int64_t elementBytes,
+                        int64_t boxColumns) {
+  auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
+  uint64_t row = u(headDim * elementBytes);
+  if (hnd)
+    return {{u(headDim), u(pageSize), u(numPages * numKvHeads)},
+            {row, u(pageSize) * row},
+            boxColumns * elementBytes};
+  return {{u(headDim), u(numKvHeads), u(numPages * pageSize)},
+          {row, u(numKvHeads) * row},
+          boxColumns * elementBytes};
+}
+
 } // namespace flashir::abi

@@ -259,20 +259,24 @@ Status CudaDriver::setMaxDynamicSharedMemory(void *fn, int64_t bytes) {
 
 Status CudaDriver::encodeTensorMap(void *map, bool bf16, unsigned rank,
                                    void *address, const uint64_t *dims,
-                                   const uint64_t *strides,
-                                   const uint32_t *box) {
+                                   const uint64_t *strides, const uint32_t *box,
+                                   int64_t swizzleBytes) {
   if (!api->cuTensorMapEncodeTiled)
     return invalid("this CUDA driver has no cuTensorMapEncodeTiled (tensor "
                    "copies need a CUDA 12 driver)");
+  // CU_TENSOR_MAP_SWIZZLE_32B / 64B / 128B.
+  int swizzle = swizzleBytes == 128 ? 3 : swizzleBytes == 64 ? 2 : 0;
+  if (!swizzle)
+    return invalid("tensor maps swizzle 64- or 128-byte box rows, not " +
+                   std::to_string(swizzleBytes));
   std::vector<uint32_t> elementStrides(rank, 1);
   return check(api->cuTensorMapEncodeTiled(
                    map,
                    /*CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 / FLOAT16=*/bf16 ? 9 : 6,
                    rank, address, dims, strides, box, elementStrides.data(),
-                   /*CU_TENSOR_MAP_INTERLEAVE_NONE=*/0,
-                   /*CU_TENSOR_MAP_SWIZZLE_128B=*/3,
+                   /*CU_TENSOR_MAP_INTERLEAVE_NONE=*/0, swizzle,
                    /*CU_TENSOR_MAP_L2_PROMOTION_L2_128B=*/2,
-                   /*CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE=*/0),
+                   /*CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE (zeros)=*/0),
                "cuTensorMapEncodeTiled");
 }
 

@@ -133,16 +133,18 @@ Status KernelBundle::encodeKvMaps(const std::string &kernel, void *kPool,
   if (!pool || pool->shape.size() != 4 || numPages < 1)
     return invalid(kernel + ": tensor maps need a k_pool [pages, page size, "
                             "KV heads, head dim] and at least one page");
-  int64_t page = pool->shape[1], heads = pool->shape[2], dim = pool->shape[3];
-  uint64_t dims[] = {uint64_t(dim), uint64_t(heads), uint64_t(numPages * page)};
-  uint64_t strides[] = {uint64_t(dim) * 2, uint64_t(heads * dim) * 2};
+  abi::KvTensorMap geometry = abi::kvTensorMap(
+      info->hnd, /*pageSize=*/pool->shape[1], /*numKvHeads=*/pool->shape[2],
+      /*headDim=*/pool->shape[3], numPages, abi::elementBytes(pool->element),
+      box[0]);
   uint32_t extents[] = {uint32_t(box[0]), uint32_t(box[1]), uint32_t(box[2])};
   // CUtensorMap objects are 64-byte aligned.
   alignas(64) unsigned char maps[kKvMapsBytes];
   for (int which = 0; which < 2; ++which)
     if (Status s = driver->encodeTensorMap(
             maps + 128 * which, pool->element == "bf16", 3,
-            which ? vPool : kPool, dims, strides, extents);
+            which ? vPool : kPool, geometry.dims, geometry.strides, extents,
+            geometry.swizzleBytes);
         !s)
       return Status::error(s.code(), kernel + ": the " + (which ? "V" : "K") +
                                          " pool's tensor map: " + s.message());

@@ -1,12 +1,15 @@
 //===- PagedKVAccessTest.cpp - paged KV address arithmetic ----------------===//
 
 #include "../../lib/Conversion/AttnToGPU/Parts/PagedKVAccess.h"
+#include "flashir/ABI/KernelABI.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <vector>
 
+using flashir::abi::KvTensorMap;
+using flashir::abi::kvTensorMap;
 using flashir::conversion::parts::PagedKVAccess;
 
 namespace {
@@ -52,15 +55,45 @@ TEST(PagedKVAccess, CopyFacts) {
   EXPECT_FALSE(nhd.headRowsContiguous());
   EXPECT_TRUE(hnd.headRowsContiguous());
   EXPECT_TRUE((PagedKVAccess{false, 16, 1, 64}).headRowsContiguous());
-  EXPECT_TRUE(nhd.tensorMapTiles(16, 64));
-  EXPECT_FALSE(nhd.tensorMapTiles(32, 64));
-  EXPECT_FALSE(hnd.tensorMapTiles(16, 64));
-  // Rows of whole 64-column boxes only.
-  EXPECT_FALSE((PagedKVAccess{false, 16, 8, 96}).tensorMapTiles(16, 64));
-  EXPECT_TRUE((PagedKVAccess{false, 16, 8, 192}).tensorMapTiles(16, 64));
+  EXPECT_TRUE(nhd.tensorMapTiles(16));
+  EXPECT_FALSE(nhd.tensorMapTiles(32));
+  EXPECT_TRUE(hnd.tensorMapTiles(16));
+  EXPECT_FALSE((PagedKVAccess{true, 8, 8, 128}).tensorMapTiles(16));
+  // Any head dim: columns past it read as zeros.
+  EXPECT_TRUE((PagedKVAccess{false, 16, 8, 96}).tensorMapTiles(16));
+  EXPECT_EQ(nhd.tensorMapBox(16, 64), (std::array<int64_t, 3>{64, 1, 16}));
+  EXPECT_EQ(hnd.tensorMapBox(16, 64), (std::array<int64_t, 3>{64, 16, 1}));
   // Consecutive keys of one page: one row apart in HND, Hkv rows in NHD.
   EXPECT_EQ(hnd.row(2, 5, 3) + 1, hnd.row(2, 6, 3));
   EXPECT_EQ(nhd.row(2, 5, 3) + 8, nhd.row(2, 6, 3));
+}
+
+// A box at tensor-map coordinates (column, x, y) covers the pool elements
+// the kernel asks for: the `tileKeys` keys from slot `slot` of page `page`,
+// head `head`, at abi::kvTensorMap's byte strides.
+TEST(PagedKVAccess, TensorMapCoversTile) {
+  for (bool hnd : {false, true}) {
+    PagedKVAccess a{hnd, 32, 3, 72};
+    KvTensorMap map = kvTensorMap(hnd, a.pageSize, a.numHeads, a.headDim,
+                                  /*numPages=*/5, 2, 64);
+    EXPECT_EQ(map.swizzleBytes, 128);
+    std::array<int64_t, 3> box = a.tensorMapBox(16, 64);
+    int64_t page = 4, slot = 16, head = 2;
+    // The kernel's coordinates of the tile's first key.
+    int64_t x = hnd ? slot : head;
+    int64_t y = hnd ? page * a.numHeads + head : page * a.pageSize + slot;
+    for (int64_t key = 0; key < 16; ++key) {
+      int64_t bx = hnd ? x + key : x, by = hnd ? y : y + key;
+      EXPECT_EQ(box[hnd ? 1 : 2], 16);
+      int64_t bytes =
+          bx * int64_t(map.strides[0]) + by * int64_t(map.strides[1]);
+      EXPECT_EQ(bytes, a.row(page, slot + key, head) * a.headDim * 2)
+          << "hnd " << hnd << " key " << key;
+    }
+    EXPECT_EQ(map.dims[0], 72u);
+    EXPECT_EQ(map.dims[1] * map.dims[2], uint64_t(5 * 32 * 3));
+  }
+  EXPECT_EQ(kvTensorMap(false, 16, 8, 96, 1, 2, 32).swizzleBytes, 64);
 }
 
 } // namespace

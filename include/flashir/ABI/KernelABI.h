@@ -108,6 +108,22 @@ struct KernelArg {
 /// Bytes of one `element` ("bf16", "f16", "f32", "i32", ...); 0 if unknown.
 int64_t elementBytes(const std::string &element);
 
+/// The 3-D tensor map the host encodes over a K or V pool for kernels with
+/// tensor copies (a `tensor_map_box`), innermost dimension first: NHD pools
+/// as (column, KV head, page * page_size + slot), HND pools as (column,
+/// slot, page * num_kv_heads + head). Columns past the head dim read as
+/// zeros (the box may be wider than the row).
+struct KvTensorMap {
+  uint64_t dims[3];
+  /// Byte strides of dimensions 1 and 2.
+  uint64_t strides[2];
+  /// The shared-memory swizzle span: the box's row bytes (128 or 64).
+  int64_t swizzleBytes;
+};
+KvTensorMap kvTensorMap(bool hnd, int64_t pageSize, int64_t numKvHeads,
+                        int64_t headDim, int64_t numPages, int64_t elementBytes,
+                        int64_t boxColumns);
+
 /// One kernel's chip-independent ABI.
 struct KernelInfo {
   std::string name;

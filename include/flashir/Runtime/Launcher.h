@@ -74,13 +74,14 @@ public:
                             unsigned dynamicSharedBytes, unsigned gridZ = 1);
   /// Lets `fn` use `bytes` of dynamic shared memory (needed above 48 KiB).
   Status setMaxDynamicSharedMemory(void *fn, int64_t bytes);
-  /// Encodes a tiled CUtensorMap (128 bytes at `map`) with the 128-byte
-  /// swizzle over a row-major tensor of 16-bit elements (`bf16`, else f16)
-  /// at `address`: `dims` and `box` innermost first, `strides` in bytes of
-  /// dims 1..rank-1.
+  /// Encodes a tiled CUtensorMap (128 bytes at `map`) with the 64- or
+  /// 128-byte swizzle (`swizzleBytes`) over a row-major tensor of 16-bit
+  /// elements (`bf16`, else f16) at `address`: `dims` and `box` innermost
+  /// first, `strides` in bytes of dims 1..rank-1; elements past `dims` read
+  /// as zeros.
   Status encodeTensorMap(void *map, bool bf16, unsigned rank, void *address,
                          const uint64_t *dims, const uint64_t *strides,
-                         const uint32_t *box);
+                         const uint32_t *box, int64_t swizzleBytes);
   /// CTAs of `fn` (`block` threads, `dynamicSharedBytes`) the device runs at
   /// once: resident CTAs per SM (the driver's occupancy calculator) x SMs.
   Status residentCtas(void *fn, unsigned block, unsigned dynamicSharedBytes,

@@ -37,6 +37,14 @@ parts::PagedKVAccess accessOf(PagedKVType view) {
           view.getNumHeads(), view.getHeadDim()};
 }
 
+/// Whether the tensor-core decode can stage `view`'s tiles with tensor
+/// copies: tiles within pages, and a key hook's partners in the same box
+/// (the kernel reads other columns of a staged tile unswizzled).
+bool tensorCopies(PagedKVType view, VariantOp variant) {
+  return accessOf(view).tensorMapTiles(kTileKeys) &&
+         (variant.getKey().empty() || view.getHeadDim() % kBoxElements == 0);
+}
+
 struct ConvertAttnToGPUPass
     : flashir::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
   using ConvertAttnToGPUBase::ConvertAttnToGPUBase;
@@ -170,9 +178,7 @@ struct ConvertAttnToGPUPass
             static_cast<int64_t>(op.getNumQoHeads() / op.getNumKvHeads());
         auto bytesFor = [&](bool tc, int64_t st) {
           return sharedMemoryBytes(
-              tc, tc && useBulk,
-              tc && useBulk &&
-                  accessOf(view).tensorMapTiles(kTileKeys, kBoxElements),
+              tc, tc && useBulk, tc && useBulk && tensorCopies(view, variant),
               warps, g, view.getHeadDim(), unroll, st,
               view.getElementType().getIntOrFloatBitWidth() / 8);
         };
@@ -256,7 +262,7 @@ struct ConvertAttnToGPUPass
                         entry.tensorCores,
                         entry.tensorCores && useBulk,
                         entry.tensorCores && useBulk &&
-                            access.tensorMapTiles(kTileKeys, kBoxElements),
+                            tensorCopies(view, variant),
                         headsInnermost,
                         view.getElementType(),
                         op.getEffectiveScale(),
@@ -296,12 +302,12 @@ struct ConvertAttnToGPUPass
                     entry.prefillRows, entry.prefillWarps, entry.prefillQShared)
           : entry.tensorCores ? sharedMemoryBytes(shape)
                               : 0;
-      // The box of the host's tensor maps over the K and V pools, in
-      // elements of (head dim, KV head, token row).
+      // The box of the host's tensor maps over the K and V pools
+      // (abi::kvTensorMap's dimensions).
       DenseI64ArrayAttr box =
-          shape.tensorCopy
-              ? kb.getDenseI64ArrayAttr({kBoxElements, 1, kTileKeys})
-              : DenseI64ArrayAttr();
+          shape.tensorCopy ? kb.getDenseI64ArrayAttr(
+                                 access.tensorMapBox(kTileKeys, kBoxElements))
+                           : DenseI64ArrayAttr();
       FlatSymbolRefAttr mergeRef;
       gpu::GPUFuncOp merge;
       if (chunked) {

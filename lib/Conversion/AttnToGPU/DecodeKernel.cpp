@@ -29,8 +29,12 @@ int64_t sharedMemoryBytes(bool tensorCores, bool bulkCopy, bool tensorCopy,
   if (!tensorCores)
     return std::max(states,
                     warps * stages * 2 * unroll * 32 * kVec * elementBytes);
-  int64_t row =
-      (bulkCopy && !tensorCopy ? headDim + 8 : headDim) * elementBytes;
+  // Tensor copies land whole 64-column boxes.
+  int64_t boxed = (headDim + kBoxElements - 1) / kBoxElements * kBoxElements;
+  int64_t row = (tensorCopy ? boxed
+                 : bulkCopy ? headDim + 8
+                            : headDim) *
+                elementBytes;
   int64_t staging = warps * stages * 2 * kTileKeys * row;
   // cp.async stages each lane's pieces, zero-filled past D.
   if (!bulkCopy)

@@ -77,8 +77,9 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   // the rows hold, with ~20% hits). Tensor copies: [warp][stage][K or V]
   // [D / 64][key][64], 128-byte rows whose 16-byte chunks the copy engine
   // swizzles (chunk ^ key % 8), 1024-byte aligned: aligned copies and
-  // conflict-free fragment reads.
-  int64_t rowStride = D + 8, halves = D / kBoxElements;
+  // conflict-free fragment reads; columns from D to the box's end are
+  // zeros the copy engine fills in.
+  int64_t rowStride = D + 8, halves = (D + kBoxElements - 1) / kBoxElements;
   Value stage, ringShift;
   if (tensor) {
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, f.buf);
@@ -256,12 +257,15 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
         NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
     return arith::RemUIOp::create(b, seq, cIndex(b, S));
   };
-  // Lane 0's arrival on `barrier` with the bytes of one K and V tile.
+  // Lane 0's arrival on `barrier` with the bytes of one K and V tile (whole
+  // boxes with tensor copies: their zero-filled columns count).
+  int64_t tileBytes =
+      2 * kTileKeys * (tensor ? halves * kBoxElements : D) * elementBytes;
   auto expectTile = [&](LocBuilder &b, Value barrier) {
     NVVM::MBarrierArriveExpectTxOp::create(
         b, Type(), barrier,
-        arith::ConstantOp::create(b, b.getI32IntegerAttr(static_cast<int32_t>(
-                                         2 * kTileKeys * D * elementBytes))),
+        arith::ConstantOp::create(
+            b, b.getI32IntegerAttr(static_cast<int32_t>(tileBytes))),
         NVVM::MemScopeKindAttr::get(ctx, NVVM::MemScopeKind::CTA),
         b.getBoolAttr(false), Value());
   };
@@ -340,7 +344,9 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
         0);
   }
   // Issues the tensor copies of tile `it` (all in page `pageId`): lane 0
-  // copies D / 64 boxes of 16 rows x 64 elements each of K and V.
+  // copies ceil(D / 64) boxes of 16 rows x 64 elements each of K and V, at
+  // abi::kvTensorMap's coordinates (column, head, token) in NHD pools and
+  // (column, slot, page * Hkv + head) in HND ones.
   auto issueTensor = [&](LocBuilder &b, Value it, Value seq, Value pageId) {
     Value slot = claimSlot(b, seq);
     Value barrier = barrierOf(b, slot);
@@ -352,10 +358,18 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
         return arith::IndexCastOp::create(b, i32, index);
       };
       Value page = arith::IndexCastOp::create(b, b.getIndexType(), pageId);
-      Value pageStart = arith::MulIOp::create(b, page, cIndex(b, s.pageSize));
-      Value tokenRow = i32Of(arith::AddIOp::create(
-          b, pageStart, arith::RemUIOp::create(b, t0, cIndex(b, s.pageSize))));
-      Value head = i32Of(f.kvHead);
+      Value slotInPage = arith::RemUIOp::create(b, t0, cIndex(b, s.pageSize));
+      Value x, y;
+      if (s.access.headMajor) {
+        x = i32Of(slotInPage);
+        Value pageHeads =
+            arith::MulIOp::create(b, page, cIndex(b, s.numKvHeads));
+        y = i32Of(arith::AddIOp::create(b, pageHeads, f.kvHead));
+      } else {
+        x = i32Of(f.kvHead);
+        Value pageStart = arith::MulIOp::create(b, page, cIndex(b, s.pageSize));
+        y = i32Of(arith::AddIOp::create(b, pageStart, slotInPage));
+      }
       for (int64_t kind = 0; kind < 2; ++kind)
         for (int64_t h = 0; h < halves; ++h) {
           // Byte offset of [warp][slot][kind][h][0][0] in the ring.
@@ -381,7 +395,7 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
               ValueRange{arith::ConstantOp::create(
                              b, b.getI32IntegerAttr(
                                     static_cast<int32_t>(h * kBoxElements))),
-                         head, tokenRow},
+                         x, y},
               barrier, ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
               false, NVVM::CTAGroupKindAttr(), Value());
         }

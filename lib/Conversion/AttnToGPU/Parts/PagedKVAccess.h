@@ -5,9 +5,9 @@
 // slot in the page, KV head, column) for the NHD ([pages, page, heads, dim])
 // and HND ([pages, heads, page, dim]) layouts, the row of a key, and what a
 // copy may assume (rows of one head contiguous in a page, tiles a tensor map
-// can describe). Kernels index pools in the logical (page, slot, head, dim)
-// order; an HND pool is a memref with these strides. No MLIR: unit-tested
-// on its own.
+// can describe and its box). Kernels index pools in the logical (page, slot,
+// head, dim) order; an HND pool is a memref with these strides. No MLIR:
+// unit-tested on its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,12 +47,19 @@ struct PagedKVAccess {
   /// Whether a head's keys of one page are consecutive rows (one bulk copy
   /// can move several).
   bool headRowsContiguous() const { return headMajor || numHeads == 1; }
-  /// Whether a tensor map over (dim, head, token row) with boxes of
-  /// `boxColumns` columns describes the pool: pages of whole tiles in the
-  /// NHD layout, where token rows are evenly strided across pages, and rows
-  /// of whole boxes.
-  bool tensorMapTiles(int64_t tileKeys, int64_t boxColumns) const {
-    return !headMajor && pageSize % tileKeys == 0 && headDim % boxColumns == 0;
+  /// Whether tensor copies of whole `tileKeys`-key tiles can serve the
+  /// pool (abi::kvTensorMap describes it in either layout): tiles never
+  /// cross a page.
+  bool tensorMapTiles(int64_t tileKeys) const {
+    return pageSize % tileKeys == 0;
+  }
+  /// The tensor map's box for one tile of `tileKeys` keys and `boxColumns`
+  /// columns of one head, in abi::kvTensorMap's dimension order.
+  std::array<int64_t, 3> tensorMapBox(int64_t tileKeys,
+                                      int64_t boxColumns) const {
+    if (headMajor)
+      return {boxColumns, tileKeys, 1};
+    return {boxColumns, 1, tileKeys};
   }
 };
 
