@@ -8,10 +8,14 @@ round-robin in one process next to SDPA-cuDNN on the same shapes:
   plain_h32_p16), in bytes per second;
 - group 16 vs group 8 (plain_h64_g16_p16: Hq 64 / Hkv 4 vs plain_h64_p16:
   Hq 64 / Hkv 8), in bytes per second;
-- HND vs NHD pools (plain_h32_p16_hnd vs plain_h32_p16).
+- HND vs NHD pools (plain_h32_p16_hnd vs plain_h32_p16);
+- prefill (B4 S4096 Hq32 Hkv8 D128 bf16, the same tiles): custom_mask and
+  sigmoid (prefill_shapes.mlir) next to causal and plain softmax
+  (prefill_kernels.mlir), in TFLOP/s with causal counting half.
 
     python3 bench/gpu/coverage_bench.py --bundle build-gpu/bundle \
-        --shapes build-gpu/bundle-shapes --out $OUT
+        --shapes build-gpu/bundle-shapes --prefill build-gpu/bundle-prefill \
+        --prefill-shapes build-gpu/bundle-prefill-shapes --out $OUT
 """
 
 import argparse
@@ -26,12 +30,12 @@ import torch
 import gpu_check as gc
 
 
-def load(bundle):
+def load(bundle, kind="decode"):
     manifest = json.load(open(os.path.join(bundle, "manifest.json")))
     target = [t for t in manifest["targets"] if t["chip"] == "sm_90a"][0]
     module = gc.Module(open(os.path.join(bundle, target["cubin"]), "rb").read())
     kernels = gc.load_kernels(manifest, module, "sm_90a")
-    return {name.rsplit("_decode_", 1)[0]: k for name, k in kernels.items()}
+    return {name.rsplit(f"_{kind}_", 1)[0]: k for name, k in kernels.items()}
 
 
 def rope_tables(k, batch, log2_theta):
@@ -52,10 +56,35 @@ def rope_tables(k, batch, log2_theta):
             torch.sin(angle)[:, :, None, :].to(k.dtype))
 
 
+def prefill_variants(base, shapes, gen, timed, b=4, s=4096):
+    """custom_mask and sigmoid prefill next to causal and plain softmax
+    prefill of the same tiles (q 128, kv 64, 4 warps, 2 stages)."""
+    kernels = {"causal": base["causal_d128_g4_p16_bf16"],
+               "plain": base["plain_d128_g4_p16_bf16"],
+               "custom_mask": shapes["custom_mask_d128_g4_p16_bf16"],
+               "sigmoid": shapes["sigmoid_d128_g4_p16_bf16"]}
+    batches, calls = [], {}
+    for name, k in kernels.items():
+        batches.append(gc.make_batch(k, [s] * b, [s] * b, gen, shared_pages=False))
+        calls[name] = gc.run_kernel(k, batches[-1])[2]
+    ms = timed(calls)
+    full = 4 * b * 32 * s * s * 128
+    tflops = {name: (full / 2 if name == "causal" else full) / t / 1e9
+              for name, t in ms.items()}
+    return {"case": f"prefill B{b} S{s} Hq32 Hkv8 D128 bf16 (q128 kv64)",
+            **{f"{n}_ms": t for n, t in ms.items()},
+            **{f"{n}_TFLOPs": v for n, v in tflops.items()},
+            "custom_mask_vs_causal_TFLOPs": tflops["custom_mask"] / tflops["causal"],
+            "custom_mask_vs_plain_time": ms["plain"] / ms["custom_mask"],
+            "sigmoid_vs_softmax_time": ms["plain"] / ms["sigmoid"]}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bundle", required=True)
     ap.add_argument("--shapes", required=True)
+    ap.add_argument("--prefill", default=None, help="bundle of prefill_kernels.mlir")
+    ap.add_argument("--prefill-shapes", default=None, help="bundle of prefill_shapes.mlir")
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     base, shapes = load(args.bundle), load(args.shapes)
@@ -157,6 +186,10 @@ def main():
             row["sdpa_cudnn_new_TBps"] = kv_bytes(new, b, l) / c / 1e9
         rows.append(row)
         print(json.dumps(row))
+    if args.prefill and args.prefill_shapes:
+        rows.append(prefill_variants(load(args.prefill, "prefill"),
+                                     load(args.prefill_shapes, "prefill"), gen, timed))
+        print(json.dumps(rows[-1]))
     with open(os.path.join(args.out, "coverage_bench.json"), "w") as f:
         json.dump({"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(),
                    "torch": torch.__version__, "rows": rows}, f, indent=1)

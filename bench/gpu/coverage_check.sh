@@ -37,7 +37,8 @@ for step in $steps; do
     ;;
   bench)
     (cd bench/gpu && python3 coverage_bench.py --bundle ../../build-gpu/bundle \
-      --shapes ../../build-gpu/bundle-shapes --out "$out") >"$out/coverage_bench.log" 2>&1 || status=1
+      --shapes ../../build-gpu/bundle-shapes --prefill ../../build-gpu/bundle-prefill \
+      --prefill-shapes ../../build-gpu/bundle-prefill-shapes --out "$out") >"$out/coverage_bench.log" 2>&1 || status=1
     cat "$out/coverage_bench.log" | tail -8
     ;;
   sanitize)

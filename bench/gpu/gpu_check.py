@@ -331,7 +331,7 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
     for t in (batch["q"], batch["qo"], pools[0], pools[1], batch["indptr"],
               batch["indices"], batch["last"]):
         args += memref_args(t, strided=k.hnd)
-    maps = kv_maps(k, batch["kp"], batch["vp"])
+    maps = kv_maps(k, pools[0], pools[1])  # over the layout the kernel reads
     params = memref_args(maps)  # kv_maps comes right before the parameters
     for kind, value, *ctype in batch["params"]:
         params += [ctype[0](value)] if kind == "scalar" else memref_args(value)

@@ -16,6 +16,7 @@
 #include "Parts/PagedKVAccess.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -392,7 +393,9 @@ private:
     Value negX = arith::NegFOp::create(b, x);
     Value power = math::Exp2Op::create(b, negX);
     Value denom = arith::AddFOp::create(b, one, power);
-    return arith::DivFOp::create(b, one, denom);
+    // The approximate reciprocal (~1 ulp; denominators are >= 1 or inf)
+    // instead of div.rn's correctly rounded sequence, once per score.
+    return NVVM::RcpApproxFtzF32Op::create(b, b.getF32Type(), denom);
   }
   Value shuffleXor(LocBuilder &b, Value v, int32_t offset) {
     return gpu::ShuffleOp::create(b, v, offset, 32, gpu::ShuffleMode::XOR)
