@@ -107,12 +107,13 @@ func.func @head_dim_12(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x12xf16>) {
 !kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 1, head_dim = 64, f16>
 !pool = tensor<?x16x1x64xf16>
 
-// Sigmoid: p = 1 / (1 + 2^-x) per key, no maximum.
+// Sigmoid: p = 1 / (1 + 2^-x) per key (the approximate reciprocal), no
+// maximum.
 // CHECK-LABEL: gpu.func @sigmoid_case_decode_
 // CHECK: %[[NEG:.*]] = arith.negf
 // CHECK: %[[POW:.*]] = math.exp2 %[[NEG]]
 // CHECK: %[[DEN:.*]] = arith.addf %{{.*}}, %[[POW]]
-// CHECK: arith.divf %{{.*}}, %[[DEN]]
+// CHECK: nvvm.rcp.approx.ftz.f %[[DEN]] : f32
 func.func @sigmoid_case(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x64xf16>, %b: f32) {
   %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
   %q = attn.ragged_q %qs, %ip : tensor<?x2x64xf16> -> !q
