@@ -6,6 +6,7 @@
 
 #include <map>
 #include <utility>
+#include <vector>
 
 using namespace flashir::conversion::parts;
 
@@ -144,6 +145,9 @@ TEST(MmaAtom, ElementsByOffset) {
         EXPECT_EQ(i / a.perRegister, half + 2 * nt);
         EXPECT_EQ(i % a.perRegister, e);
       }
+  // The 8-row halves the lanes' rows fall in.
+  EXPECT_EQ(c.rowOffsets(), (std::vector<int64_t>{0, 8}));
+  EXPECT_EQ(a.rowOffsets(), (std::vector<int64_t>{0, 8}));
   EXPECT_EQ(a.elementAt(1, 0), -1);
   EXPECT_FALSE(a.owner(16, 0).has_value());
 }

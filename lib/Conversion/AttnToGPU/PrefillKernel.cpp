@@ -33,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DecodeKernel.h"
+#include "Parts/MmaSync.h"
 
 #include "flashir/Target/Chip.h"
 
@@ -209,13 +210,30 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   int64_t D = s.headDim, g = s.group, W = s.warps, S = s.stages, KV = s.kvTile,
           P = s.pageSize;
   int64_t elementBytes = s.element.getIntOrFloatBitWidth() / 8;
+  // The MMA atom (m16n8k16; m16n8k8 pairs on sm_75). The lane's
+  // accumulators and A fragments share its base (laneRow, laneCol) = (gid,
+  // 2 tig): rows laneRow + halves[h] (8-row halves h), columns laneCol +
+  // 8 n (n-tiles) + 0..laneCols-1. The accumulators of nPerK n-tiles are
+  // the A fragment of one k-step.
+  parts::MmaSync mma(parts::MmaSync::atomFor(s.element, s.turing), s.element);
+  parts::FragmentLayout aLayout = mma.atom.layout(parts::MmaOperand::A),
+                        cLayout = mma.atom.layout(parts::MmaOperand::C);
+  assert(aLayout.rowPerGroup == cLayout.rowPerGroup &&
+         aLayout.colPerThread == cLayout.colPerThread &&
+         "A and C fragments with one lane base");
+  std::vector<int64_t> halves = cLayout.rowOffsets();
+  int64_t H = halves.size(), laneCols = cLayout.elements() / H,
+          nPerK = mma.atom.k / mma.atom.n;
+  auto halfOf = [&](int64_t rowOffset) -> int64_t {
+    return llvm::find(halves, rowOffset) - halves.begin();
+  };
   // The products run over Dp = D rounded up to 16 (kSteps k-steps of 16,
   // Dp / 8 n-tiles of O); staged rows hold Dp columns, zeros past D, plus
   // the row pad. Global rows hold D columns: chunksPerRow 16-byte pieces.
-  int64_t Dp = flashir::target::prefillPaddedHeadDim(D), kSteps = Dp / 16;
+  int64_t Dp = flashir::target::prefillPaddedHeadDim(D),
+          kSteps = Dp / mma.atom.k;
   int64_t rowStride = Dp + flashir::target::kPrefillRowPad,
           chunksPerRow = D / kVec;
-  bool bf16 = s.element.isBF16();
 
   gpu::GPUFuncOp func =
       createKernel(moduleBuilder, name,
@@ -296,14 +314,15 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value warp = arith::DivUIOp::create(b, tid, cIndex(b, 32));
   Value lane = arith::RemUIOp::create(b, tid, cIndex(b, 32));
-  Value gid = arith::DivUIOp::create(b, lane, cIndex(b, 4));
-  Value tig = arith::RemUIOp::create(b, lane, cIndex(b, 4));
-  Value tig2 = arith::MulIOp::create(b, tig, cIndex(b, 2));
+  parts::MmaSync::LaneBase laneBase =
+      parts::MmaSync::laneBase(b, lane, cLayout);
+  Value laneRow = laneBase.row, laneCol = laneBase.col, tig = laneBase.tig;
 
-  // The lane's rows: gid and gid + 8 of each of the warp's M m16 blocks
-  // (row index ri = 2 * block + half); their token within the request and
-  // their query head.
-  int64_t rowsPerWarp = s.prefillRows / W, M = rowsPerWarp / 16, R = 2 * M;
+  // The lane's rows: the halves of each of the warp's M m16 blocks (row
+  // index ri = H * block + half); their token within the request and their
+  // query head.
+  int64_t rowsPerWarp = s.prefillRows / W, M = rowsPerWarp / mma.atom.m,
+          R = H * M;
   // Q in shared memory: always with two m blocks per warp (registers are
   // short next to their O), on request (tiles' q_shared) with one.
   bool qShared = M > 1 || s.prefillQShared;
@@ -323,7 +342,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   for (int64_t ri = 0; ri < R; ++ri) {
     Value r = arith::AddIOp::create(
         b, warpRow,
-        arith::AddIOp::create(b, gid, cIndex(b, 16 * (ri / 2) + 8 * (ri % 2))));
+        arith::AddIOp::create(
+            b, laneRow, cIndex(b, mma.atom.m * (ri / H) + halves[ri % H])));
     std::tie(rowOf[ri], headOf[ri]) = tokenAndHead(b, r);
     paramsOf[ri] = paramValues(b, f, headOf[ri]);
     rowValid[ri] =
@@ -333,45 +353,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   }
 
   auto pairType = VectorType::get({2}, s.element);
-  auto operand = [&](LocBuilder &b, Value pair) { return mmaOperand(b, pair); };
-  // ldmatrix results (i32 words) as mma operands.
-  auto wordOperand = [&](LocBuilder &b, Value word) -> Value {
-    if (bf16)
-      return word;
-    Value v = vector::BroadcastOp::create(b, VectorType::get({1}, i32), word);
-    return vector::BitCastOp::create(b, pairType, v);
-  };
   Value zeroF = cF32(b, 0.0f);
-  auto structType = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
-  NVVM::MMATypes ptxType = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-  // acc (4 f32: rows gid, gid + 8 x columns 2tig, 2tig + 1) += A.B.
-  auto mma = [&](LocBuilder &b, ArrayRef<Value> a, Value b0, Value b1,
-                 MutableArrayRef<Value> acc) {
-    if (s.turing) {
-      // Two m16n8k8: k columns 0-7 (a0, a1; b0), then 8-15 (a2, a3; b1).
-      for (int64_t k = 0; k < 2; ++k) {
-        Value result = NVVM::MmaOp::create(
-            b, structType, ValueRange{a[2 * k], a[2 * k + 1]},
-            ValueRange{k ? b1 : b0}, acc, ArrayRef<int64_t>{16, 8, 8},
-            std::nullopt, std::nullopt,
-            std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                           NVVM::MMALayout::col});
-        for (int64_t e = 0; e < 4; ++e)
-          acc[e] =
-              LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{e});
-      }
-      return;
-    }
-    Value result = NVVM::MmaOp::create(
-        b, structType, a, ValueRange{b0, b1}, acc, ArrayRef<int64_t>{16, 8, 16},
-        std::nullopt, std::nullopt,
-        std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                       NVVM::MMALayout::col});
-    for (int64_t e = 0; e < 4; ++e)
-      acc[e] = LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{e});
-  };
 
   // The staging ring [slot][K or V][key][D + 8], then (qShared) the Q tile
   // [row][D + 8].
@@ -430,12 +412,12 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
   };
 
   // Q's A fragments for k-step c (head dims 16c..16c+15) of m block mb:
-  // rows gid / gid+8, columns 2tig (+1) and 2tig + 8 (+1). With one m block
-  // (and no q_shared) they stay in registers for the whole key loop; with
-  // two (32 rows per
-  // warp) they would not fit next to O, so the tile waits in shared memory
-  // (one cp.async group ahead of the K/V ring's) and each k-step reloads
-  // them by ldmatrix (FlashAttention-2's layout).
+  // the atom's A layout (rows gid / gid+8, columns 2tig (+1) and 2tig + 8
+  // (+1)). With one m block (and no q_shared) they stay in registers for the
+  // whole key loop; with two (32 rows per warp) they would not fit next to O,
+  // so the tile waits in shared memory (one cp.async group ahead of the K/V
+  // ring's) and each k-step reloads them by ldmatrix (FlashAttention-2's
+  // layout).
   SmallVector<std::array<Value, 4>> qFrag;
   Value qTileBase, qToken;
   if (qShared) {
@@ -491,11 +473,13 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         b, DenseElementsAttr::get(pairType, b.getZeroAttr(s.element)));
     for (int64_t c = 0; c < kSteps; ++c) {
       std::array<Value, 4> frag;
-      for (int64_t k = 0; k < 4; ++k) {
-        int64_t half = k % 2, hi = k / 2;
+      for (int64_t k = 0; k < aLayout.registers(); ++k) {
+        // Register k: the pair at this offset from the lane's base.
+        parts::FragmentCoord at = aLayout.offsets[k * aLayout.perRegister];
+        int64_t half = halfOf(at.row), col = mma.atom.k * c + at.col;
         // The padded k-step's columns past D are zeros.
-        if (16 * c + 8 * hi >= D) {
-          frag[k] = operand(b, zeroPair);
+        if (col >= D) {
+          frag[k] = mma.operand(b, zeroPair);
           continue;
         }
         Value qRow = arith::AddIOp::create(b, f.qBegin, rowOf[half]);
@@ -503,7 +487,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
             b, qRow,
             arith::SubIOp::create(b, arith::AddIOp::create(b, f.qBegin, f.numQ),
                                   c1));
-        Value d = arith::AddIOp::create(b, tig2, cIndex(b, 16 * c + 8 * hi));
+        Value d = arith::AddIOp::create(b, laneCol, cIndex(b, col));
         Value pair =
             hooks.hasQuery()
                 ? hookedQueryPiece(b, f.q, row, headOf[half], d, qpos[half],
@@ -511,7 +495,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                 : vector::LoadOp::create(b, pairType, f.q,
                                          ValueRange{row, headOf[half], d})
                       .getResult();
-        frag[k] = operand(
+        frag[k] = mma.operand(
             b, arith::SelectOp::create(b, rowValid[half], pair, zeroPair));
       }
       qFrag.push_back(frag);
@@ -805,16 +789,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     Value ptr = LLVM::GEPOp::create(
         b, base.getType(), b.getI8Type(), base,
         ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(offset)});
-    Value result = NVVM::LdMatrixOp::create(
-        b, LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32}), ptr,
-        /*num=*/4, transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-        NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
-        NVVM::LdStMatrixEltType::B16);
-    std::array<Value, 4> words;
-    for (int64_t e = 0; e < 4; ++e)
-      words[e] = wordOperand(
-          b, LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{e}));
-    return words;
+    return mma.loadMatrixX4(b, ptr, transpose);
   };
   // The lane's ldmatrix rows in a ring slot, in bytes: K (matrices: k half
   // lmLow, n-tile lmHigh) and V (key half lmLow, n-tile lmHigh).
@@ -871,9 +846,11 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                           function_ref<Value *(int64_t)> acc0,
                           function_ref<Value *(int64_t)> acc1) {
     std::array<Value, 4> w = ldmatrix(b, base, offset, transpose);
+    ArrayRef<Value> b0 = ArrayRef<Value>(w).take_front(2),
+                    b1 = ArrayRef<Value>(w).drop_front(2);
     for (int64_t mb = 0; mb < M; ++mb) {
-      mma(b, a[mb], w[0], w[1], MutableArrayRef<Value>(acc0(mb), 4));
-      mma(b, a[mb], w[2], w[3], MutableArrayRef<Value>(acc1(mb), 4));
+      mma.build(b, a[mb], b0, MutableArrayRef<Value>(acc0(mb), 4));
+      mma.build(b, a[mb], b1, MutableArrayRef<Value>(acc1(mb), 4));
     }
   };
 
@@ -892,11 +869,11 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       b, arith::AddIOp::create(b, rowBase, f.numKv), f.numQ);
 
   // State per lane: m and l of its R rows, O (M x Dp / 8 n-tiles x 4).
-  int64_t oTiles = Dp / 8, sTiles = KV / 8;
+  int64_t oTiles = Dp / mma.atom.n, sTiles = KV / mma.atom.n;
   // Sigmoid keeps m = 0 (its states merge by sums).
   SmallVector<Value> inits(R, hooks.sigmoid() ? zeroF : negInf(b));
   inits.append(R, zeroF);
-  inits.append(M * 4 * oTiles, zeroF);
+  inits.append(M * cLayout.elements() * oTiles, zeroF);
   // A row's maximum or sum as a balanced tree: depth log2(n) instead of a
   // chain of n dependent instructions (the softmax is latency-bound).
   auto pairwise = [](LocBuilder &b, ArrayRef<Value> values,
@@ -939,7 +916,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     Value rescale = NVVM::VoteSyncOp::create(
         b, b.getI1Type(), arith::ConstantOp::create(b, b.getI32IntegerAttr(-1)),
         grows, NVVM::VoteSyncKindAttr::get(ctx, NVVM::VoteSyncKind::any));
-    int64_t oValues = M * 4 * oTiles;
+    int64_t oValues = M * cLayout.elements() * oTiles;
     return buildIf(
         b, rescale,
         [&](LocBuilder &b) {
@@ -955,9 +932,11 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           for (int64_t ri = 0; ri < R; ++ri)
             next.push_back(arith::MulFOp::create(b, l[ri], corr[ri]));
           for (int64_t i = 0; i < oValues; ++i) {
-            int64_t mb = i / (4 * oTiles), e = i % 4;
+            int64_t mb = i / (cLayout.elements() * oTiles),
+                    e = i % cLayout.elements();
+            int64_t half = halfOf(cLayout.offsets[e].row);
             next.push_back(arith::MulFOp::create(b, carried[2 * R + i],
-                                                 corr[2 * mb + e / 2]));
+                                                 corr[H * mb + half]));
           }
           return next;
         },
@@ -998,7 +977,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       SmallVector<std::array<Value, 4>> a = qFragments(b, c);
       for (int64_t nt = 0; nt < sTiles; nt += 2) {
         productPairs(
-            b, a, kPtr, (8 * nt * rowStride + 16 * c) * elementBytes,
+            b, a, kPtr,
+            (mma.atom.n * nt * rowStride + mma.atom.k * c) * elementBytes,
             /*transpose=*/false,
             [&](int64_t mb) { return score[mb * sTiles + nt].data(); },
             [&](int64_t mb) { return score[mb * sTiles + nt + 1].data(); });
@@ -1008,19 +988,24 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     }
     if (afterScores)
       afterScores(b);
-    // val of every score: x[ri][2 nt + e] (row ri, key t0 + 8 nt + 2tig
-    // + e).
+    // The key of column e of n-tile nt of the lane's rows.
+    auto keyOf = [&](LocBuilder &b, int64_t nt, int64_t e) -> Value {
+      return arith::AddIOp::create(
+          b, t0,
+          arith::AddIOp::create(b, laneCol, cIndex(b, mma.atom.n * nt + e)));
+    };
+    // val of every score: x[ri][laneCols nt + e] (row ri, key keyOf(nt, e)).
     SmallVector<SmallVector<Value>> x(R);
     for (int64_t ri = 0; ri < R; ++ri)
       for (int64_t nt = 0; nt < sTiles; ++nt)
-        for (int64_t e = 0; e < 2; ++e) {
-          Value raw = score[(ri / 2) * sTiles + nt][2 * (ri % 2) + e];
+        for (int64_t e = 0; e < laneCols; ++e) {
+          Value raw = score[(ri / H) * sTiles + nt]
+                           [cLayout.elementAt(halves[ri % H], e)];
           if (rawScores) {
             x[ri].push_back(raw);
             continue;
           }
-          Value j = arith::AddIOp::create(
-              b, t0, arith::AddIOp::create(b, tig2, cIndex(b, 8 * nt + e)));
+          Value j = keyOf(b, nt, e);
           // Hooks see natural-domain logits.
           Value natural = arith::MulFOp::create(b, raw, cF32(b, s.scale));
           Value v =
@@ -1033,9 +1018,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       SmallVector<Value> flat;
       for (int64_t ri = 0; ri < R; ++ri)
         for (int64_t nt = 0; nt < sTiles; ++nt)
-          for (int64_t e = 0; e < 2; ++e) {
-            Value j = arith::AddIOp::create(
-                b, t0, arith::AddIOp::create(b, tig2, cIndex(b, 8 * nt + e)));
+          for (int64_t e = 0; e < laneCols; ++e) {
+            Value j = keyOf(b, nt, e);
             Value keep =
                 arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, f.kEnd);
             if (alignedChunks)
@@ -1048,8 +1032,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
                   hooks.mask(b, qpos[ri], j, headOf[ri], paramsOf[ri]);
               keep = arith::AndIOp::create(b, keep, visible);
             }
-            flat.push_back(
-                arith::SelectOp::create(b, keep, x[ri][2 * nt + e], negInf(b)));
+            flat.push_back(arith::SelectOp::create(
+                b, keep, x[ri][laneCols * nt + e], negInf(b)));
           }
       return flat;
     };
@@ -1080,8 +1064,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           masked));
     }
     for (int64_t ri = 0; ri < R; ++ri)
-      for (int64_t i = 0; i < 2 * sTiles; ++i)
-        x[ri][i] = flat[ri * 2 * sTiles + i];
+      for (int64_t i = 0; i < laneCols * sTiles; ++i)
+        x[ri][i] = flat[ri * laneCols * sTiles + i];
 
     // Online softmax of the lane's rows over the tile (base 2), with the
     // running maximum kept lazily: a warp rescales O and l only when
@@ -1091,7 +1075,7 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     // and bf16 P, and O / l and lse = m + log l use the same m. Once the
     // maxima settle most tiles skip the 4 * oTiles * M multiplies.
     // Sigmoid: p = sigmoid(s) needs no maximum (m stays 0) and no rescale.
-    int64_t oValues = M * 4 * oTiles;
+    int64_t oValues = M * cLayout.elements() * oTiles;
     SmallVector<Value> m(carried.begin(), carried.begin() + R),
         l(carried.begin() + R, carried.begin() + 2 * R), negM(R);
     SmallVector<Value> state =
@@ -1107,17 +1091,18 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
       negM[ri] = arith::NegFOp::create(
           b, arith::SelectOp::create(b, noMax, cF32(b, 0.0f), m[ri]));
     }
-    // P as A fragments: pFrag[mb * sTiles / 2 + kk] covers n-tiles 2kk,
-    // 2kk + 1 of m block mb.
-    SmallVector<std::array<Value, 4>> pFrag(M * sTiles / 2);
+    // P as A fragments (FlashAttention-2: the lane's accumulators of
+    // nPerK n-tiles are the A fragment of one P.V k-step):
+    // pFrag[mb * sTiles / nPerK + kk] covers n-tiles nPerK kk.. of m block mb.
+    SmallVector<std::array<Value, 4>> pFrag(M * sTiles / nPerK);
     SmallVector<SmallVector<Value>> rowP(R);
     for (int64_t ri = 0; ri < R; ++ri)
       for (int64_t nt = 0; nt < sTiles; ++nt) {
         Value p[2];
-        for (int64_t e = 0; e < 2; ++e) {
+        for (int64_t e = 0; e < laneCols; ++e) {
           if (hooks.sigmoid()) {
             // sigmoid(s) = 1 / (1 + 2^-x); masked keys (-inf) weigh 0.
-            Value x2 = x[ri][2 * nt + e];
+            Value x2 = x[ri][laneCols * nt + e];
             if (factor != 1.0f)
               x2 = arith::MulFOp::create(b, x2, cF32(b, factor));
             p[e] = sigmoidBase2(b, x2);
@@ -1126,18 +1111,20 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           }
           Value arg =
               factor != 1.0f
-                  ? math::FmaOp::create(b, x[ri][2 * nt + e], cF32(b, factor),
-                                        negM[ri])
+                  ? math::FmaOp::create(b, x[ri][laneCols * nt + e],
+                                        cF32(b, factor), negM[ri])
                         .getResult()
-                  : arith::AddFOp::create(b, x[ri][2 * nt + e], negM[ri])
+                  : arith::AddFOp::create(b, x[ri][laneCols * nt + e], negM[ri])
                         .getResult();
           p[e] = exp2Ftz(b, arg);
           rowP[ri].push_back(p[e]);
         }
         Value pair = vector::FromElementsOp::create(
             b, VectorType::get({2}, f32), ValueRange{p[0], p[1]});
-        pFrag[(ri / 2) * (sTiles / 2) + nt / 2][ri % 2 + 2 * (nt % 2)] =
-            operand(b, arith::TruncFOp::create(b, pairType, pair));
+        int64_t reg =
+            aLayout.registerAt(halves[ri % H], mma.atom.n * (nt % nPerK));
+        pFrag[(ri / H) * (sTiles / nPerK) + nt / nPerK][reg] =
+            mma.operand(b, arith::TruncFOp::create(b, pairType, pair));
       }
     for (int64_t ri = 0; ri < R; ++ri)
       l[ri] = arith::AddFOp::create(
@@ -1150,14 +1137,15 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     next.append(l);
     SmallVector<std::array<Value, 4>> o(M * oTiles);
     for (int64_t i = 0; i < oValues; ++i)
-      o[i / 4][i % 4] = state[2 * R + i];
-    for (int64_t kk = 0; kk < sTiles / 2; ++kk) {
+      o[i / cLayout.elements()][i % cLayout.elements()] = state[2 * R + i];
+    for (int64_t kk = 0; kk < sTiles / nPerK; ++kk) {
       SmallVector<std::array<Value, 4>> a;
       for (int64_t mb = 0; mb < M; ++mb)
-        a.push_back(pFrag[mb * (sTiles / 2) + kk]);
+        a.push_back(pFrag[mb * (sTiles / nPerK) + kk]);
       for (int64_t nd = 0; nd < oTiles; nd += 2) {
+        int64_t at = mma.atom.k * kk * rowStride + mma.atom.n * nd;
         productPairs(
-            b, a, vPtr, (16 * kk * rowStride + 8 * nd) * elementBytes,
+            b, a, vPtr, at * elementBytes,
             /*transpose=*/true,
             [&](int64_t mb) { return o[mb * oTiles + nd].data(); },
             [&](int64_t mb) { return o[mb * oTiles + nd + 1].data(); });
@@ -1356,25 +1344,28 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
     Value lse = arith::SelectOp::create(
         b, empty, noLse,
         arith::AddFOp::create(b, mNatural, math::LogOp::create(b, l)));
-    int64_t mb = ri / 2, half = ri % 2;
+    int64_t mb = ri / H, half = ri % H;
     // The lane's pair of n-tile nd of the row in the element type: O / l,
     // and as a `final` row (not a split-KV partial state) what finalOutput
     // makes of it (sigmoid: O unnormalised; the output hook).
     auto pairAt = [&](LocBuilder &b, int64_t nd, bool final = true) -> Value {
-      int64_t at = 2 * R + 4 * (mb * oTiles + nd) + 2 * half;
+      int64_t at = 2 * R + cLayout.elements() * (mb * oTiles + nd);
+      int64_t e0 = cLayout.elementAt(halves[half], 0),
+              e1 = cLayout.elementAt(halves[half], 1);
       Value o = vector::FromElementsOp::create(
           b, VectorType::get({2}, f32),
-          ValueRange{arith::MulFOp::create(b, done[at], inv),
-                     arith::MulFOp::create(b, done[at + 1], inv)});
+          ValueRange{arith::MulFOp::create(b, done[at + e0], inv),
+                     arith::MulFOp::create(b, done[at + e1], inv)});
       if (final && finalForm) {
-        Value d = arith::AddIOp::create(b, tig2, cIndex(b, 8 * nd));
+        Value d = arith::AddIOp::create(b, laneCol, cIndex(b, mma.atom.n * nd));
         o = finalOutput(b, o, l, d, headOf[ri]);
       }
       return arith::TruncFOp::create(b, pairType, o);
     };
     Value localRow = arith::AddIOp::create(
         b, warpRow,
-        arith::AddIOp::create(b, gid, cIndex(b, 16 * mb + 8 * half)));
+        arith::AddIOp::create(b, laneRow,
+                              cIndex(b, mma.atom.m * mb + halves[half])));
     if (staged)
       for (int64_t nd = 0; nd < chunksPerRow; ++nd) {
         Value pair = pairAt(b, nd);
@@ -1387,8 +1378,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
         }
         vector::StoreOp::create(
             b, pair, stage,
-            ValueRange{localRow,
-                       arith::AddIOp::create(b, tig2, cIndex(b, 8 * nd))});
+            ValueRange{localRow, arith::AddIOp::create(
+                                     b, laneCol, cIndex(b, mma.atom.n * nd))});
       }
     // lse (and, unstaged, O) of the row to `row` of oMem / lseMem.
     auto store = [&](LocBuilder &b, Value oMem, Value lseMem, Value row) {
@@ -1398,7 +1389,8 @@ gpu::GPUFuncOp DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
           vector::StoreOp::create(
               b, pair, oMem,
               ValueRange{row, headOf[ri],
-                         arith::AddIOp::create(b, tig2, cIndex(b, 8 * nd))});
+                         arith::AddIOp::create(b, laneCol,
+                                               cIndex(b, mma.atom.n * nd))});
         }
       scf::IfOp::create(
           b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tig, c0),

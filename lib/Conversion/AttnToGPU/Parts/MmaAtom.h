@@ -18,6 +18,7 @@
 #ifndef FLASHIR_LIB_CONVERSION_ATTNTOGPU_PARTS_MMAATOM_H
 #define FLASHIR_LIB_CONVERSION_ATTNTOGPU_PARTS_MMAATOM_H
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -77,6 +78,15 @@ struct FragmentLayout {
   int64_t registerAt(int64_t row, int64_t col) const {
     int64_t i = elementAt(row, col);
     return i < 0 ? -1 : i / perRegister;
+  }
+  /// The distinct row offsets of the elements, in element order (the two
+  /// 8-row halves of a 16-row fragment: 0, 8).
+  std::vector<int64_t> rowOffsets() const {
+    std::vector<int64_t> rowsSeen;
+    for (const FragmentCoord &o : offsets)
+      if (std::find(rowsSeen.begin(), rowsSeen.end(), o.row) == rowsSeen.end())
+        rowsSeen.push_back(o.row);
+    return rowsSeen;
   }
   /// The (lane, element) holding (row, col) of the operand, if any.
   std::optional<std::pair<int64_t, int64_t>> owner(int64_t row,

@@ -16,6 +16,30 @@ MmaAtom MmaSync::atomFor(Type element, bool turing) {
   return MmaAtom::m16n8k16(element.isBF16() ? MmaType::bf16 : MmaType::f16);
 }
 
+MmaSync::LaneBase MmaSync::laneBase(LocBuilder &b, Value lane,
+                                    const FragmentLayout &layout) {
+  LaneBase base;
+  base.gid = arith::DivUIOp::create(b, lane, cIndex(b, 4));
+  base.tig = arith::RemUIOp::create(b, lane, cIndex(b, 4));
+  // perGroup * gid + perThread * tig, without the terms that vanish.
+  auto affine = [&](int64_t perGroup, int64_t perThread) {
+    Value sum;
+    for (auto [coefficient, v] :
+         {std::pair(perGroup, base.gid), std::pair(perThread, base.tig)}) {
+      if (coefficient == 0)
+        continue;
+      Value term = v;
+      if (coefficient != 1)
+        term = arith::MulIOp::create(b, v, cIndex(b, coefficient));
+      sum = sum ? arith::AddIOp::create(b, sum, term).getResult() : term;
+    }
+    return sum ? sum : cIndex(b, 0);
+  };
+  base.row = affine(layout.rowPerGroup, layout.rowPerThread);
+  base.col = affine(layout.colPerGroup, layout.colPerThread);
+  return base;
+}
+
 Value MmaSync::operand(LocBuilder &b, Value pair) const {
   if (!element.isBF16())
     return pair;

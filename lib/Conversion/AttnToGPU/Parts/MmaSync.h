@@ -25,6 +25,14 @@ public:
   /// (`turing`) m16n8k8 pairs.
   static MmaAtom atomFor(Type element, bool turing);
 
+  /// A lane's groupID (lane / 4) and threadID_in_group (lane % 4) and its
+  /// base coordinate in `layout` (element i sits at base + offsets[i]).
+  struct LaneBase {
+    Value gid, tig, row, col;
+  };
+  static LaneBase laneBase(LocBuilder &b, Value lane,
+                           const FragmentLayout &layout);
+
   /// A pair of elements (vector<2xT>) as an A or B register: bf16 pairs
   /// travel as i32, f16 pairs as vector<2xf16> (what NVVM's mma takes).
   Value operand(LocBuilder &b, Value pair) const;
