@@ -1,4 +1,4 @@
-//===- MmaAtom.h - warp-level MMA shapes and fragment layouts --*- C++ -*-===//
+//===- MmaAtom.h - warp-level MMA shapes and fragment layouts ---*- C++ -*-===//
 //
 // An MMA atom is one warp-wide product D = A.B + C as the kernels use it:
 // its shape (m, n, k), element and accumulator types, the mma.sync

@@ -1,4 +1,4 @@
-//===- MmaSync.h - mma.sync products of an MMA atom in NVVM ----*- C++ -*-===//
+//===- MmaSync.h - mma.sync products of an MMA atom in NVVM -----*- C++ -*-===//
 //
 // The IR side of an MmaAtom: its operand registers (16-bit element pairs,
 // ldmatrix words) and the mma.sync instructions of one product, as NVVM ops
