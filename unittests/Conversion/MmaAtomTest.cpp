@@ -48,6 +48,17 @@ FragmentCoord ptxM16n8k8(MmaOperand operand, int64_t lane, int64_t i) {
   return {};
 }
 
+// Every lane's every element of `operand` where `ptx` says.
+void expectPtxLayout(const FragmentLayout &l, MmaOperand operand,
+                     FragmentCoord (*ptx)(MmaOperand, int64_t, int64_t),
+                     const char *what) {
+  for (int64_t lane = 0; lane < FragmentLayout::kLanes; ++lane)
+    for (int64_t i = 0; i < l.elements(); ++i)
+      EXPECT_EQ(l.coord(lane, i), ptx(operand, lane, i))
+          << what << " operand " << int(operand) << " lane " << lane
+          << " element " << i;
+}
+
 constexpr MmaOperand kOperands[] = {MmaOperand::A, MmaOperand::B,
                                     MmaOperand::C};
 
@@ -80,10 +91,7 @@ TEST(MmaAtom, M16n8k16MatchesThePtxIsa) {
     EXPECT_EQ(atom.instructions(), 1);
     for (MmaOperand operand : kOperands) {
       FragmentLayout l = atom.layout(operand);
-      for (int64_t lane = 0; lane < FragmentLayout::kLanes; ++lane)
-        for (int64_t i = 0; i < l.elements(); ++i)
-          EXPECT_EQ(l.coord(lane, i), ptxM16n8k16(operand, lane, i))
-              << "operand " << int(operand) << " lane " << lane << " a" << i;
+      expectPtxLayout(l, operand, ptxM16n8k16, "m16n8k16");
       expectPartition(l, "m16n8k16");
     }
     // Registers: A four .f16x2 / .b32, B two, C four f32.
@@ -98,10 +106,7 @@ TEST(MmaAtom, M16n8k8PairsMatchThePtxIsa) {
   EXPECT_EQ(atom.instructions(), 2);
   for (MmaOperand operand : kOperands) {
     FragmentLayout one = atom.instructionLayout(operand);
-    for (int64_t lane = 0; lane < FragmentLayout::kLanes; ++lane)
-      for (int64_t i = 0; i < one.elements(); ++i)
-        EXPECT_EQ(one.coord(lane, i), ptxM16n8k8(operand, lane, i))
-            << "operand " << int(operand) << " lane " << lane << " x" << i;
+    expectPtxLayout(one, operand, ptxM16n8k8, "m16n8k8");
     expectPartition(one, "m16n8k8");
     expectPartition(atom.layout(operand), "m16n8k8 pair");
   }

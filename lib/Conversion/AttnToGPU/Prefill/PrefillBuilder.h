@@ -2,18 +2,18 @@
 //
 // The prefill kernel (see PrefillKernel.cpp for its design) is built by one
 // PrefillBuilder: the kernel's shape facts and the IR values its parts share
-// are members, and the member functions of each part sit in a section of
-// PrefillKernel.cpp named after it:
-//   PrefillKernel      the CTA's frame (request, q tile, head), the lane's
+// are members, and the member functions of each part sit in the file named
+// after it:
+//   PrefillKernel.cpp  the CTA's frame (request, q tile, head), the lane's
 //                      rows, the key tiles' range and copy strategy
-//   QueryTile          Q: A fragments in registers, or the shared Q tile
-//   KVCopies           the K/V ring's copies (raw-address cp.async passes,
+//   QueryTile.cpp      Q: A fragments in registers, or the shared Q tile
+//   KVCopies.cpp       the K/V ring's copies (raw-address cp.async passes,
 //                      memref-indexed cp.async or sm_75 loads) and the key
 //                      hook on a landed K tile
-//   KeyTile            one key tile: Q.K^T, logits hook and mask, P.V
-//   OnlineSoftmax      the lazily rescaled softmax (or sigmoid) weights
-//   KeyLoop            the key loop's schedules (one stage, raw ring, staged)
-//   Epilogue           O / l and lse out, through shared memory
+//   KeyTile.cpp        one key tile: Q.K^T, logits hook and mask, P.V
+//   OnlineSoftmax.cpp  the lazily rescaled softmax (or sigmoid) weights
+//   KeyLoop.cpp        the key loop's schedules (one stage, raw ring, staged)
+//   Epilogue.cpp       O / l and lse out, through shared memory
 // Every part emits its ops in the order the kernel always had: the PTX is a
 // function of that order.
 //
@@ -79,7 +79,7 @@ private:
     return llvm::find(halves, rowOffset) - halves.begin();
   }
 
-  // PrefillKernel: the frame.
+  // PrefillKernel.cpp: the frame.
   /// The CTA's request, q tile and head (causal: renumbered), the request's
   /// queries and keys; leaves `b` inside the guard CTAs past their request's
   /// rows skip.
@@ -96,7 +96,7 @@ private:
   /// Tile `it`'s first key.
   Value tileStart(LocBuilder &b, Value it);
 
-  // QueryTile.
+  // QueryTile.cpp.
   void loadQuery(LocBuilder &b);
   void loadQueryTile(LocBuilder &b);
   void loadQueryFragments(LocBuilder &b);
@@ -108,7 +108,7 @@ private:
   /// Q's A fragments of k-step c for every m block.
   SmallVector<Fragment> qFragments(LocBuilder &b, int64_t c);
 
-  // KVCopies.
+  // KVCopies.cpp.
   /// Thread tid's 16-byte pieces p0 + tid (p0 = 0, threads, ...) of
   /// `total` (fn gets the piece and p0).
   void forEachPiece(LocBuilder &b, int64_t total,
@@ -133,7 +133,7 @@ private:
   /// The caller brackets it with barriers.
   void hookKeyTile(LocBuilder &b, Value slot, Value t0);
 
-  // KeyTile.
+  // KeyTile.cpp.
   Value sharedPtr(LocBuilder &b, Value address);
   /// ldmatrix.x4 at `offset` bytes past the lane's shared pointer `base`.
   Fragment ldmatrix(LocBuilder &b, Value base, int64_t offset, bool transpose);
@@ -164,13 +164,17 @@ private:
   /// x with masked keys at -inf, flattened row by row.
   SmallVector<Value> maskedScores(LocBuilder &b, Value t0,
                                   ArrayRef<SmallVector<Value>> x);
+  /// `cond` and, where a split chunk's tiles start before it
+  /// (alignedChunks), `key` pred kBegin: keys before the chunk are masked.
+  Value inChunk(LocBuilder &b, Value cond, arith::CmpIPredicate pred,
+                Value key);
   /// The key of column e of n-tile nt of the lane's rows.
   Value keyOf(LocBuilder &b, Value t0, int64_t nt, int64_t e);
   /// O += P.V of the tile in V slot `vPtr`.
   void addProducts(LocBuilder &b, Value vPtr, ArrayRef<Fragment> pFrag,
                    MutableArrayRef<Fragment> o, StepFn pvCopiesAt);
 
-  // OnlineSoftmax.
+  // OnlineSoftmax.cpp.
   /// The state (m, l, O) the tile's weights add to: lazily rescaled, or
   /// (sigmoid) as carried.
   SmallVector<Value> rescaledState(LocBuilder &b,
@@ -185,14 +189,14 @@ private:
   SmallVector<Fragment> weights(LocBuilder &b, ArrayRef<SmallVector<Value>> x,
                                 ArrayRef<Value> m, MutableArrayRef<Value> l);
 
-  // KeyLoop.
+  // KeyLoop.cpp.
   /// The key loop: the final (m, l, O) of the lane's rows.
   ValueRange keyLoop(LocBuilder &b);
   ValueRange oneStageLoop(LocBuilder &b);
   ValueRange rawRingLoop(LocBuilder &b);
   ValueRange stagedLoop(LocBuilder &b);
 
-  // Epilogue.
+  // Epilogue.cpp.
   /// Finishes each row of the final state `done` and writes O and lse.
   void writeOutput(LocBuilder &b, ValueRange done);
   /// Row ri's O / l pairs (staged into `stage`, or stored) and lse.
