@@ -10,8 +10,9 @@
 //
 // Every layout here is affine in a lane's groupID (lane / 4) and
 // threadID_in_group (lane % 4) plus a per-element offset that is the same
-// for every lane; m16n8k32 fp8 fragments (4 elements a register) and
-// wgmma's warpgroup fragments fit the same description.
+// for every lane. m16n8k32 fp8 fragments fit as they are (4 elements a
+// register); a wgmma atom's accumulators add a term for the warp of the
+// warpgroup (16 rows each).
 //
 //===----------------------------------------------------------------------===//
 
