@@ -22,6 +22,10 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/Support/MathExtras.h"
 
+namespace flashir::conversion::prefill {
+class PrefillBuilder;
+} // namespace flashir::conversion::prefill
+
 namespace flashir::conversion::decode {
 using namespace flashir::attn;
 
@@ -88,8 +92,8 @@ struct DecodeShape {
   bool headsInnermost;
   Type element;
   float scale;
-  /// Prefill (PrefillKernel.cpp): query rows per CTA (16 or 32 per warp;
-  /// 0: a decode kernel) and keys per K/V tile.
+  /// Prefill (Prefill/PrefillKernel.cpp): query rows per CTA (16 or 32 per
+  /// warp; 0: a decode kernel) and keys per K/V tile.
   int64_t prefillRows = 0, kvTile = 0;
   /// Prefill on sm_75: f16 m16n8k8 products (two per 16-wide k step) and
   /// K/V tiles staged by plain 16-byte loads and stores (no cp.async; one
@@ -150,7 +154,7 @@ std::string decodeShapeReason(int64_t headDim, int64_t group, bool tensorCores);
 /// Lanes of the CUDA-core decode kernel's key groups: D / 8 rounded up to a
 /// power of two (lanes past D / 8 hold zeros).
 int64_t simtGroupLanes(int64_t headDim);
-/// The same for the prefill kernel (PrefillKernel.cpp).
+/// The same for the prefill kernel (Prefill/PrefillKernel.cpp).
 std::string prefillShapeReason(int64_t headDim, int64_t group);
 
 class DecodeKernel {
@@ -175,6 +179,9 @@ public:
   SmallVector<std::string> argNames;
 
 private:
+  /// The prefill kernel's parts use the kernel ABI and hook helpers below.
+  friend class prefill::PrefillBuilder;
+
   /// What both decode designs share: the kernel ABI, the request or chunk a
   /// CTA serves and its key range, the variant parameters.
   struct Frame {
@@ -225,7 +232,8 @@ private:
   gpu::GPUFuncOp buildTensorCore(OpBuilder &moduleBuilder, StringRef name);
   /// The tensor-core prefill kernel (sm_80+; f16 on sm_75): CTAs of
   /// s.prefillRows query rows of one query head (or of the heads of one KV
-  /// head's group), K/V tiles of s.kvTile keys shared by its warps.
+  /// head's group), K/V tiles of s.kvTile keys shared by its warps
+  /// (Prefill/PrefillBuilder.h).
   gpu::GPUFuncOp buildPrefill(OpBuilder &moduleBuilder, StringRef name);
 
   /// Creates the kernel with its ABI (recorded in argNames) and a workgroup
@@ -287,20 +295,6 @@ private:
   /// element type; the result in the element type (what the mma reads).
   Value applyRowHook(LocBuilder &b, bool isKey, Value x, Value xRot, Value d0,
                      Value pos, Value head, ValueRange params);
-
-  /// `width` (8 or 2) columns col.. of row `row`, query head `head` of `q`
-  /// after the query hook (qpos, the head's `params`), in the element type.
-  Value hookedQueryPiece(LocBuilder &b, Value q, Value row, Value head,
-                         Value col, Value qpos, ValueRange params,
-                         int64_t width);
-  /// The prefill kernel's key hook on the K tile of keys t0.. in ring slot
-  /// `slot` (`ring`: [stages, K or V, key, row] in shared memory), in place:
-  /// the CTA's threads (tid of 32 * warps) each take units of w = 8 columns
-  /// (4 where D/2 is an odd multiple of 4) together with their partners
-  /// half a head away, so no thread reads what another writes. Columns past
-  /// D are not touched. The caller brackets it with barriers.
-  void hookKeyTile(LocBuilder &b, Value ring, Value slot, Value t0, Value tid,
-                   Value kvHead, ValueRange params);
 
   /// The final output of columns e0.. of query head `head` from a merged
   /// state's normalised `o` (vector<8xf32>, or of any width) and its l:
