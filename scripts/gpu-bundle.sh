@@ -99,7 +99,7 @@ if [ "${1:-}" = "--sweep" ]; then
 outer-w4s3 -heads-innermost=false
 inner-w4s2 -warps=4 -stages=2
 inner-w8s2 -warps=8 -stages=2
-tc-cpasync -bulk-copy=0
-simt-u4s3 -tensor-cores=0 -unroll=4 -stages=3
+tc-cpasync -copy=cp-async
+simt-u4s3 -design=simt -unroll=4 -stages=3
 CONFIGS
 fi

@@ -78,8 +78,8 @@ void flashir::buildAttnToKernelsPipeline(OpPassManager &pm,
           " unroll=" + std::to_string(options.unroll) +
           " stages=" + std::to_string(options.stages) +
           " min-blocks=" + std::to_string(options.minBlocks) +
-          " tensor-cores=" + std::to_string(options.tensorCores) +
-          " bulk-copy=" + std::to_string(options.bulkCopy) +
+          " design=" + stringify(options.design).str() +
+          " copy=" + stringify(options.copy).str() +
           " heads-innermost=" + (options.headsInnermost ? "true" : "false") +
           " split-prefill=" + (options.splitPrefill ? "true" : "false") + "}");
 }
@@ -103,10 +103,10 @@ void flashir::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef chip,
 
 void flashir::buildAttnToPTXPipeline(OpPassManager &pm,
                                      const AttnToPTXOptions &options) {
-  buildAttnToKernelsPipeline(pm, {options.chip, options.warps, options.unroll,
-                                  options.stages, options.minBlocks,
-                                  options.tensorCores, options.bulkCopy,
-                                  options.headsInnermost});
+  buildAttnToKernelsPipeline(pm,
+                             {options.chip, options.warps, options.unroll,
+                              options.stages, options.minBlocks, options.design,
+                              options.copy, options.headsInnermost});
   buildKernelsToPTXPipeline(pm, options.chip, options.features,
                             options.toolkit);
 }

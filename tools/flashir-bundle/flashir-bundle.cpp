@@ -54,14 +54,14 @@ static cl::opt<int64_t>
     minBlocks("min-blocks", cl::init(0),
               cl::desc("resident CTAs per SM the register allocation must "
                        "allow (0: no bound)"));
-static cl::opt<int64_t> tensorCores(
-    "tensor-cores", cl::init(-1),
-    cl::desc("decode kernels on tensor cores (1), CUDA cores (0), or by chip "
-             "(-1: tensor cores on sm_80+)"));
-static cl::opt<int64_t>
-    bulkCopy("bulk-copy", cl::init(-1),
-             cl::desc("tensor-core kernels: K/V rows by cp.async.bulk (1), "
-                      "16-byte cp.async (0), or by chip (-1: bulk on sm_90a)"));
+static cl::opt<flashir::KernelDesign>
+    kernelDesign("design", cl::init(flashir::KernelDesign::Auto),
+                 cl::desc("how the kernels compute"),
+                 flashir::kernelDesignValues());
+static cl::opt<flashir::KVCopy>
+    kvCopy("copy", cl::init(flashir::KVCopy::Auto),
+           cl::desc("how the mma-sync decode kernels stage K/V"),
+           flashir::kvCopyValues());
 static cl::opt<bool> headsInnermost(
     "heads-innermost", cl::init(true),
     cl::desc("KV head fastest in the CTAs' launch order (same grid)"));
@@ -244,10 +244,12 @@ int main(int argc, char **argv) {
     options.stages = info && !info->hasCpAsync ? 0 : stages.getValue();
     // Chips without bf16 mma.sync: the CUDA-core decode kernel (f16 prefill
     // still gets tensor cores, by chip).
-    options.tensorCores = info && !info->hasBF16 && tensorCores == 1
-                              ? -1
-                              : tensorCores.getValue();
-    options.bulkCopy = info && !info->hasMbarrierTx ? 0 : bulkCopy.getValue();
+    options.design =
+        info && !info->hasBF16 && kernelDesign == flashir::KernelDesign::MmaSync
+            ? flashir::KernelDesign::Auto
+            : kernelDesign.getValue();
+    options.copy = info && !info->hasMbarrierTx ? flashir::KVCopy::CpAsync
+                                                : kvCopy.getValue();
     options.headsInnermost = headsInnermost;
     options.splitPrefill = splitPrefill;
     PassManager pm(&ctx);

@@ -3,6 +3,8 @@
 #ifndef FLASHIR_CONVERSION_PASSES_H
 #define FLASHIR_CONVERSION_PASSES_H
 
+#include "flashir/Conversion/AttnToGPUOptions.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -50,15 +50,17 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
 
     One CTA of `32 * warps` threads per (request, KV head) serves the
     `Hq/Hkv` query heads of that KV head, in one of two designs:
-    - tensor cores (default on sm_80+): each warp walks its own tiles of 16
-      keys; the query heads are the rows of m16n8k16 `mma.sync` products for
-      Q.K^T and P.V (FlashAttention-2 register layout, online softmax in
-      f32); K/V reach shared memory (dynamic, size in `attn.launch`) through
-      16-byte `cp.async` pieces each lane reads back itself, or on sm_90a
-      through the copy engine completing on mbarriers: whole 16-key tiles by
-      TMA tensor copies (128-byte swizzle, host-encoded tensor maps) where
-      pages hold a multiple of 16 keys, else whole rows by `cp.async.bulk`;
-    - CUDA cores (sm_75, `tensor-cores=0`, or where the tensor-core ring does
+    - tensor cores (`design=mma-sync`, by default on sm_80+): each warp
+      walks its own tiles of 16 keys; the query heads are the rows of
+      m16n8k16 `mma.sync` products for Q.K^T and P.V (FlashAttention-2
+      register layout, online softmax in f32); K/V reach shared memory
+      (dynamic, size in `attn.launch`) through 16-byte `cp.async` pieces
+      each lane reads back itself (`copy=cp-async`), or on sm_90a through
+      the copy engine completing on mbarriers: whole 16-key tiles by TMA
+      tensor copies (128-byte swizzle, host-encoded tensor maps) where pages
+      hold a multiple of 16 keys, else whole rows by `cp.async.bulk`
+      (`copy=tma`, the default there; `copy=bulk`: rows only);
+    - CUDA cores (sm_75, `design=simt`, or where the tensor-core ring does
       not fit): 16-byte vector loads of K and V rows gathered through the
       page table, a butterfly `gpu.shuffle` reduction per key, fma chains.
     Both keep per-warp online-softmax states merged through workgroup
@@ -104,13 +106,17 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"0",
            "resident CTAs per SM the register allocation must allow "
            "(nvvm.minctasm; 0: no bound)">,
-    Option<"tensorCores", "tensor-cores", "int64_t", /*default=*/"-1",
-           "mma.sync tensor-core kernel (1), CUDA-core kernel (0), or by "
-           "chip (-1: tensor cores on sm_80+)">,
-    Option<"bulkCopy", "bulk-copy", "int64_t", /*default=*/"-1",
-           "tensor-core kernel: stage K/V rows with cp.async.bulk and "
-           "mbarriers (1), 16-byte cp.async (0), or by chip (-1: bulk on "
-           "sm_90a)">,
+    Option<"design", "design", "::flashir::KernelDesign",
+           /*default=*/"::flashir::KernelDesign::Auto",
+           "kernel design: auto|simt|mma-sync (auto: mma-sync on sm_80+ "
+           "where the shape fits, else simt (CUDA cores))",
+           [{::flashir::kernelDesignValues()}]>,
+    Option<"copy", "copy", "::flashir::KVCopy",
+           /*default=*/"::flashir::KVCopy::Auto",
+           "K/V staging of the mma-sync decode: auto|cp-async|bulk|tma "
+           "(auto: tma on sm_90a, else cp-async; bulk: cp.async.bulk rows; "
+           "tma: TMA tiles where pages hold whole tiles, else bulk rows)",
+           [{::flashir::kvCopyValues()}]>,
     Option<"headsInnermost", "heads-innermost", "bool", /*default=*/"true",
            "read the (x, y) CTA index in launch order as (KV head fastest, "
            "then request or chunk), so the CTAs that run together read the "

@@ -3,6 +3,8 @@
 #ifndef FLASHIR_PIPELINES_PIPELINES_H
 #define FLASHIR_PIPELINES_PIPELINES_H
 
+#include "flashir/Conversion/AttnToGPUOptions.h"
+
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -84,15 +86,13 @@ struct AttnToPTXOptions : public mlir::PassPipelineOptions<AttnToPTXOptions> {
       llvm::cl::desc("resident CTAs per SM the register allocation must "
                      "allow (0: no bound)"),
       llvm::cl::init(0)};
-  Option<int64_t> tensorCores{
-      *this, "tensor-cores",
-      llvm::cl::desc("mma.sync kernel (1), CUDA-core kernel (0), by chip (-1)"),
-      llvm::cl::init(-1)};
-  Option<int64_t> bulkCopy{
-      *this, "bulk-copy",
-      llvm::cl::desc("tensor-core kernel: cp.async.bulk rows (1), cp.async "
-                     "(0), by chip (-1)"),
-      llvm::cl::init(-1)};
+  Option<KernelDesign> design{
+      *this, "design", llvm::cl::desc("how the kernels compute"),
+      llvm::cl::init(KernelDesign::Auto), kernelDesignValues()};
+  Option<KVCopy> copy{
+      *this, "copy",
+      llvm::cl::desc("how the mma-sync decode kernels stage K/V"),
+      llvm::cl::init(KVCopy::Auto), kvCopyValues()};
   Option<bool> headsInnermost{
       *this, "heads-innermost",
       llvm::cl::desc("KV head fastest in the CTAs' launch order"),
@@ -106,10 +106,8 @@ struct KernelOptions {
   int64_t unroll = 2;
   int64_t stages = -1;
   int64_t minBlocks = 0;
-  /// 1: tensor-core (mma.sync) kernel, 0: CUDA cores, -1: by chip (sm_80+).
-  int64_t tensorCores = -1;
-  /// Tensor-core kernel: 1: cp.async.bulk rows, 0: cp.async, -1: by chip.
-  int64_t bulkCopy = -1;
+  KernelDesign design = KernelDesign::Auto;
+  KVCopy copy = KVCopy::Auto;
   /// KV head fastest in the CTAs' launch order (same grid and ABI).
   bool headsInnermost = true;
   /// Split-KV attentions with 16+ row tiles get the prefill kernel.

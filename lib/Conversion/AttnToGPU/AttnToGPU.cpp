@@ -28,6 +28,8 @@ using namespace flashir::attn;
 using namespace flashir::conversion;
 using namespace flashir::conversion::decode;
 namespace abi = flashir::abi;
+using flashir::KernelDesign;
+using flashir::KVCopy;
 
 namespace {
 
@@ -64,38 +66,38 @@ struct ConvertAttnToGPUPass
           << chip << "'; expected one of " << flashir::target::validChipNames();
       return signalPassFailure();
     }
-    if (tensorCores < -1 || tensorCores > 1) {
-      module.emitError("convert-attn-to-gpu: tensor-cores must be -1 (by "
-                       "chip), 0 or 1, got ")
-          << static_cast<int64_t>(tensorCores);
-      return signalPassFailure();
-    }
+    KernelDesign kernelDesign = design;
+    KVCopy kvCopy = copy;
     // The tensor-core kernel needs bf16 mma.sync m16n8k16 and cp.async.
-    bool useTensorCores =
-        tensorCores == -1 ? info->hasCpAsync && info->hasBF16 : tensorCores;
-    if (useTensorCores && (!info->hasCpAsync || !info->hasBF16)) {
+    bool mmaChip = info->hasCpAsync && info->hasBF16;
+    bool useTensorCores = kernelDesign == KernelDesign::Auto
+                              ? mmaChip
+                              : kernelDesign == KernelDesign::MmaSync;
+    if (useTensorCores && !mmaChip) {
       module.emitError("convert-attn-to-gpu: ")
           << chip
-          << " has no bf16 mma.sync m16n8k16 / cp.async; tensor-cores = 1 "
-             "needs sm_80 or newer (use tensor-cores=0)";
+          << " has no bf16 mma.sync m16n8k16 / cp.async; design=mma-sync "
+             "needs sm_80 or newer (use design=simt)";
       return signalPassFailure();
     }
-    if (bulkCopy < -1 || bulkCopy > 1) {
-      module.emitError("convert-attn-to-gpu: bulk-copy must be -1 (by chip), "
-                       "0 or 1, got ")
-          << static_cast<int64_t>(bulkCopy);
-      return signalPassFailure();
-    }
-    // cp.async.bulk + mbarrier transaction counts: sm_90.
+    // The copy engine: cp.async.bulk + mbarrier transaction counts (sm_90a).
+    bool engineCopy = kvCopy == KVCopy::Bulk || kvCopy == KVCopy::Tma;
     bool useBulk = useTensorCores &&
-                   (bulkCopy == -1 ? info->hasMbarrierTx : bulkCopy == 1);
-    if (bulkCopy == 1 && (!useTensorCores || !info->hasMbarrierTx)) {
-      module.emitError("convert-attn-to-gpu: bulk-copy = 1 needs the "
-                       "tensor-core kernel on a chip with cp.async.bulk "
-                       "(sm_90a); ")
-          << chip << (useTensorCores ? " has none" : " uses CUDA cores here");
+                   (kvCopy == KVCopy::Auto ? info->hasMbarrierTx : engineCopy);
+    if (engineCopy && (!useTensorCores || !info->hasMbarrierTx)) {
+      InFlightDiagnostic diag =
+          module.emitError("convert-attn-to-gpu: copy=")
+          << stringify(kvCopy)
+          << " needs the mma-sync design on a chip with cp.async.bulk "
+             "(sm_90a); ";
+      if (info->hasMbarrierTx)
+        diag << "design=simt uses CUDA cores";
+      else
+        diag << chip << " has none";
       return signalPassFailure();
     }
+    // Tensor maps for pages of whole tiles, unless only row copies are asked.
+    bool useTensorMaps = useBulk && kvCopy != KVCopy::Bulk;
     int64_t numStages = stages;
     if (numStages == -1)
       numStages = useTensorCores     ? kDefaultTensorCoreStages
@@ -148,7 +150,8 @@ struct ConvertAttnToGPUPass
       // products and one synchronously filled K/V slot.
       int64_t prefillRows = 0, kvTile = 0, prefillWarps = 0;
       TileConfigAttr tiles = op.getTilesAttr();
-      bool turing = !info->hasCpAsync && tensorCores != 0 && reason.empty() &&
+      bool turing = !info->hasCpAsync && kernelDesign != KernelDesign::Simt &&
+                    reason.empty() &&
                     cast<PagedKVType>(op.getViews().front().getType())
                         .getElementType()
                         .isF16();
@@ -178,8 +181,9 @@ struct ConvertAttnToGPUPass
             static_cast<int64_t>(op.getNumQoHeads() / op.getNumKvHeads());
         auto bytesFor = [&](bool tc, int64_t st) {
           return sharedMemoryBytes(
-              tc, tc && useBulk, tc && useBulk && tensorCopies(view, variant),
-              warps, g, view.getHeadDim(), unroll, st,
+              tc, tc && useBulk,
+              tc && useTensorMaps && tensorCopies(view, variant), warps, g,
+              view.getHeadDim(), unroll, st,
               view.getElementType().getIntOrFloatBitWidth() / 8);
         };
         // The CUDA-core kernel uses static shared memory (48 KiB at most),
@@ -192,14 +196,16 @@ struct ConvertAttnToGPUPass
         if (stages == -1 && opTensorCores) {
           while (opStages > 2 && bytesFor(true, opStages) > limitFor(true))
             --opStages;
-          if (tensorCores == -1 && bytesFor(true, opStages) > limitFor(true)) {
+          if (kernelDesign == KernelDesign::Auto &&
+              bytesFor(true, opStages) > limitFor(true)) {
             opTensorCores = false;
             opStages = kDefaultStages;
           }
         }
         // By default, the other design where one cannot serve the shape.
         reason = decodeShapeReason(view.getHeadDim(), g, opTensorCores);
-        if (!reason.empty() && tensorCores == -1 && opTensorCores &&
+        if (!reason.empty() && kernelDesign == KernelDesign::Auto &&
+            opTensorCores &&
             decodeShapeReason(view.getHeadDim(), g, false).empty()) {
           opTensorCores = false;
           opStages = info->hasCpAsync ? kDefaultStages : 0;
@@ -261,7 +267,7 @@ struct ConvertAttnToGPUPass
                         chunked,
                         entry.tensorCores,
                         entry.tensorCores && useBulk,
-                        entry.tensorCores && useBulk &&
+                        entry.tensorCores && useTensorMaps &&
                             tensorCopies(view, variant),
                         headsInnermost,
                         view.getElementType(),

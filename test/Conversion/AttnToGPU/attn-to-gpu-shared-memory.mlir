@@ -1,4 +1,4 @@
-// RUN: flashir-opt %s -attn-import-variants -convert-attn-to-gpu="warps=8 tensor-cores=0" -verify-diagnostics
+// RUN: flashir-opt %s -attn-import-variants -convert-attn-to-gpu="warps=8 design=simt" -verify-diagnostics
 // RUN: not flashir-opt %s -attn-import-variants -convert-attn-to-gpu="warps=32 stages=8 chip=sm_86" 2>&1 | FileCheck %s --check-prefix=TC
 
 !q    = !attn.ragged_q<heads = 16, head_dim = 256, bf16>

@@ -1,4 +1,4 @@
-// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu="warps=4 tensor-cores=0" -verify-diagnostics | FileCheck %s
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu="warps=4 design=simt" -verify-diagnostics | FileCheck %s
 // RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu="warps=4 chip=sm_75" -verify-diagnostics | FileCheck %s --check-prefix=TURING
 
 !q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>

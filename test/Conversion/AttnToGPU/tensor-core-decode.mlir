@@ -1,5 +1,7 @@
 // RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu=chip=sm_80 | FileCheck %s --check-prefix=AMPERE
 // RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu=chip=sm_90a | FileCheck %s --check-prefix=HOPPER
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu="chip=sm_90a copy=tma" | FileCheck %s --check-prefix=HOPPER
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu="chip=sm_90a copy=bulk" | FileCheck %s --check-prefix=ROWS
 // RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu=chip=sm_86 | FileCheck %s --check-prefix=FALLBACK
 
 !q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
@@ -56,6 +58,14 @@
 // HOPPER: vector.load %{{.*}} : memref<4x3x2x2x16x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 // HOPPER-NOT: nvgpu.device_async_copy
 // HOPPER-COUNT-32: nvvm.mma.sync
+// copy=bulk: the same pages by whole rows (cp.async.bulk, one per lane)
+// into rows padded to D + 8 elements, no tensor maps.
+// ROWS-LABEL: gpu.func @decode_decode_0
+// ROWS-SAME: tensor_cores = true, bulk_copy = true, dynamic_shared_memory = 104544>
+// ROWS: memref.view {{.*}} to memref<4x3x2x16x136xbf16, #gpu.address_space<workgroup>>
+// ROWS-NOT: nvvm.cp.async.bulk.tensor
+// ROWS: nvvm.cp.async.bulk.shared.cluster.global {{.*}}, %c256_i32
+// ROWS-NOT: nvvm.cp.async.bulk.tensor
 func.func @decode(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>, %cap: f32)
     -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
   %kv = attn.paged_kv %k, %v, %ip, %ip, %ip : !pool, !pool -> !kv

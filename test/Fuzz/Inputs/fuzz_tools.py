@@ -33,6 +33,9 @@ import tempfile
 BIG = ["2147483647", "4294967296", "1099511627776"]
 EXTREME_INTS = ["0", "-1", "1", "3", "7", "2147483647", "9223372036854775807",
                 "-9223372036854775808", "4294967297"]
+# convert-attn-to-gpu's enum options: every value, an unknown one, a number.
+DESIGNS = ["auto", "simt", "mma-sync", "tensor", "1"]
+COPIES = ["auto", "cp-async", "bulk", "tma", "tensor", "-1"]
 
 
 def chunks_of(path):
@@ -117,15 +120,16 @@ def option_cases(src, rng, n):
         "attn-select-tiles": ["avg-qo-len", "q-tile", "kv-tile", "tile-warps",
                               "tile-stages"],
         "convert-attn-to-gpu": ["warps", "unroll", "stages", "min-blocks",
-                                "tensor-cores", "bulk-copy"],
+                                "design", "copy"],
         "attn-to-ptx": ["warps", "unroll", "stages", "min-blocks",
-                        "tensor-cores", "bulk-copy"],
+                        "design", "copy"],
     }
+    values = {"design": DESIGNS, "copy": COPIES}
     chips = ["sm_75", "sm_80", "sm_90a", "sm_0", "sm_9999", "x"]
     cases = []
     for _ in range(n):
         name = rng.choice(sorted(passes))
-        opts = [f"{o}={rng.choice(EXTREME_INTS)}"
+        opts = [f"{o}={rng.choice(values.get(o, EXTREME_INTS))}"
                 for o in rng.sample(passes[name],
                                     rng.randint(1, len(passes[name])))]
         # attn-split-kv has no chip option; the others get a random one half
@@ -192,8 +196,7 @@ def bundle_cases(src, rng, n):
     opts = {
         "--warps": EXTREME_INTS, "--unroll": EXTREME_INTS,
         "--stages": EXTREME_INTS, "--min-blocks": EXTREME_INTS,
-        "--tensor-cores": ["-1", "0", "1", "2"],
-        "--bulk-copy": ["-1", "0", "1", "5"],
+        "--design": DESIGNS, "--copy": COPIES,
         "--schedule": ["attn-split-kv{chunk-size=0}", "bogus(",
                        "attn-split-kv{chunk-size=-5}", "attn-to-cpu"],
     }

@@ -1,0 +1,105 @@
+//===- AttnToGPUOptions.h - convert-attn-to-gpu option values ---*- C++ -*-===//
+//
+// The enum-valued options of convert-attn-to-gpu, shared by the pass, the
+// attn-to-ptx pipeline and flashir-bundle: one table of spellings feeds every
+// command-line parser and the pipeline text.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLASHIR_CONVERSION_ATTNTOGPUOPTIONS_H
+#define FLASHIR_CONVERSION_ATTNTOGPUOPTIONS_H
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
+
+#include <iterator>
+#include <utility>
+
+namespace flashir {
+
+/// How the kernels compute: `design=...`.
+enum class KernelDesign {
+  /// mma-sync where the chip has bf16 mma.sync and cp.async (sm_80+), else
+  /// simt; shapes the mma-sync decode cannot serve fall back to simt.
+  Auto,
+  /// CUDA cores: the SIMT decode kernel, no prefill kernel.
+  Simt,
+  /// Tensor cores: mma.sync decode and prefill kernels.
+  MmaSync,
+};
+
+/// How the mma-sync decode stages K/V in shared memory: `copy=...`.
+enum class KVCopy {
+  /// tma where the chip has the copy engine (sm_90a), else cp-async.
+  Auto,
+  /// 16-byte cp.async pieces.
+  CpAsync,
+  /// Whole K/V rows by cp.async.bulk, never tensor maps.
+  Bulk,
+  /// TMA tensor copies of whole 16-key tiles where pages hold them, else
+  /// cp.async.bulk rows.
+  Tma,
+};
+
+inline const llvm::cl::OptionEnumValue kKernelDesignNames[] = {
+    clEnumValN(KernelDesign::Auto, "auto",
+               "by chip: mma-sync on sm_80+ where the shape fits, else simt"),
+    clEnumValN(KernelDesign::Simt, "simt", "CUDA cores"),
+    clEnumValN(KernelDesign::MmaSync, "mma-sync", "tensor cores (mma.sync)"),
+};
+
+inline const llvm::cl::OptionEnumValue kKVCopyNames[] = {
+    clEnumValN(KVCopy::Auto, "auto", "by chip: tma on sm_90a, else cp-async"),
+    clEnumValN(KVCopy::CpAsync, "cp-async", "16-byte cp.async"),
+    clEnumValN(KVCopy::Bulk, "bulk", "cp.async.bulk rows, no tensor maps"),
+    clEnumValN(KVCopy::Tma, "tma",
+               "TMA tiles where pages hold whole tiles, else cp.async.bulk "
+               "rows"),
+};
+
+namespace detail {
+template <size_t N, size_t... I>
+llvm::cl::ValuesClass values(const llvm::cl::OptionEnumValue (&names)[N],
+                             std::index_sequence<I...>) {
+  return llvm::cl::ValuesClass({names[I]...});
+}
+
+template <size_t N>
+llvm::cl::ValuesClass values(const llvm::cl::OptionEnumValue (&names)[N]) {
+  return values(names, std::make_index_sequence<N>());
+}
+
+template <typename Enum, size_t N>
+llvm::StringRef spelling(const llvm::cl::OptionEnumValue (&names)[N],
+                         Enum value) {
+  const auto *it = llvm::find_if(names, [&](const auto &name) {
+    return name.Value == static_cast<int>(value);
+  });
+  return it == std::end(names) ? llvm::StringRef() : it->Name;
+}
+} // namespace detail
+
+/// The values of a `design` command-line or pass option.
+inline llvm::cl::ValuesClass kernelDesignValues() {
+  return detail::values(kKernelDesignNames);
+}
+
+/// The values of a `copy` command-line or pass option.
+inline llvm::cl::ValuesClass kvCopyValues() {
+  return detail::values(kKVCopyNames);
+}
+
+/// The option spelling of `design` ("auto", "simt", "mma-sync").
+inline llvm::StringRef stringify(KernelDesign design) {
+  return detail::spelling(kKernelDesignNames, design);
+}
+
+/// The option spelling of `copy` ("auto", "cp-async", "bulk", "tma").
+inline llvm::StringRef stringify(KVCopy copy) {
+  return detail::spelling(kKVCopyNames, copy);
+}
+
+} // namespace flashir
+
+#endif // FLASHIR_CONVERSION_ATTNTOGPUOPTIONS_H
