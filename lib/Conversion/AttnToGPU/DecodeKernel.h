@@ -301,16 +301,6 @@ private:
   /// sigmoid outputs are not normalised (o * l); then the output hook.
   Value finalOutput(LocBuilder &b, Value o, Value l, Value e0, Value head);
 
-  /// A pair of elements as an mma.sync operand: bf16 pairs travel as i32,
-  /// f16 pairs as vector<2xf16>.
-  Value mmaOperand(LocBuilder &b, Value pair) {
-    if (!s.element.isBF16())
-      return pair;
-    Value word = vector::BitCastOp::create(
-        b, VectorType::get({1}, b.getI32Type()), pair);
-    return vector::ExtractOp::create(b, word, 0);
-  }
-
   VectorType f32Vec(LocBuilder &b) {
     return VectorType::get({kVec}, b.getF32Type());
   }

@@ -28,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DecodeKernel.h"
+#include "Parts/MmaSync.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -469,7 +470,12 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   };
 
   auto pairType = VectorType::get({2}, s.element);
-  auto operand = [&](LocBuilder &b, Value pair) { return mmaOperand(b, pair); };
+  // The m16n8k16 atom of the element type.
+  parts::MmaSync mmaSync(parts::MmaSync::atomFor(s.element, /*turing=*/false),
+                         s.element);
+  auto operand = [&](LocBuilder &b, Value pair) {
+    return mmaSync.operand(b, pair);
+  };
   Value zeroOperand =
       bf16
           ? Value(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)))
@@ -481,8 +487,6 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     return operand(b, vector::ShuffleOp::create(b, piece, piece,
                                                 ArrayRef<int64_t>{e, e + 1}));
   };
-  auto structType = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
-  NVVM::MMATypes ptxType = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
   // One m16n8k16 product accumulating rows gid (a0, a2; acc[0], acc[1])
   // and, where the m tile has a second row half (a1 non-null), rows gid + 8
   // (a1, a3; acc[2], acc[3]); without it those rows are zero on input and
@@ -490,18 +494,14 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   auto mma = [&](LocBuilder &b, Value a0, Value a1, Value a2, Value a3,
                  Value b0, Value b1, MutableArrayRef<Value> acc) {
     bool upper = static_cast<bool>(a1);
-    Value result = NVVM::MmaOp::create(
-        b, structType,
-        ValueRange{a0, upper ? a1 : zeroOperand, a2, upper ? a3 : zeroOperand},
-        ValueRange{b0, b1},
-        ValueRange{acc[0], acc[1], upper ? acc[2] : zeroF,
-                   upper ? acc[3] : zeroF},
-        ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-        std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                       NVVM::MMALayout::col});
+    Value aRegs[] = {a0, upper ? a1 : zeroOperand, a2,
+                     upper ? a3 : zeroOperand};
+    Value bRegs[] = {b0, b1};
+    Value cRegs[] = {acc[0], acc[1], upper ? acc[2] : zeroF,
+                     upper ? acc[3] : zeroF};
+    mmaSync.build(b, aRegs, bRegs, cRegs);
     for (int64_t k = 0; k < (upper ? 4 : 2); ++k)
-      acc[k] = LLVM::ExtractValueOp::create(b, result, ArrayRef<int64_t>{k});
+      acc[k] = cRegs[k];
   };
   auto loadPiece = [&](LocBuilder &b, Value ring, int64_t piece) {
     return vector::LoadOp::create(
