@@ -29,8 +29,8 @@ int64_t sharedMemoryBytes(bool tensorCores, bool bulkCopy, bool tensorCopy,
   if (!tensorCores)
     return std::max(states,
                     warps * stages * 2 * unroll * 32 * kVec * elementBytes);
-  // Tensor copies land whole 64-column boxes.
-  int64_t boxed = (headDim + kBoxElements - 1) / kBoxElements * kBoxElements;
+  // Tensor copies land whole boxes.
+  int64_t boxed = tensorCopyBoxes(headDim) * kBoxElements;
   int64_t row = (tensorCopy ? boxed
                  : bulkCopy ? headDim + 8
                             : headDim) *

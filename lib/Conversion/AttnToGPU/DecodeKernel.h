@@ -45,6 +45,11 @@ constexpr int64_t kTileKeys = 16;
 /// Tensor copies: the box's inner extent (128 bytes of 16-bit elements, the
 /// span of the 128-byte swizzle) and the alignment the swizzle needs.
 constexpr int64_t kBoxElements = 64, kSwizzleAlign = 1024;
+/// Tensor copies: the boxes of one K or V row (the last reaches past D where
+/// D is not a multiple of 64; the copy engine fills those columns with zeros).
+inline int64_t tensorCopyBoxes(int64_t headDim) {
+  return llvm::divideCeil(headDim, kBoxElements);
+}
 /// f32 accumulators a tensor-core decode lane may keep in registers.
 constexpr int64_t kMaxAccumulators = 128;
 

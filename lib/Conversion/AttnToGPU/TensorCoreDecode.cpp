@@ -80,7 +80,7 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
   // swizzles (chunk ^ key % 8), 1024-byte aligned: aligned copies and
   // conflict-free fragment reads; columns from D to the box's end are
   // zeros the copy engine fills in.
-  int64_t rowStride = D + 8, halves = (D + kBoxElements - 1) / kBoxElements;
+  int64_t rowStride = D + 8, halves = tensorCopyBoxes(D);
   Value stage, ringShift;
   if (tensor) {
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, f.buf);
