@@ -394,3 +394,34 @@ func.func @rope128_d128_h32_p16(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x1
       -> tensor<?x32x128xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
 }
+
+// Ragged views (attn.ragged_kv): the keys' contiguous rows, no page table.
+func.func @plain_d128_g4_ragged_bf16(%k: tensor<?x2x128xbf16>, %v: tensor<?x2x128xbf16>, %indptr: tensor<?xi32>,
+    %queries: tensor<?x8x128xbf16>, %qo: tensor<?xi32>) -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.ragged_kv %k, %v, %indptr : tensor<?x2x128xbf16>, tensor<?x2x128xbf16> -> !attn.ragged_kv<heads = 2, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x8x128xbf16> -> !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64} : !attn.ragged_q<heads = 8, head_dim = 128, bf16>, !attn.ragged_kv<heads = 2, head_dim = 128, bf16>
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+func.func @causal_d72_g3_ragged_f16(%k: tensor<?x2x72xf16>, %v: tensor<?x2x72xf16>, %indptr: tensor<?xi32>,
+    %queries: tensor<?x6x72xf16>, %qo: tensor<?xi32>) -> (tensor<?x6x72xf16>, tensor<?x6xf32>) {
+  %kv = attn.ragged_kv %k, %v, %indptr : tensor<?x2x72xf16>, tensor<?x2x72xf16> -> !attn.ragged_kv<heads = 2, head_dim = 72, f16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x6x72xf16> -> !attn.ragged_q<heads = 6, head_dim = 72, f16>
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 6 : i64, num_kv_heads = 2 : i64} : !attn.ragged_q<heads = 6, head_dim = 72, f16>, !attn.ragged_kv<heads = 2, head_dim = 72, f16>
+      -> tensor<?x6x72xf16>, tensor<?x6xf32>
+  return %o, %l : tensor<?x6x72xf16>, tensor<?x6xf32>
+}
+
+func.func @soft_cap_d256_g16_ragged_bf16(%k: tensor<?x1x256xbf16>, %v: tensor<?x1x256xbf16>, %indptr: tensor<?xi32>,
+    %queries: tensor<?x16x256xbf16>, %qo: tensor<?xi32>, %cap: f32) -> (tensor<?x16x256xbf16>, tensor<?x16xf32>) {
+  %kv = attn.ragged_kv %k, %v, %indptr : tensor<?x1x256xbf16>, tensor<?x1x256xbf16> -> !attn.ragged_kv<heads = 1, head_dim = 256, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x16x256xbf16> -> !attn.ragged_q<heads = 16, head_dim = 256, bf16>
+  %o, %l = attn.attention @soft_cap(%q, %kv) params(%cap : f32)
+      {num_qo_heads = 16 : i64, num_kv_heads = 1 : i64} : !attn.ragged_q<heads = 16, head_dim = 256, bf16>, !attn.ragged_kv<heads = 1, head_dim = 256, bf16>
+      -> tensor<?x16x256xbf16>, tensor<?x16xf32>
+  return %o, %l : tensor<?x16x256xbf16>, tensor<?x16xf32>
+}

@@ -141,6 +141,9 @@ class Kernel:
         self.dtype = DTYPES[q["element"]]
         # HND pools: [pages, Hkv, page, D] in memory (shapes stay logical).
         self.hnd = entry.get("kv_layout") == "hnd"
+        # Ragged views: the pools are the keys' contiguous rows (one-token
+        # pages in token order) and the kernel takes no page table.
+        self.ragged = entry.get("kv_layout") == "ragged"
         self.merge_kernel = entry.get("merge_kernel")  # split-KV kernels
         self.chunked = self.merge_kernel is not None
         # Prefill kernels: grid (requests, q tiles of q_rows rows, Hq).
@@ -202,6 +205,8 @@ def make_batch(k: Kernel, qo_lens, kv_lens, gen, shared_pages=True, shuffle=True
     values everywhere (NaN would be caught as well, but spares hold random
     data so timing is not flattered)."""
     dev = "cuda"
+    if k.ragged:  # request b's keys: rows indptr[b] .. indptr[b + 1]
+        shared_pages = shuffle = False
     pages_per = [(n + k.page - 1) // k.page for n in kv_lens]
     num_pages = sum(pages_per) + 8
     perm = torch.randperm(num_pages, generator=gen).tolist() if shuffle else list(range(num_pages))
@@ -328,8 +333,10 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
     pools = [batch["kp"], batch["vp"]]
     if k.hnd:
         pools = [p.permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3) for p in pools]
-    for t in (batch["q"], batch["qo"], pools[0], pools[1], batch["indptr"],
-              batch["indices"], batch["last"]):
+    fixed = [batch["q"], batch["qo"], pools[0], pools[1], batch["indptr"]]
+    if not k.ragged:
+        fixed += [batch["indices"], batch["last"]]
+    for t in fixed:
         args += memref_args(t, strided=k.hnd)
     maps = kv_maps(k, pools[0], pools[1])  # over the layout the kernel reads
     params = memref_args(maps)  # kv_maps comes right before the parameters

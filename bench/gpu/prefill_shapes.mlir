@@ -246,3 +246,34 @@ func.func @custom_mask_d128_g4_p16_bf16(%k: tensor<?x16x8x128xbf16>, %v: tensor<
       -> tensor<?x32x128xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
 }
+
+// Ragged views (attn.ragged_kv): the keys' contiguous rows, no page table.
+func.func @causal_d128_g4_ragged_bf16(%k: tensor<?x2x128xbf16>, %v: tensor<?x2x128xbf16>, %indptr: tensor<?xi32>,
+    %queries: tensor<?x8x128xbf16>, %qo: tensor<?xi32>) -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.ragged_kv %k, %v, %indptr : tensor<?x2x128xbf16>, tensor<?x2x128xbf16> -> !attn.ragged_kv<heads = 2, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x8x128xbf16> -> !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 8, head_dim = 128, bf16>, !attn.ragged_kv<heads = 2, head_dim = 128, bf16>
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+func.func @plain_d80_g2_ragged_f16(%k: tensor<?x2x80xf16>, %v: tensor<?x2x80xf16>, %indptr: tensor<?xi32>,
+    %queries: tensor<?x4x80xf16>, %qo: tensor<?xi32>) -> (tensor<?x4x80xf16>, tensor<?x4xf32>) {
+  %kv = attn.ragged_kv %k, %v, %indptr : tensor<?x2x80xf16>, tensor<?x2x80xf16> -> !attn.ragged_kv<heads = 2, head_dim = 80, f16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x4x80xf16> -> !attn.ragged_q<heads = 4, head_dim = 80, f16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 4 : i64, num_kv_heads = 2 : i64, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 4, head_dim = 80, f16>, !attn.ragged_kv<heads = 2, head_dim = 80, f16>
+      -> tensor<?x4x80xf16>, tensor<?x4xf32>
+  return %o, %l : tensor<?x4x80xf16>, tensor<?x4xf32>
+}
+
+func.func @causal_d64_g8_ragged_bf16_fused(%k: tensor<?x2x64xbf16>, %v: tensor<?x2x64xbf16>, %indptr: tensor<?xi32>,
+    %queries: tensor<?x16x64xbf16>, %qo: tensor<?xi32>) -> (tensor<?x16x64xbf16>, tensor<?x16xf32>) {
+  %kv = attn.ragged_kv %k, %v, %indptr : tensor<?x2x64xbf16>, tensor<?x2x64xbf16> -> !attn.ragged_kv<heads = 2, head_dim = 64, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x16x64xbf16> -> !attn.ragged_q<heads = 16, head_dim = 64, bf16>
+  %o, %l = attn.attention @causal(%q, %kv)
+      {fused_head_groups, num_qo_heads = 16 : i64, num_kv_heads = 2 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 16, head_dim = 64, bf16>, !attn.ragged_kv<heads = 2, head_dim = 64, bf16>
+      -> tensor<?x16x64xbf16>, tensor<?x16xf32>
+  return %o, %l : tensor<?x16x64xbf16>, tensor<?x16xf32>
+}

@@ -108,20 +108,28 @@ std::optional<Grid> Grid::parse(std::string_view text) {
   return std::nullopt;
 }
 
-std::vector<ArgRole> fixedArgs(KernelKind kind, bool split) {
+std::vector<ArgRole> fixedArgs(KernelKind kind, bool split, bool ragged) {
   using R = ArgRole;
   if (kind == KernelKind::Merge)
     return {R::QoIndptr,   R::ChunkIndptr, R::PartialO,
             R::PartialLse, R::Out,         R::Lse};
-  std::vector<ArgRole> roles = {R::Q,          R::QoIndptr, R::KPool,
-                                R::VPool,      R::KvIndptr, R::KvIndices,
-                                R::LastPageLen};
+  std::vector<ArgRole> roles = {R::Q, R::QoIndptr, R::KPool, R::VPool,
+                                R::KvIndptr};
+  if (!ragged)
+    roles.insert(roles.end(), {R::KvIndices, R::LastPageLen});
   if (split)
     roles.insert(roles.end(),
                  {R::ChunkIndptr, R::ChunkRequest, R::ChunkStarts, R::ChunkEnds,
                   R::ChunkOrder, R::PartialO, R::PartialLse});
   roles.insert(roles.end(), {R::Out, R::Lse, R::KvMaps});
   return roles;
+}
+
+bool raggedSignature(const std::vector<std::string> &argNames) {
+  for (const std::string &name : argNames)
+    if (name == roleName(ArgRole::KvIndices))
+      return false;
+  return true;
 }
 
 Grid gridOf(KernelKind kind, bool split, bool perKvHead) {
@@ -221,7 +229,8 @@ std::string verifySignature(KernelKind kind, const Grid &grid,
   if (grid != gridOf(kind, split, perKvHead) ||
       (kind == KernelKind::Decode && !perKvHead))
     return "grid '" + grid.str() + "' does not fit a " + what;
-  std::vector<ArgRole> fixed = fixedArgs(kind, split);
+  std::vector<ArgRole> fixed = fixedArgs(
+      kind, split, kind != KernelKind::Merge && raggedSignature(argNames));
   if (argNames.size() < fixed.size())
     return "a " + std::string(split ? "split " : "") + what + " takes " +
            std::to_string(fixed.size()) + " fixed arguments, not " +
@@ -246,7 +255,10 @@ std::string verifyKernel(const KernelInfo &k) {
   std::string where = "kernel '" + k.name + "': ";
   if (k.block < 1 || k.block > 1024)
     return where + "block must be 1..1024 threads";
-  std::vector<ArgRole> fixed = fixedArgs(k.kind, k.split());
+  if (k.ragged && (k.kind == KernelKind::Merge || k.hnd))
+    return where + "only decode and prefill kernels over NHD rows read a "
+                   "ragged view";
+  std::vector<ArgRole> fixed = fixedArgs(k.kind, k.split(), k.ragged);
   std::vector<std::string> names;
   for (size_t i = 0; i < k.args.size(); ++i) {
     const KernelArg &a = k.args[i];

@@ -69,7 +69,7 @@ static JsonValue writeKernel(const KernelInfo &k) {
   if (!k.mergeKernel.empty())
     o.set("merge_kernel", k.mergeKernel);
   if (k.kind != KernelKind::Merge)
-    o.set("kv_layout", k.hnd ? "hnd" : "nhd");
+    o.set("kv_layout", k.ragged ? "ragged" : k.hnd ? "hnd" : "nhd");
   for (auto [key, value] :
        {std::pair<const char *, int64_t>{"unroll", k.unroll},
         {"q_rows", k.qRows},
@@ -247,9 +247,12 @@ bool Reader::readKernel(const JsonValue &k, KernelInfo &info) {
   info.variant = string(k, "variant", false, where);
   info.mergeKernel = string(k, "merge_kernel", false, where);
   std::string layout = string(k, "kv_layout", false, where);
-  if (!layout.empty() && layout != "nhd" && layout != "hnd")
-    return fail(where + ": kv_layout must be nhd or hnd, got '" + layout + "'");
+  if (!layout.empty() && layout != "nhd" && layout != "hnd" &&
+      layout != "ragged")
+    return fail(where + ": kv_layout must be nhd, hnd or ragged, got '" +
+                layout + "'");
   info.hnd = layout == "hnd";
+  info.ragged = layout == "ragged";
   const JsonValue *args = k.get("args");
   if (!args || !args->isArray())
     return fail(where + ": needs an 'args' array");

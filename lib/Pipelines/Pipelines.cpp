@@ -133,9 +133,7 @@ void flashir::registerAttnPipelines() {
 void flashir::buildFlashIRPipeline(OpPassManager &pm,
                                    const FlashIRPipelineOptions &options) {
   if (options.raiseFromLinalg)
-    addPipeline(pm, options.target == FlashIRPipelineOptions::Target::NVIDIA
-                        ? "attn-raise-from-linalg{paged-kv=1}"
-                        : "attn-raise-from-linalg");
+    addPipeline(pm, "attn-raise-from-linalg");
   if (options.target == FlashIRPipelineOptions::Target::CPU) {
     AttnScheduleOptions schedule;
     schedule.chip = options.chip;

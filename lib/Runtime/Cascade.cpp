@@ -153,6 +153,10 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
   auto splitAbi = [](const KernelInfo *k, KernelKind kind) {
     return k->kind == kind && k->split() && k->numParams() == 0;
   };
+  if (pk->ragged || dk->ragged)
+    return invalid("a cascade reads paged views; " +
+                   (pk->ragged ? config.prefillKernel : config.decodeKernel) +
+                   " reads a ragged one");
   if (!splitAbi(pk, KernelKind::Prefill))
     return invalid(config.prefillKernel +
                    " is not a split-KV prefill kernel without variant "

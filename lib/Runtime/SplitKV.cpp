@@ -106,6 +106,11 @@ Status SplitKVRunner::create(CudaDriver &driver, KernelBundle &bundle,
   if (decode->mergeKernel != config.mergeKernel)
     return invalid(config.decodeKernel + "'s merge kernel is '" +
                    decode->mergeKernel + "', not " + config.mergeKernel);
+  if (decode->ragged)
+    return invalid(config.decodeKernel +
+                   " reads a ragged view (no page table); the split runner "
+                   "plans paged batches: launch it with launchDecode or "
+                   "launchPrefill");
   bool prefill = decode->kind == KernelKind::Prefill;
   if (config.options.queryTile != 0)
     return invalid("split decode kernels take whole requests (queryTile 0)");

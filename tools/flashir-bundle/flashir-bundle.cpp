@@ -135,7 +135,9 @@ abi::KernelInfo describe(gpu::GPUFuncOp func,
   if (FlatSymbolRefAttr merge = launch.getMergeKernel())
     k.mergeKernel = merge.getValue().str();
   SmallVector<std::string> names = launch.getArgNames();
-  std::vector<abi::ArgRole> fixed = abi::fixedArgs(k.kind, k.split());
+  k.ragged = k.kind != abi::KernelKind::Merge &&
+             abi::raggedSignature({names.begin(), names.end()});
+  std::vector<abi::ArgRole> fixed = abi::fixedArgs(k.kind, k.split(), k.ragged);
   // The variant lives in the attn program (the gpu.module's parent), or in
   // the standard library.
   Operation *program = func->getParentOfType<gpu::GPUModuleOp>()->getParentOp();

@@ -105,6 +105,33 @@ TEST(KernelABI, FixedArguments) {
   std::vector<ArgRole> split = fixedArgs(KernelKind::Decode, true);
   EXPECT_EQ(split[11], ArgRole::ChunkOrder);
   EXPECT_EQ(split.back(), ArgRole::KvMaps);
+  // A ragged view's kernels take no page table.
+  std::vector<ArgRole> ragged = fixedArgs(KernelKind::Prefill, false, true);
+  ASSERT_EQ(ragged.size(), 8u);
+  EXPECT_EQ(ragged[4], ArgRole::KvIndptr);
+  EXPECT_EQ(ragged[5], ArgRole::Out);
+  EXPECT_EQ(fixedArgs(KernelKind::Decode, true, true).size(), 15u);
+}
+
+TEST(KernelABI, RaggedSignatures) {
+  auto names = [](KernelKind kind, bool split, bool ragged) {
+    std::vector<std::string> out;
+    for (ArgRole role : fixedArgs(kind, split, ragged))
+      out.emplace_back(roleName(role));
+    return out;
+  };
+  EXPECT_TRUE(raggedSignature(names(KernelKind::Decode, false, true)));
+  EXPECT_FALSE(raggedSignature(names(KernelKind::Decode, false, false)));
+  Grid decode = gridOf(KernelKind::Decode, false, true);
+  EXPECT_EQ(verifySignature(KernelKind::Decode, decode,
+                            names(KernelKind::Decode, false, true), false, 0),
+            "");
+  // A page table without last_page_len is neither signature.
+  std::vector<std::string> broken = names(KernelKind::Decode, false, false);
+  broken.erase(broken.begin() + 6);
+  broken.push_back("cap");
+  EXPECT_EQ(verifySignature(KernelKind::Decode, decode, broken, false, 0),
+            "argument 6 is 'out', expected 'last_page_len'");
 }
 
 KernelArg memref(ArgRole role, std::string element,
@@ -114,9 +141,10 @@ KernelArg memref(ArgRole role, std::string element,
 }
 
 /// The arguments of a kernel of `kind` for Hq 32, Hkv 8, D 128, page 16.
-std::vector<KernelArg> argsOf(KernelKind kind, bool split) {
+std::vector<KernelArg> argsOf(KernelKind kind, bool split,
+                              bool ragged = false) {
   std::vector<KernelArg> args;
-  for (ArgRole role : fixedArgs(kind, split)) {
+  for (ArgRole role : fixedArgs(kind, split, ragged)) {
     switch (role) {
     case ArgRole::Q:
     case ArgRole::Out:
@@ -182,7 +210,16 @@ Manifest sampleManifest() {
   prefill.variant = "causal";
   prefill.hnd = true;
   prefill.args = argsOf(KernelKind::Prefill, false);
-  m.kernels = {decode, merge, prefill};
+  // A decode kernel over a ragged view (contiguous rows, no page table).
+  KernelInfo ragged;
+  ragged.name = "h_decode_2";
+  ragged.kind = KernelKind::Decode;
+  ragged.grid = gridOf(KernelKind::Decode, false, true);
+  ragged.block = 64;
+  ragged.variant = "plain";
+  ragged.ragged = true;
+  ragged.args = argsOf(KernelKind::Decode, false, true);
+  m.kernels = {decode, merge, prefill, ragged};
   TargetInfo hopper;
   hopper.chip = "sm_90a";
   hopper.ptx = "kernels.sm_90a.ptx";
@@ -219,6 +256,7 @@ void expectSameKernel(const KernelInfo &a, const KernelInfo &b) {
   EXPECT_EQ(a.variant, b.variant);
   EXPECT_EQ(a.mergeKernel, b.mergeKernel);
   EXPECT_EQ(a.hnd, b.hnd);
+  EXPECT_EQ(a.ragged, b.ragged);
   ASSERT_EQ(a.args.size(), b.args.size());
   for (size_t i = 0; i < a.args.size(); ++i) {
     EXPECT_EQ(a.args[i].name, b.args[i].name);
@@ -351,6 +389,19 @@ TEST(Manifest, RejectsBrokenABIs) {
     m.targets[0].kernels["f_decode_0"].tensorMapBox = {64, 0, 16};
   });
   EXPECT_TRUE(has(e, "tensor_map_box needs three extents in 1..256")) << e;
+  // A ragged kernel takes no page table; a paged one needs it.
+  e = errorAfter([](Manifest &m) { m.kernels[3].ragged = false; });
+  EXPECT_TRUE(has(e, "argument 5 ('out') has role 'out', expected 'indices'"))
+      << e;
+  e = errorAfter([](Manifest &m) { m.kernels[0].ragged = true; });
+  EXPECT_TRUE(has(e, "argument 5 ('indices') has role 'indices', expected "
+                     "'chunk_indptr'"))
+      << e;
+  // (The manifest cannot say both; a kernel built in memory can.)
+  KernelInfo hndRagged = sampleManifest().kernels[3];
+  hndRagged.hnd = true;
+  EXPECT_TRUE(has(verifyKernel(hndRagged), "only decode and prefill kernels "
+                                           "over NHD rows read a ragged view"));
 }
 
 TEST(Manifest, RejectsMalformedEntries) {

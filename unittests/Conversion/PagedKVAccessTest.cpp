@@ -68,6 +68,21 @@ TEST(PagedKVAccess, CopyFacts) {
   EXPECT_EQ(nhd.row(2, 5, 3) + 8, nhd.row(2, 6, 3));
 }
 
+// A ragged view's rows: token t of head h is row t * heads + h of the
+// contiguous [tokens, heads, dim] keys, with no page table, as one-token
+// NHD pages address them.
+TEST(PagedKVAccess, RaggedRowsAreOneTokenPages) {
+  PagedKVAccess ragged = PagedKVAccess::raggedRows(3, 40);
+  EXPECT_FALSE(ragged.hasPageTable());
+  EXPECT_TRUE((PagedKVAccess{false, 1, 3, 40}).hasPageTable());
+  EXPECT_EQ(ragged.pageSize, 1);
+  EXPECT_FALSE(ragged.headMajor);
+  for (int64_t token : {0, 1, 7, 1000})
+    for (int64_t head = 0; head < 3; ++head)
+      EXPECT_EQ(ragged.row(token, 0, head), token * 3 + head);
+  EXPECT_EQ(ragged.strides(), (std::array<int64_t, 4>{120, 120, 40, 1}));
+}
+
 // A box at tensor-map coordinates (column, x, y) covers the pool elements
 // the kernel asks for: the `tileKeys` keys from slot `slot` of page `page`,
 // head `head`, at abi::kvTensorMap's byte strides.

@@ -86,10 +86,16 @@ std::string_view roleName(ArgRole role);
 std::optional<ArgRole> parseRole(std::string_view name);
 
 /// The fixed arguments of a kernel, in order: decode and prefill kernels
-/// take q ... last_page_len, a split kernel's chunk arrays and partial
-/// states, then out, lse and kv_maps; merge kernels the partial states and
-/// out / lse.
-std::vector<ArgRole> fixedArgs(KernelKind kind, bool split);
+/// take q ... last_page_len (over a ragged view, whose keys are contiguous
+/// rows: q ... indptr, no page table), a split kernel's chunk arrays and
+/// partial states, then out, lse and kv_maps; merge kernels the partial
+/// states and out / lse.
+std::vector<ArgRole> fixedArgs(KernelKind kind, bool split,
+                               bool ragged = false);
+
+/// Whether a decode or prefill kernel whose arguments are named `argNames`
+/// reads a ragged view: it takes no page table (no `indices`).
+bool raggedSignature(const std::vector<std::string> &argNames);
 
 /// The grid a kernel of `kind` launches over: split kernels over chunks,
 /// prefill kernels over q tiles, per KV head (decode; prefill with fused
@@ -142,6 +148,10 @@ struct KernelInfo {
   /// true, else NHD ([pages, page, heads, dim]). The k_pool / v_pool shapes
   /// are given in the logical (pages, page, heads, dim) order either way.
   bool hnd = false;
+  /// A ragged view: the pools are the keys' contiguous rows [tokens, 1,
+  /// heads, dim] (one-token pages in token order), `indptr` holds token
+  /// offsets and there is no page table (no indices, no last_page_len).
+  bool ragged = false;
   std::vector<KernelArg> args;
 
   /// Whether the kernel writes partial states per split-KV chunk (a

@@ -119,7 +119,10 @@ private:
   int device = 0;
 };
 
-/// Device buffers of one decode launch.
+/// Device buffers of one decode or prefill launch. A kernel over a ragged
+/// view (KernelInfo::ragged) reads kPool / vPool as the keys' contiguous
+/// rows (numPages: their tokens) and indptr as token offsets; it takes no
+/// indices or lastPageLen.
 struct AttentionBuffers {
   void *q = nullptr, *qoIndptr = nullptr, *kPool = nullptr, *vPool = nullptr,
        *indptr = nullptr, *indices = nullptr, *lastPageLen = nullptr,

@@ -39,6 +39,16 @@ parts::PagedKVAccess accessOf(PagedKVType view) {
           view.getNumHeads(), view.getHeadDim()};
 }
 
+/// The address arithmetic of `op`'s view: a ragged view's rows have no page
+/// table.
+parts::PagedKVAccess accessOf(AttentionOp op) {
+  PagedKVType view = kvViewType(op);
+  if (isa<RaggedKVType>(op.getViews().front().getType()))
+    return parts::PagedKVAccess::raggedRows(view.getNumHeads(),
+                                            view.getHeadDim());
+  return accessOf(view);
+}
+
 /// Whether the tensor-core decode can stage `view`'s tiles with tensor
 /// copies: tiles within pages, and a key hook's partners in the same box
 /// (the kernel reads other columns of a staged tile unswizzled).
@@ -151,13 +161,10 @@ struct ConvertAttnToGPUPass
       int64_t prefillRows = 0, kvTile = 0, prefillWarps = 0;
       TileConfigAttr tiles = op.getTilesAttr();
       bool turing = !info->hasCpAsync && kernelDesign != KernelDesign::Simt &&
-                    reason.empty() &&
-                    cast<PagedKVType>(op.getViews().front().getType())
-                        .getElementType()
-                        .isF16();
+                    reason.empty() && kvViewType(op).getElementType().isF16();
       if (reason.empty() && (useTensorCores || turing) && tiles &&
           tiles.getQ() >= 16 && (!op.getChunkIndptr() || splitPrefill)) {
-        auto view = cast<PagedKVType>(op.getViews().front().getType());
+        auto view = kvViewType(op);
         reason = prefillShapeReason(view.getHeadDim(),
                                     op.getNumQoHeads() / op.getNumKvHeads());
         prefillRows = tiles.getQ();
@@ -176,7 +183,7 @@ struct ConvertAttnToGPUPass
                    "; the prefill tiles need " + std::to_string(bytes) +
                    " (select smaller kv tiles or fewer stages)";
       } else if (reason.empty()) {
-        auto view = cast<PagedKVType>(op.getViews().front().getType());
+        auto view = kvViewType(op);
         int64_t g =
             static_cast<int64_t>(op.getNumQoHeads() / op.getNumKvHeads());
         auto bytesFor = [&](bool tc, int64_t st) {
@@ -250,11 +257,11 @@ struct ConvertAttnToGPUPass
       AttentionOp op = entry.op;
       const std::string &name = entry.name;
       VariantOp variant = resolveVariant(op, op.getVariantAttr());
-      PagedKVType view = cast<PagedKVType>(op.getViews().front().getType());
+      PagedKVType view = kvViewType(op);
       auto numQoHeads = static_cast<int64_t>(op.getNumQoHeads());
       auto numKvHeads = static_cast<int64_t>(op.getNumKvHeads());
       bool chunked = static_cast<bool>(op.getChunkIndptr());
-      parts::PagedKVAccess access = accessOf(view);
+      parts::PagedKVAccess access = accessOf(op);
       DecodeShape shape{view.getHeadDim(),
                         view.getPageSize(),
                         numQoHeads,

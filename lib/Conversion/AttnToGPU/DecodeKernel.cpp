@@ -51,13 +51,23 @@ int64_t sharedMemoryBytes(const DecodeShape &s) {
 }
 
 /// Why `op` cannot become a decode kernel, or an empty string.
+PagedKVType kvViewType(AttentionOp op) {
+  Type type = op.getViews().front().getType();
+  if (auto paged = dyn_cast<PagedKVType>(type))
+    return paged;
+  auto ragged = cast<RaggedKVType>(type);
+  return PagedKVType::get(op.getContext(), 1, KVLayout::NHD,
+                          ragged.getNumHeads(), ragged.getHeadDim(),
+                          ragged.getElementType());
+}
+
 std::string unsupportedReason(AttentionOp op, VariantOp variant) {
   if (op.getViews().size() != 1)
     return "one KV view";
-  auto paged = op.getViews().front().getDefiningOp<PagedKVOp>();
-  if (!paged)
-    return "a KV view defined by attn.paged_kv";
-  PagedKVType view = paged.getType();
+  Operation *viewOp = op.getViews().front().getDefiningOp();
+  if (!isa_and_nonnull<PagedKVOp, RaggedKVOp>(viewOp))
+    return "a KV view defined by attn.paged_kv or attn.ragged_kv";
+  PagedKVType view = kvViewType(op);
   if (!view.getElementType().isF16() && !view.getElementType().isBF16())
     return "f16 or bf16 elements";
   if (!op.getQueries().getDefiningOp<RaggedQOp>())
@@ -156,18 +166,20 @@ gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
     poolLayout = StridedLayoutAttr::get(ctx, 0, s.access.strides());
   auto poolType = MemRefType::get({dyn, s.pageSize, s.numKvHeads, D}, s.element,
                                   poolLayout);
-  // Kernel ABI (recorded in the bundle manifest).
+  // Kernel ABI (recorded in the bundle manifest). A ragged view's rows are
+  // one-token pages in token order: no page table.
   SmallVector<Type> args = {
       MemRefType::get({dyn, s.numQoHeads, D}, s.element), // q
       MemRefType::get({dyn}, i32),                        // qo_indptr
       poolType,                                           // k pool
       poolType,                                           // v pool
       MemRefType::get({dyn}, i32),                        // indptr
-      MemRefType::get({dyn}, i32),                        // indices
-      MemRefType::get({dyn}, i32),                        // last_page_len
   };
-  argNames = {"q",      "qo_indptr", "k_pool",       "v_pool",
-              "indptr", "indices",   "last_page_len"};
+  argNames = {"q", "qo_indptr", "k_pool", "v_pool", "indptr"};
+  if (s.access.hasPageTable()) {
+    args.append({MemRefType::get({dyn}, i32), MemRefType::get({dyn}, i32)});
+    argNames.append({"indices", "last_page_len"});
+  }
   if (s.chunked) {
     // Chunk c covers keys [chunk_starts[c], chunk_ends[c]) of request
     // chunk_request[c]; its partial state of query row i goes to row
@@ -238,8 +250,21 @@ DecodeKernel::Frame DecodeKernel::bindArguments(LocBuilder &b,
   f.kPool = entry.getArgument(2);
   f.vPool = entry.getArgument(3);
   f.indptr = entry.getArgument(4);
-  f.indices = entry.getArgument(5);
-  f.lastPageLen = entry.getArgument(6);
+  // The other fixed arguments by name: which precede them depends on the
+  // view (page table or not).
+  auto argument = [&](StringRef name) -> Value {
+    for (auto [index, argName] : llvm::enumerate(argNames))
+      if (argName == name)
+        return entry.getArgument(index);
+    return {};
+  };
+  f.indices = argument("indices");
+  f.lastPageLen = argument("last_page_len");
+  f.chunkIndptr = argument("chunk_indptr");
+  f.chunkRequest = argument("chunk_request");
+  f.chunkStarts = argument("chunk_starts");
+  f.chunkEnds = argument("chunk_ends");
+  f.chunkOrder = argument("chunk_order");
   f.params = variant.getParamList();
   // Workgroup attributions follow the arguments in the entry block.
   f.firstParam = func.getFunctionType().getNumInputs() - f.params.size();
@@ -267,6 +292,11 @@ void DecodeKernel::loadRequestKeys(LocBuilder &b, Frame &f) {
   Value pages = arith::SubIOp::create(
       b, loadIndex(b, f.indptr, arith::AddIOp::create(b, f.req, c1)),
       f.pageBegin);
+  // A ragged view: its tokens are its one-token pages.
+  if (!s.access.hasPageTable()) {
+    f.numKv = pages;
+    return;
+  }
   Value anyPage =
       arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, pages, c0);
   Value fullPages = arith::SubIOp::create(b, pages, c1);
@@ -280,8 +310,6 @@ void DecodeKernel::loadRequestKeys(LocBuilder &b, Frame &f) {
 DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
                                             bool dynamicShared) {
   Frame f = bindArguments(b, func, dynamicShared);
-  Block &entry = *f.entry;
-
   Value c1 = cIndex(b, 1);
   f.block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   f.kvHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
@@ -299,8 +327,8 @@ DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
     f.kvHead = arith::RemUIOp::create(b, linear, heads);
   }
   if (s.chunked)
-    f.block = loadIndex(b, entry.getArgument(11), f.block);
-  f.req = s.chunked ? loadIndex(b, entry.getArgument(8), f.block) : f.block;
+    f.block = loadIndex(b, f.chunkOrder, f.block);
+  f.req = s.chunked ? loadIndex(b, f.chunkRequest, f.block) : f.block;
   Value next = arith::AddIOp::create(b, f.req, c1);
   f.qBegin = loadIndex(b, f.qoIndptr, f.req);
   f.numQ = arith::SubIOp::create(b, loadIndex(b, f.qoIndptr, next), f.qBegin);
@@ -315,19 +343,18 @@ void DecodeKernel::loadKeyRange(LocBuilder &b, Frame &f, Value nextRequest) {
   f.kEnd = f.numKv;
   if (!s.chunked)
     return;
-  Block &entry = *f.entry;
   auto clampKeys = [&](Value v, Value lo) {
     return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, v, lo), f.numKv);
   };
-  f.kBegin = clampKeys(loadIndex(b, entry.getArgument(9), f.block), c0);
-  f.kEnd = clampKeys(loadIndex(b, entry.getArgument(10), f.block), f.kBegin);
-  Value chunksEnd = loadIndex(b, entry.getArgument(7), nextRequest);
-  Value chunks = arith::SubIOp::create(
-      b, chunksEnd, loadIndex(b, entry.getArgument(7), f.req));
+  f.kBegin = clampKeys(loadIndex(b, f.chunkStarts, f.block), c0);
+  f.kEnd = clampKeys(loadIndex(b, f.chunkEnds, f.block), f.kBegin);
+  Value chunksEnd = loadIndex(b, f.chunkIndptr, nextRequest);
+  Value chunks =
+      arith::SubIOp::create(b, chunksEnd, loadIndex(b, f.chunkIndptr, f.req));
   f.direct = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunks, c1);
   // C from the metadata, not from the chunk arrays' sizes: a runner may pass
   // arrays padded past a step's chunks (the cascade's capacity).
-  Value indptr = entry.getArgument(7);
+  Value indptr = f.chunkIndptr;
   f.numChunks = loadIndex(
       b, indptr,
       arith::SubIOp::create(b, memref::DimOp::create(b, indptr, 0), c1));

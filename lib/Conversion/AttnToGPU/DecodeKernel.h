@@ -153,6 +153,11 @@ void relaxHookMath(gpu::GPUFuncOp func);
 /// Why `op` cannot become a kernel of any family, or an empty string (the
 /// families' shape rules are checked separately).
 std::string unsupportedReason(AttentionOp op, VariantOp variant);
+
+/// The type of `op`'s (first) view as the kernels read it: a paged view's,
+/// or for a ragged view (attn.ragged_kv, its keys' contiguous rows) that of
+/// one-token NHD pages (PagedKVAccess::raggedRows addresses them).
+PagedKVType kvViewType(AttentionOp op);
 /// Why the decode kernel (tensor-core or CUDA-core design) cannot serve
 /// `headDim` with `group` query heads per KV head, or an empty string.
 std::string decodeShapeReason(int64_t headDim, int64_t group, bool tensorCores);
@@ -192,7 +197,11 @@ private:
   struct Frame {
     gpu::GPUFuncOp func;
     Block *entry;
-    Value q, qoIndptr, kPool, vPool, indptr, indices, lastPageLen, out, lse;
+    Value q, qoIndptr, kPool, vPool, indptr, out, lse;
+    /// The page table (null for a ragged view).
+    Value indices, lastPageLen;
+    /// Split-KV: the planner's chunk arrays.
+    Value chunkIndptr, chunkRequest, chunkStarts, chunkEnds, chunkOrder;
     /// The K and V tensor maps ([2, 16] i64).
     Value kvMaps;
     /// Split-KV: the partial states, and whether this chunk is its
@@ -315,6 +324,18 @@ private:
   Value loadIndex(LocBuilder &b, Value memref, Value i) {
     Value v = memref::LoadOp::create(b, memref, ValueRange{i});
     return arith::IndexCastOp::create(b, b.getIndexType(), v);
+  }
+  /// The pool page of page-table entry `entry` (an index): indices[entry],
+  /// or, over a ragged view (no page table: one-token pages in token
+  /// order), `entry` itself.
+  Value poolPage(LocBuilder &b, const Frame &f, Value entry) {
+    return s.access.ragged ? entry : loadIndex(b, f.indices, entry);
+  }
+  /// poolPage as an i32.
+  Value poolPage32(LocBuilder &b, const Frame &f, Value entry) {
+    if (s.access.ragged)
+      return arith::IndexCastUIOp::create(b, b.getI32Type(), entry);
+    return memref::LoadOp::create(b, f.indices, ValueRange{entry});
   }
   /// 16 bytes of `memref` at `indices`.
   Value loadRaw(LocBuilder &b, Value memref, ValueRange indices) {

@@ -35,8 +35,8 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
   OpBuilder ob = OpBuilder::atBlockBegin(&entry);
   LocBuilder b(op.getLoc(), ob);
   Frame f = loadFrame(b, func, /*dynamicShared=*/false);
-  Value q = f.q, kPool = f.kPool, vPool = f.vPool, indices = f.indices,
-        kvHead = f.kvHead, buf = f.buf;
+  Value q = f.q, kPool = f.kPool, vPool = f.vPool, kvHead = f.kvHead,
+        buf = f.buf;
   Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -120,8 +120,7 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
     for (int64_t u = 0; u < U; ++u) {
       Value key = keySafe(b, jBase, u);
       Value page = arith::DivUIOp::create(b, key, cIndex(b, s.pageSize));
-      ids.push_back(
-          loadIndex(b, indices, arith::AddIOp::create(b, pageBegin, page)));
+      ids.push_back(poolPage(b, f, arith::AddIOp::create(b, pageBegin, page)));
     }
     return ids;
   };

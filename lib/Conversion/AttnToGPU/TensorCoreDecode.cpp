@@ -182,11 +182,10 @@ gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
     Value j = clampKey(
         b, arith::AddIOp::create(
                b, t0, arith::RemUIOp::create(b, lane, cIndex(b, kTileKeys))));
-    return memref::LoadOp::create(
-        b, f.indices,
-        ValueRange{arith::AddIOp::create(
-            b, f.pageBegin,
-            arith::DivUIOp::create(b, j, cIndex(b, s.pageSize)))});
+    return poolPage32(b, f,
+                      arith::AddIOp::create(
+                          b, f.pageBegin,
+                          arith::DivUIOp::create(b, j, cIndex(b, s.pageSize))));
   };
   Value width = arith::ConstantOp::create(b, b.getI32IntegerAttr(32));
   // Bulk copies (sm_90): one `cp.async.bulk` of a whole K or V row per lane

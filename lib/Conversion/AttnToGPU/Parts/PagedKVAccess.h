@@ -6,8 +6,9 @@
 // and HND ([pages, heads, page, dim]) layouts, the row of a key, and what a
 // copy may assume (rows of one head contiguous in a page, tiles a tensor map
 // can describe and its box). Kernels index pools in the logical (page, slot,
-// head, dim) order; an HND pool is a memref with these strides. No MLIR:
-// unit-tested on its own.
+// head, dim) order; an HND pool is a memref with these strides. A ragged
+// view's contiguous rows are one-token NHD pages without a page table. No
+// MLIR: unit-tested on its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,17 @@ struct PagedKVAccess {
   /// HND: [pages, heads, page, dim]; else NHD: [pages, page, heads, dim].
   bool headMajor = false;
   int64_t pageSize = 1, numHeads = 1, headDim = 1;
+  /// attn.ragged_kv: the keys' contiguous [tokens, heads, dim] rows, read as
+  /// one-token NHD pages in token order with no page table (key j of
+  /// request r is page indptr[r] + j).
+  bool ragged = false;
+
+  /// The access plan of a ragged view's rows.
+  static PagedKVAccess raggedRows(int64_t numHeads, int64_t headDim) {
+    return {false, 1, numHeads, headDim, true};
+  }
+  /// Whether kernels look pages up in a page table (indices).
+  bool hasPageTable() const { return !ragged; }
 
   /// Element strides of the logical (page, slot, head, column) indices.
   std::array<int64_t, 4> strides() const {

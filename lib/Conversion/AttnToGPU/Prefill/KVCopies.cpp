@@ -84,11 +84,11 @@ SmallVector<Value> PrefillBuilder::pagesOf(LocBuilder &b, Value it) {
   Value last = toI32(b, lastKey);
   Value slot = arith::MinUIOp::create(
       b, firstSlot, arith::DivUIOp::create(b, last, cI32(b, P)));
-  return {memref::LoadOp::create(
-      b, f.indices,
-      ValueRange{arith::IndexCastUIOp::create(
-          b, b.getIndexType(),
-          arith::AddIOp::create(b, toI32(b, f.pageBegin), slot))})};
+  return {
+      k.poolPage32(b, f,
+                   arith::IndexCastUIOp::create(
+                       b, b.getIndexType(),
+                       arith::AddIOp::create(b, toI32(b, f.pageBegin), slot)))};
 }
 
 SmallVector<Value> PrefillBuilder::pagesIf(LocBuilder &b, Value it,
@@ -182,11 +182,11 @@ PrefillBuilder::RawTileCopies::keySources(LocBuilder &b, int64_t keyOffset) {
                                   gpu::ShuffleMode::IDX)
                .getShuffleResult();
   } else {
-    page = memref::LoadOp::create(
-        b, pb.f.indices,
-        ValueRange{arith::IndexCastUIOp::create(
-            b, b.getIndexType(),
-            arith::AddIOp::create(b, pageBegin32, pageOfKey))});
+    page =
+        pb.k.poolPage32(b, pb.f,
+                        arith::IndexCastUIOp::create(
+                            b, b.getIndexType(),
+                            arith::AddIOp::create(b, pageBegin32, pageOfKey)));
   }
   Value pageStart = arith::MulIOp::create(b, page, cI32(b, P));
   Value row = arith::AddIOp::create(b, pageStart,
@@ -255,8 +255,8 @@ void PrefillBuilder::issue(LocBuilder &b, Value it, ArrayRef<Value> pages) {
     Value chunk = arith::RemUIOp::create(b, piece, cIndex(b, chunksPerRow));
     Value j =
         arith::MinSIOp::create(b, arith::AddIOp::create(b, t0, key), lastKey);
-    Value page = k.loadIndex(
-        b, f.indices,
+    Value page = k.poolPage(
+        b, f,
         arith::AddIOp::create(b, f.pageBegin,
                               arith::DivUIOp::create(b, j, cIndex(b, P))));
     Value inPage = arith::RemUIOp::create(b, j, cIndex(b, P));

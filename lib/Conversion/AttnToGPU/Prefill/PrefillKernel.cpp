@@ -190,11 +190,10 @@ void PrefillBuilder::bindFrame(LocBuilder &b) {
   f = k.bindArguments(b, func, /*dynamicShared=*/true);
   // Split-KV: grid position x serves chunk chunk_order[x] of request
   // chunk_request[chunk] (the decode ABI's chunk arguments).
-  Block &args = func.getBody().front();
   f.block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   if (s.chunked)
-    f.block = k.loadIndex(b, args.getArgument(11), f.block);
-  f.req = s.chunked ? k.loadIndex(b, args.getArgument(8), f.block) : f.block;
+    f.block = k.loadIndex(b, f.chunkOrder, f.block);
+  f.req = s.chunked ? k.loadIndex(b, f.chunkRequest, f.block) : f.block;
   qTile = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   if (!s.chunked && causal != CausalMask::None) {

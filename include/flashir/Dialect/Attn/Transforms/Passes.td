@@ -179,13 +179,14 @@ def AttnRaiseFromLinalg : Pass<"attn-raise-from-linalg", "::mlir::ModuleOp"> {
     tokens exceed the views' i32 indices is left as it is, with a warning.
 
     With `paged-kv`, K and V become a paged view of one-token pages
-    (identity page table) instead of a ragged view: the form the NVIDIA
-    decode kernels take.
+    (identity page table) instead of a ragged view, for runners that plan
+    paged batches. The NVIDIA kernels read either view; the ragged one
+    needs no page table.
   }];
   let options = [
     Option<"pagedKv", "paged-kv", "bool", /*default=*/"false",
-           "raise K/V to a paged view of one-token pages (for the NVIDIA "
-           "decode kernels) instead of a ragged view">
+           "raise K/V to a paged view of one-token pages (identity page "
+           "table) instead of a ragged view">
   ];
   let dependentDialects = [
     "::flashir::attn::AttnDialect",
