@@ -1,6 +1,6 @@
 //===- KernelFamily.cpp - what the kernel families share ------------------===//
 //
-// The plan every family starts from, and the helpers they share.
+// The families in priority order, and the plan every family starts from.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +14,16 @@ using namespace flashir::conversion::families;
 std::string KernelPlan::symbolName(KernelKind kind) const {
   return prefix + "_" + stringifyKernelKind(kind).str() + "_" +
          std::to_string(index);
+}
+
+ArrayRef<const KernelFamily *>
+flashir::conversion::families::attentionFamilies() {
+  // Prefill first: it serves only attentions whose tiles take 16 or more
+  // query rows and claims them all. The tensor-core decode passes on what
+  // design=auto lets the CUDA-core one serve, which serves everything else.
+  static const KernelFamily *const families[] = {
+      &mmaSyncPrefillFamily(), &mmaSyncDecodeFamily(), &simtDecodeFamily()};
+  return families;
 }
 
 KernelPlan
