@@ -1,8 +1,9 @@
 //===- DecodeKernel.h - decode kernel generators ----------------*- C++ -*-===//
 //
 // The decode kernels of convert-attn-to-gpu: a CUDA-core design
-// (SimtDecode.cpp) and a tensor-core one (TensorCoreDecode.cpp) behind one
-// kernel ABI (DecodeKernel.cpp, with the split-KV merge kernel).
+// (SimtDecode.cpp) and a tensor-core one (TensorCoreDecode/) behind one
+// kernel ABI (DecodeKernel.cpp), and the split-KV merge kernel
+// (MergeKernel.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,9 @@ class PrefillBuilder;
 
 namespace flashir::conversion::decode {
 using namespace flashir::attn;
+
+class TensorCoreDecodeBuilder;
+class MergeKernelBuilder;
 
 /// Elements per 16-byte vector load.
 constexpr int64_t kVec = 8;
@@ -189,8 +193,11 @@ public:
   SmallVector<std::string> argNames;
 
 private:
-  /// The prefill kernel's parts use the kernel ABI and hook helpers below.
+  /// The prefill kernel's, the tensor-core decode's (TensorCoreDecode/) and
+  /// the merge kernel's parts use the kernel ABI and hook helpers below.
   friend class prefill::PrefillBuilder;
+  friend class TensorCoreDecodeBuilder;
+  friend class MergeKernelBuilder;
 
   /// What both decode designs share: the kernel ABI, the request or chunk a
   /// CTA serves and its key range, the variant parameters.

@@ -1,0 +1,133 @@
+//===- KVFragments.cpp - the tensor-core decode's K and V pieces ----------===//
+//
+// A lane reads back the 16-byte K and V pieces its B fragments hold from
+// the ring slot of a landed tile, as each copy kind laid them out: its own
+// cp.async pieces, columns of whole rows (pieces past D selected to zero),
+// or swizzled chunks of tensor-copy boxes. The key hook then runs on the K
+// pieces in registers, each element with its partner half a head away.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorCoreDecodeBuilder.h"
+
+using namespace mlir;
+
+namespace flashir::conversion::decode {
+
+Value TensorCoreDecodeBuilder::loadPiece(LocBuilder &b, Value ring,
+                                         int64_t piece) {
+  return vector::LoadOp::create(
+      b, VectorType::get({kVec}, s.element), stage,
+      ValueRange{warp, ring, cIndex(b, piece), lane, c0},
+      /*nontemporal=*/false, llvm::MaybeAlign(16));
+}
+
+Value TensorCoreDecodeBuilder::loadRow(LocBuilder &b, Value ring, int64_t kind,
+                                       Value key, Value col) {
+  return vector::LoadOp::create(
+      b, VectorType::get({kVec}, s.element), stage,
+      ValueRange{warp, ring, cIndex(b, kind), key, col},
+      /*nontemporal=*/false, llvm::MaybeAlign(16));
+}
+
+Value TensorCoreDecodeBuilder::loadRowPiece(LocBuilder &b, Value ring,
+                                            int64_t kind, Value key, Value col,
+                                            Value valid) {
+  if (!valid)
+    return loadRow(b, ring, kind, key, col);
+  // Columns past D read column 0 and yield zeros (the row's padding or the
+  // next row may hold anything).
+  Value safeCol = arith::SelectOp::create(b, valid, col, c0);
+  Value piece = loadRow(b, ring, kind, key, safeCol);
+  return arith::SelectOp::create(b, valid, piece, zeroPiece);
+}
+
+Value TensorCoreDecodeBuilder::loadSwizzled(LocBuilder &b, Value ring,
+                                            int64_t kind, int64_t box,
+                                            Value key, Value chunk) {
+  // The swizzle put the chunk at chunk ^ key % 8.
+  Value physical = arith::XOrIOp::create(
+      b, chunk, arith::RemUIOp::create(b, key, cIndex(b, 8)));
+  return vector::LoadOp::create(
+      b, VectorType::get({kVec}, s.element), stage,
+      ValueRange{warp, ring, cIndex(b, kind), cIndex(b, box), key,
+                 arith::MulIOp::create(b, physical, cIndex(b, kVec))},
+      /*nontemporal=*/false, llvm::MaybeAlign(16));
+}
+
+Value TensorCoreDecodeBuilder::loadK(LocBuilder &b, Value ring, int64_t h,
+                                     int64_t c) {
+  if (!tensor && !bulk)
+    return loadPiece(b, ring, h * kPieces + c);
+  Value key = arith::AddIOp::create(b, gid, cIndex(b, 8 * h));
+  if (tensor)
+    return loadSwizzled(b, ring, 0, c / 2, key,
+                        arith::AddIOp::create(b, tig, cIndex(b, 4 * (c % 2))));
+  Value col = arith::MulIOp::create(b, tig, cIndex(b, kVec));
+  col = arith::AddIOp::create(b, col, cIndex(b, 32 * c));
+  return loadRowPiece(b, ring, 0, key, col, kColumnValid(b, c));
+}
+
+Value TensorCoreDecodeBuilder::loadV(LocBuilder &b, Value ring, int64_t qk,
+                                     int64_t c) {
+  if (!tensor && !bulk)
+    return loadPiece(b, ring, kSlots + qk * vPieces + c);
+  Value tig2 = arith::MulIOp::create(b, tig, cIndex(b, 2));
+  Value key = arith::AddIOp::create(b, tig2, cIndex(b, kVKeys[qk]));
+  if (tensor)
+    return loadSwizzled(b, ring, 1, c, key, gid);
+  Value col = arith::MulIOp::create(b, gid, cIndex(b, kVec));
+  col = arith::AddIOp::create(b, col, cIndex(b, 64 * c));
+  return loadRowPiece(b, ring, 1, key, col, vColumnValid(b, c));
+}
+
+Value TensorCoreDecodeBuilder::readK(LocBuilder &b, Value ring, int64_t h,
+                                     Value col, int64_t width) {
+  Value key = arith::AddIOp::create(b, gid, cIndex(b, 8 * h));
+  if (bulk)
+    return kernel.loadColumns(b, stage, {warp, ring, c0, key}, col, width);
+  // cp.async pieces: column col of the key is in the piece of its 32-column
+  // chunk that lane gid * 4 + (col % 32) / 8 staged.
+  Value chunk = arith::DivUIOp::create(b, col, cIndex(b, 32));
+  Value piece = arith::AddIOp::create(b, chunk, cIndex(b, h * kPieces));
+  Value inChunk = arith::RemUIOp::create(b, col, cIndex(b, 32));
+  Value gid4 = arith::MulIOp::create(b, gid, cIndex(b, 4));
+  Value owner = arith::AddIOp::create(
+      b, gid4, arith::DivUIOp::create(b, inChunk, cIndex(b, kVec)));
+  Value element = arith::RemUIOp::create(b, col, cIndex(b, kVec));
+  return kernel.loadColumns(b, stage, {warp, ring, piece, owner}, element,
+                            width);
+}
+
+SmallVector<Value> TensorCoreDecodeBuilder::keyHooked(LocBuilder &b, Value ring,
+                                                      Value t0, int64_t h) {
+  SmallVector<Value> raw, hooked;
+  for (int64_t c = 0; c < kPieces; ++c)
+    raw.push_back(loadK(b, ring, h, c));
+  Value key = arith::AddIOp::create(b, gid, cIndex(b, 8 * h));
+  Value kpos = arith::AddIOp::create(b, t0, key);
+  Value tig8 = arith::MulIOp::create(b, tig, cIndex(b, kVec));
+  for (int64_t c = 0; c < kPieces; ++c) {
+    Value d0 = arith::AddIOp::create(b, tig8, cIndex(b, 32 * c));
+    Value valid = kColumnValid(b, c);
+    if (valid)
+      d0 = arith::SelectOp::create(b, valid, d0, c0);
+    // The partners: read from the ring, or the lane's own chunk c + D/64.
+    Value rot =
+        partnersShared
+            ? kernel.loadRotated(b, d0,
+                                 [&](LocBuilder &b, Value col, int64_t width) {
+                                   return readK(b, ring, h, col, width);
+                                 })
+            : raw[(c + D / 64) % kPieces];
+    Value piece = kernel.applyRowHook(b, /*isKey=*/true, raw[c], rot, d0, kpos,
+                                      f.kvHead, ownParams[0]);
+    // Pieces past D stay zero.
+    if (valid)
+      piece = arith::SelectOp::create(b, valid, piece, zeroPiece);
+    hooked.push_back(piece);
+  }
+  return hooked;
+}
+
+} // namespace flashir::conversion::decode
