@@ -103,6 +103,8 @@ std::unique_ptr<ExecutionEngine> compile(MLIRContext &ctx,
       makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
                                 /*targetMachine=*/nullptr);
   options.transformer = transformer;
+  static const StringRef float16Utils[] = {FLASHIR_FLOAT16_UTILS};
+  options.sharedLibPaths = float16Utils;
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine) {
     llvm::errs() << "flashir-run: JIT failed: "
