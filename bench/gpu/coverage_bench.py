@@ -9,8 +9,8 @@ round-robin in one process next to SDPA-cuDNN on the same shapes:
 - group 16 vs group 8 (plain_h64_g16_p16: Hq 64 / Hkv 4 vs plain_h64_p16:
   Hq 64 / Hkv 8), in bytes per second;
 - HND vs NHD pools (plain_h32_p16_hnd vs plain_h32_p16);
-- prefill (B4 S4096 Hq32 Hkv8 D128 bf16, the same tiles): custom_mask and
-  sigmoid (prefill_shapes.mlir) next to causal and plain softmax
+- prefill (B4 S4096 Hq32 Hkv8 D128 bf16, the same tiles): custom_mask (random
+  bits, and the causal mask as bits) and sigmoid (prefill_shapes.mlir) next to causal and plain softmax
   (prefill_kernels.mlir), in TFLOP/s with causal counting half.
 
     python3 bench/gpu/coverage_bench.py --bundle build-gpu/bundle \
@@ -59,22 +59,30 @@ def rope_tables(k, batch, log2_theta):
 def prefill_variants(base, shapes, gen, timed, b=4, s=4096):
     """custom_mask and sigmoid prefill next to causal and plain softmax
     prefill of the same tiles (q 128, kv 64, 4 warps, 2 stages)."""
+    # custom_mask: random bits (every tile partly visible); custom_mask_causal:
+    # the causal mask given as bits (counted like causal, half the scores).
     kernels = {"causal": base["causal_d128_g4_p16_bf16"],
                "plain": base["plain_d128_g4_p16_bf16"],
                "custom_mask": shapes["custom_mask_d128_g4_p16_bf16"],
+               "custom_mask_causal": shapes["custom_mask_d128_g4_p16_bf16"],
                "sigmoid": shapes["sigmoid_d128_g4_p16_bf16"]}
+    patterns = {"custom_mask": "random", "custom_mask_causal": "causal"}
     batches, calls = [], {}
     for name, k in kernels.items():
-        batches.append(gc.make_batch(k, [s] * b, [s] * b, gen, shared_pages=False))
+        batches.append(gc.make_batch(k, [s] * b, [s] * b, gen, shared_pages=False,
+                                     mask_pattern=patterns.get(name, "mixed")))
         calls[name] = gc.run_kernel(k, batches[-1])[2]
     ms = timed(calls)
     full = 4 * b * 32 * s * s * 128
-    tflops = {name: (full / 2 if name == "causal" else full) / t / 1e9
+    half = ("causal", "custom_mask_causal")
+    tflops = {name: (full / 2 if name in half else full) / t / 1e9
               for name, t in ms.items()}
     return {"case": f"prefill B{b} S{s} Hq32 Hkv8 D128 bf16 (q128 kv64)",
             **{f"{n}_ms": t for n, t in ms.items()},
             **{f"{n}_TFLOPs": v for n, v in tflops.items()},
             "custom_mask_vs_causal_TFLOPs": tflops["custom_mask"] / tflops["causal"],
+            "custom_mask_causal_vs_causal_TFLOPs":
+                tflops["custom_mask_causal"] / tflops["causal"],
             "custom_mask_vs_plain_time": ms["plain"] / ms["custom_mask"],
             "sigmoid_vs_softmax_time": ms["plain"] / ms["sigmoid"]}
 

@@ -198,8 +198,39 @@ def plan_chunks(kv_lens, chunk_len, empty_chunks=False):
     return indptr, request, starts, ends
 
 
+def mask_bits(qo_lens, kv_lens, gen, pattern="mixed"):
+    """A bit-packed custom mask (little bit order, no padding byte): request
+    b's rows start at bit base[b], `stride` bits each (Lkv + 5: rows start
+    mid-byte). Patterns: "random" bits; "causal" (bottom-right); "segments"
+    (causal, keys of every other 160-key segment hidden: whole tiles without
+    a visible key between visible ones); "mixed" cycles the three over the
+    requests."""
+    strides = [n + 5 for n in kv_lens]
+    base = [0]
+    for n, st in zip(qo_lens, strides):
+        base.append(base[-1] + n * st)
+    flat = torch.zeros(max(base[-1], 1), dtype=torch.bool)
+    kinds = ["random", "causal", "segments"]
+    for b, (lq, lk) in enumerate(zip(qo_lens, kv_lens)):
+        kind = kinds[b % 3] if pattern == "mixed" else pattern
+        qpos = torch.arange(lq)[:, None] + (lk - lq)
+        kpos = torch.arange(strides[b])[None, :]
+        if kind == "random":
+            rows = torch.randint(0, 2, (lq, strides[b]), generator=gen).bool()
+        else:
+            rows = kpos <= qpos
+            if kind == "segments":
+                rows &= (kpos // 160) % 2 == 0
+        flat[base[b]:base[b + 1]] = rows.reshape(-1)
+    pad = (-flat.numel()) % 8
+    flat = torch.cat([flat, torch.zeros(pad, dtype=torch.bool)]).view(-1, 8)
+    weights = torch.tensor([1 << i for i in range(8)], dtype=torch.int32)
+    bits = (flat.int() * weights).sum(dim=1).to(torch.uint8)
+    return bits, strides, base
+
+
 def make_batch(k: Kernel, qo_lens, kv_lens, gen, shared_pages=True, shuffle=True,
-               nan_unowned=False):
+               nan_unowned=False, mask_pattern="mixed"):
     """Ragged queries; KV pool of shuffled pages (plus spares; in pool order
     when not `shuffle`), optionally a page shared by every request; random
     values everywhere (NaN would be caught as well, but spares hold random
@@ -256,13 +287,7 @@ def make_batch(k: Kernel, qo_lens, kv_lens, gen, shared_pages=True, shuffle=True
             off = torch.randint(0, 1000, (len(kv_lens),), generator=gen, dtype=torch.int32)
             params.append(("tensor", off.to(dev)))
         elif k.variant == "custom_mask" and name == "bits":
-            # Request b's rows start at bit base[b], `stride` bits each.
-            strides = [n + 5 for n in kv_lens]
-            base = [0]
-            for n, st in zip(qo_lens, strides):
-                base.append(base[-1] + n * st)
-            nbytes = (base[-1] + 7) // 8 + 1
-            bits = torch.randint(0, 256, (nbytes,), generator=gen, dtype=torch.uint8)
+            bits, strides, base = mask_bits(qo_lens, kv_lens, gen, mask_pattern)
             batch["mask_strides"], batch["mask_base"] = strides, base
             params.append(("tensor", bits.to(dev)))
         elif k.variant == "custom_mask" and name == "row0":

@@ -69,6 +69,12 @@ public:
       return Value();
     return inlineWith(b, variant.getMask(), {qpos, kpos, head}, params);
   }
+  /// The value `inMask` of the mask hook's block for (qpos, kpos, head,
+  /// params...): only the operations it depends on are inlined.
+  Value maskTerm(LocBuilder &b, Value inMask, Value qpos, Value kpos,
+                 Value head, ValueRange params) {
+    return inlineWith(b, variant.getMask(), {qpos, kpos, head}, params, inMask);
+  }
   /// output(o, dim, head) (no parameters), or `o` without the hook.
   Value output(LocBuilder &b, Value o, Value dim, Value head) {
     if (!hasOutput())
@@ -98,49 +104,70 @@ public:
   }
 
 private:
-  /// Inlines `hook` with `fixed` and `params` for its block arguments; a
-  /// tensor argument bound to a memref is read with memref ops.
+  /// Inlines `hook` with `fixed` and `params` for its block arguments and
+  /// returns its yield, or with `only`, just the operations `only` depends
+  /// on and `only`; a tensor argument bound to a memref is read with memref
+  /// ops.
   Value inlineWith(LocBuilder &b, Region &hook, ArrayRef<Value> fixed,
-                   ValueRange params) {
+                   ValueRange params, Value only = Value()) {
     Block &block = hook.front();
     IRMapping map;
     SmallVector<Value> args(fixed);
     args.append(params.begin(), params.end());
     for (auto [arg, value] : llvm::zip_equal(block.getArguments(), args))
       map.map(arg, value);
+    DenseSet<Operation *> needed;
+    if (only)
+      collectDefs(only, needed);
+    for (Operation &op : block.without_terminator())
+      if (!only || needed.contains(&op))
+        cloneHookOp(b, op, map);
+    if (only)
+      return map.lookupOrDefault(only);
+    auto yield = cast<attn::YieldOp>(block.getTerminator());
+    return map.lookupOrDefault(yield.getValues().front());
+  }
+
+  /// The operations of `value`'s block that it depends on.
+  static void collectDefs(Value value, DenseSet<Operation *> &defs) {
+    SmallVector<Value> work{value};
+    while (!work.empty()) {
+      Operation *def = work.pop_back_val().getDefiningOp();
+      if (def && defs.insert(def).second)
+        llvm::append_range(work, def->getOperands());
+    }
+  }
+
+  void cloneHookOp(LocBuilder &b, Operation &op, IRMapping &map) {
     auto isMemref = [&](Value tensor) {
       return isa<MemRefType>(map.lookupOrDefault(tensor).getType());
     };
-    for (Operation &op : block.without_terminator()) {
-      if (auto extract = dyn_cast<tensor::ExtractOp>(op);
-          extract && isMemref(extract.getTensor())) {
-        SmallVector<Value> indices;
-        for (Value index : extract.getIndices())
-          indices.push_back(map.lookupOrDefault(index));
-        Value source = map.lookupOrDefault(extract.getTensor());
-        map.map(extract.getResult(),
-                memref::LoadOp::create(b, source, indices).getResult());
-        continue;
-      }
-      if (auto dim = dyn_cast<tensor::DimOp>(op);
-          dim && isMemref(dim.getSource())) {
-        Value source = map.lookupOrDefault(dim.getSource());
-        Value index = map.lookupOrDefault(dim.getIndex());
-        map.map(dim.getResult(),
-                memref::DimOp::create(b, source, index).getResult());
-        continue;
-      }
-      Operation *clone = b.clone(op, map);
-      if (auto math = dyn_cast<arith::ArithFastMathInterface>(clone);
-          contract && math)
-        clone->setAttr(
-            math.getFastMathAttrName(),
-            arith::FastMathFlagsAttr::get(
-                b.getContext(), math.getFastMathFlagsAttr().getValue() |
-                                    arith::FastMathFlags::contract));
+    if (auto extract = dyn_cast<tensor::ExtractOp>(op);
+        extract && isMemref(extract.getTensor())) {
+      SmallVector<Value> indices;
+      for (Value index : extract.getIndices())
+        indices.push_back(map.lookupOrDefault(index));
+      Value source = map.lookupOrDefault(extract.getTensor());
+      map.map(extract.getResult(),
+              memref::LoadOp::create(b, source, indices).getResult());
+      return;
     }
-    auto yield = cast<attn::YieldOp>(block.getTerminator());
-    return map.lookupOrDefault(yield.getValues().front());
+    if (auto dim = dyn_cast<tensor::DimOp>(op);
+        dim && isMemref(dim.getSource())) {
+      Value source = map.lookupOrDefault(dim.getSource());
+      Value index = map.lookupOrDefault(dim.getIndex());
+      map.map(dim.getResult(),
+              memref::DimOp::create(b, source, index).getResult());
+      return;
+    }
+    Operation *clone = b.clone(op, map);
+    if (auto math = dyn_cast<arith::ArithFastMathInterface>(clone);
+        contract && math)
+      clone->setAttr(
+          math.getFastMathAttrName(),
+          arith::FastMathFlagsAttr::get(b.getContext(),
+                                        math.getFastMathFlagsAttr().getValue() |
+                                            arith::FastMathFlags::contract));
   }
 
   attn::VariantOp variant;

@@ -16,6 +16,14 @@ std::string KernelPlan::symbolName(KernelKind kind) const {
          std::to_string(index);
 }
 
+gpu::GPUFuncOp KernelFamily::build(OpBuilder &moduleBuilder,
+                                   DecodeKernel &generator,
+                                   const KernelPlan &plan) const {
+  gpu::GPUFuncOp func = generator.build(moduleBuilder, plan.symbolName(kind()));
+  decode::relaxHookMath(func);
+  return func;
+}
+
 ArrayRef<const KernelFamily *>
 flashir::conversion::families::attentionFamilies() {
   // Prefill first: it serves only attentions whose tiles take 16 or more

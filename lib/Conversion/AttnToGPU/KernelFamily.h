@@ -99,10 +99,11 @@ public:
                              KernelPlan &plan) const = 0;
   /// The kernel, built at `moduleBuilder` by `generator` (made from
   /// plan.shape; the argument names of the kernel it built last are
-  /// generator.argNames).
+  /// generator.argNames). By default the attention kernel the shape
+  /// describes, with its hook math relaxed (relaxHookMath).
   virtual gpu::GPUFuncOp build(OpBuilder &moduleBuilder,
                                DecodeKernel &generator,
-                               const KernelPlan &plan) const = 0;
+                               const KernelPlan &plan) const;
   /// The launch facts of the built kernel, whose arguments are `args`;
   /// `mergeKernel`: the merge kernel of a split one (else null).
   virtual LaunchAttr launch(const KernelPlan &plan, ArrayAttr args,

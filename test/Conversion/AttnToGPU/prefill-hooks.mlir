@@ -22,9 +22,13 @@
 //    writes), then a second barrier precedes the ldmatrix reads.
 //  - Sigmoid: p = 1 / (1 + 2^-x) with no running maximum (no lazy rescale,
 //    no vote), l = sum p; the final rows are O unnormalised.
-//  - custom_mask's bits are a memref<?xi8> the mask hook loads from; its
-//    mask says nothing about causality (no tile skipping, no reordered
-//    CTAs, every tile masked).
+//  - custom_mask's bits are a memref<?xi8>; its mask is a packed-bit mask
+//    (bit rowBit + kpos of the buffer): before the key loop each row's
+//    64-key windows (three 4-byte loads and two funnel shifts, or guarded
+//    byte loads) are voted into the CTA's tile classes in workgroup memory
+//    (atomics of lane 0), the loop runs over the visible tiles only, skips
+//    the arithmetic of tiles without a visible key and tests bits in
+//    registers. A mask with a byte per key (@byte_mask) is inlined per score.
 //  - The output hook applies to the final rows; a split chunk's partial
 //    states stay normalised (its merge kernel applies sigmoid and the hook).
 
@@ -145,11 +149,33 @@ attn.variant @scaled_out reduction softmax {
 // CHECK: arith.mulf %{{.*}}, %[[L]] : vector<2xf32>
 
 // CHECK-LABEL: gpu.func @custom_mask_d128_bf16_prefill_4
-// CHECK-SAME: %{{.*}}: memref<?xi8>, %{{.*}}: memref<?xi64>, %{{.*}}: memref<?xi64>
+// CHECK-SAME: %{{.*}}: memref<?xi8>, %{{.*}}: memref<?xi64>, %{{.*}}: memref<?xi64>) workgroup(%[[CLASSES:.*]] : memref<130xi32, #gpu.address_space<workgroup>>)
 // CHECK-NOT: gpu.grid_dim
+// CHECK: memref.extract_aligned_pointer_as_index %{{.*}} : memref<?xi8>
+// CHECK: memref.store %{{.*}}, %[[CLASSES]]
+// CHECK: gpu.barrier
 // CHECK: scf.for
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> i32
 // CHECK: memref.load %{{.*}}[%{{.*}}] : memref<?xi8>
+// CHECK: llvm.intr.fshr
+// CHECK: nvvm.vote.sync  all
+// CHECK: nvvm.vote.sync  any
+// CHECK: memref.atomic_rmw andi %{{.*}}, %[[CLASSES]]
+// CHECK: memref.atomic_rmw ori %{{.*}}, %[[CLASSES]]
+// CHECK: memref.atomic_rmw mins %{{.*}}, %[[CLASSES]]
+// CHECK: memref.atomic_rmw maxs %{{.*}}, %[[CLASSES]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[CLASSES]]
+// CHECK: scf.for
+// CHECK: memref.load %[[CLASSES]]
+// CHECK: scf.if
 // CHECK: nvvm.mma.sync
+// CHECK: memref.load %[[CLASSES]]
+// CHECK: llvm.intr.fshr
+// CHECK: } else {
+// The skipped tile: its copies, the state as carried.
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: scf.yield %arg
 
 // CHECK-LABEL: gpu.func @scaled_out_d96_f16_prefill_5
 // CHECK: scf.for
@@ -176,6 +202,13 @@ attn.variant @scaled_out reduction softmax {
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: gpu.barrier
 // CHECK: nvvm.cp.async.shared.global
+
+// CHECK-LABEL: gpu.func @byte_mask_d64_bf16_prefill_7
+// CHECK-SAME: %{{.*}}: memref<?xi8>, %{{.*}}: memref<?xi64>, %{{.*}}: memref<?xi64>) kernel
+// CHECK-NOT: nvvm.vote.sync  all
+// CHECK: scf.for
+// CHECK: memref.load %{{.*}}[%{{.*}}] : memref<?xi8>
+// CHECK: nvvm.mma.sync
 
 // MANIFEST-DAG: "name": "rope_d128_bf16_prefill_0"
 // MANIFEST-DAG: "variant": "rope"
@@ -259,6 +292,36 @@ func.func @rope_d80_s1_bf16(%k: tensor<?x16x2x80xbf16>, %v: tensor<?x16x2x80xbf1
       {num_qo_heads = 4 : i64, num_kv_heads = 2 : i64, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 1>} : !attn.ragged_q<heads = 4, head_dim = 80, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 80, bf16>
       -> tensor<?x4x80xbf16>, tensor<?x4xf32>
   return %o, %l : tensor<?x4x80xbf16>, tensor<?x4xf32>
+}
+
+// A byte per key (not a packed-bit mask): inlined per score.
+attn.variant @byte_mask reduction softmax
+    params(bytes : tensor<?xi8> buffer, row0 : i64 per_request,
+           stride : i64 per_request) {
+  mask(%qpos: index, %kpos: index, %head: index, %bytes: tensor<?xi8>,
+       %row0: i64, %stride: i64) {
+    %q = arith.index_cast %qpos : index to i64
+    %k = arith.index_cast %kpos : index to i64
+    %rowStart = arith.muli %q, %stride : i64
+    %base = arith.addi %row0, %rowStart : i64
+    %at = arith.addi %base, %k : i64
+    %i = arith.index_cast %at : i64 to index
+    %byte = tensor.extract %bytes[%i] : tensor<?xi8>
+    %c0 = arith.constant 0 : i8
+    %keep = arith.cmpi ne, %byte, %c0 : i8
+    attn.yield %keep : i1
+  }
+}
+
+func.func @byte_mask_d64_bf16(%k: tensor<?x16x2x64xbf16>, %v: tensor<?x16x2x64xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x8x64xbf16>,
+    %qo: tensor<?xi32>, %bytes: tensor<?xi8>, %row0: tensor<?xi64>, %stride: tensor<?xi64>) -> (tensor<?x8x64xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x2x64xbf16>, tensor<?x16x2x64xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 64, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x8x64xbf16> -> !attn.ragged_q<heads = 8, head_dim = 64, bf16>
+  %o, %l = attn.attention @byte_mask(%q, %kv) params(%bytes, %row0, %stride : tensor<?xi8>, tensor<?xi64>, tensor<?xi64>)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 8, head_dim = 64, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 64, bf16>
+      -> tensor<?x8x64xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x64xbf16>, tensor<?x8xf32>
 }
 
 //--- f16.mlir

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../KernelFamily.h"
+#include "../Parts/PackedBitMask.h"
 
 #include "flashir/ABI/KernelABI.h"
 
@@ -62,23 +63,20 @@ public:
     int64_t bytes = prefillSharedMemoryBytes(
         s.kvTile, s.headDim, s.stages, s.element.getIntOrFloatBitWidth() / 8,
         s.prefillRows, s.warps, s.prefillQShared);
+    // A packed-bit mask's tile classes sit in static shared memory.
+    int64_t classBytes =
+        flashir::conversion::parts::matchPackedBitMask(plan.variant.getMask())
+            ? flashir::conversion::parts::kTileClassBytes
+            : 0;
     int64_t limit = options.chip->maxSharedMemoryPerBlock;
-    if (bytes > limit)
+    if (bytes + classBytes > limit)
       return sharedMemoryReason(options, limit,
                                 "the prefill tiles need " +
-                                    std::to_string(bytes) +
+                                    std::to_string(bytes + classBytes) +
                                     " (select smaller kv tiles or fewer "
                                     "stages)");
     plan.dynamicSharedBytes = bytes;
     return "";
-  }
-
-  gpu::GPUFuncOp build(OpBuilder &moduleBuilder, DecodeKernel &generator,
-                       const KernelPlan &plan) const override {
-    gpu::GPUFuncOp func =
-        generator.build(moduleBuilder, plan.symbolName(kind()));
-    relaxHookMath(func);
-    return func;
   }
 
   LaunchAttr launch(const KernelPlan &plan, ArrayAttr args,

@@ -49,14 +49,6 @@ public:
     return "";
   }
 
-  gpu::GPUFuncOp build(OpBuilder &moduleBuilder, DecodeKernel &generator,
-                       const KernelPlan &plan) const override {
-    gpu::GPUFuncOp func =
-        generator.build(moduleBuilder, plan.symbolName(kind()));
-    relaxHookMath(func);
-    return func;
-  }
-
   LaunchAttr launch(const KernelPlan &plan, ArrayAttr args,
                     FlatSymbolRefAttr mergeKernel) const override {
     const DecodeShape &s = plan.shape;

@@ -53,36 +53,41 @@ ValueRange PrefillBuilder::oneStageLoop(LocBuilder &b) {
   SmallVector<Value> loopInits(inits);
   llvm::append_range(loopInits, firstIds);
   size_t numState = inits.size();
-  ValueRange done =
-      buildFor(b, c0, numTiles, loopInits,
-               [&](LocBuilder &b, Value it, ValueRange carried) {
-                 NVVM::CpAsyncWaitGroupOp::create(b, 0);
-                 gpu::BarrierOp::create(b);
-                 SmallVector<Value> ids(carried.drop_front(numState));
-                 Value itNext = arith::AddIOp::create(b, it, c1);
-                 SmallVector<Value> nextIds = pagesIf(b, itNext, ids);
-                 // Bursts, as soon as their slot is free: a copy spread among
-                 // the MMAs would go out just before the wait that needs it.
-                 RawTileCopies(*this, b, it, ids, Value(), /*withK=*/false,
-                               /*withV=*/true)
-                     .all(b);
-                 commit(b);
-                 Value nextValid = arith::CmpIOp::create(
-                     b, arith::CmpIPredicate::slt, itNext, numTiles);
-                 RawTileCopies kPass(*this, b, itNext, nextIds, nextValid,
-                                     /*withK=*/true, /*withV=*/false);
-                 SmallVector<Value> state = tileBody(
-                     b, it, carried.take_front(numState), nullptr,
-                     [&](LocBuilder &b) {
-                       NVVM::CpAsyncWaitGroupOp::create(b, 0);
-                       gpu::BarrierOp::create(b);
-                       kPass.all(b);
-                     },
-                     nullptr);
-                 commit(b);
-                 llvm::append_range(state, nextIds);
-                 return state;
-               });
+  ValueRange done = buildFor(
+      b, c0, numTiles, loopInits,
+      [&](LocBuilder &b, Value it, ValueRange carried) {
+        NVVM::CpAsyncWaitGroupOp::create(b, 0);
+        gpu::BarrierOp::create(b);
+        SmallVector<Value> ids(carried.drop_front(numState));
+        Value itNext = arith::AddIOp::create(b, it, c1);
+        SmallVector<Value> nextIds = pagesIf(b, itNext, ids);
+        // Bursts, as soon as their slot is free: a copy spread among
+        // the MMAs would go out just before the wait that needs it.
+        RawTileCopies(*this, b, it, ids, Value(), /*withK=*/false,
+                      /*withV=*/true)
+            .all(b);
+        commit(b);
+        Value nextValid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                                itNext, numTiles);
+        RawTileCopies kPass(*this, b, itNext, nextIds, nextValid,
+                            /*withK=*/true, /*withV=*/false);
+        // Each branch of a skipped tile's test copies its own.
+        auto waitThenCopyK = [&](LocBuilder &b) {
+          NVVM::CpAsyncWaitGroupOp::create(b, 0);
+          gpu::BarrierOp::create(b);
+          RawTileCopies(kPass).all(b);
+        };
+        ValueRange state0 = carried.take_front(numState);
+        SmallVector<Value> state = visibleTileBody(
+            b, it, state0,
+            [&](LocBuilder &b) {
+              return tileBody(b, it, state0, nullptr, waitThenCopyK, nullptr);
+            },
+            waitThenCopyK);
+        commit(b);
+        llvm::append_range(state, nextIds);
+        return state;
+      });
   NVVM::CpAsyncWaitGroupOp::create(b, 0);
   return done;
 }
@@ -115,22 +120,30 @@ ValueRange PrefillBuilder::rawRingLoop(LocBuilder &b) {
         Value itIssue = arith::AddIOp::create(b, it, cIndex(b, S - 1));
         Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
                                             itIssue, numTiles);
-        RawTileCopies copies(*this, b, itIssue, ids, valid);
-        // Passes [k * passes / steps, (k + 1) * passes / steps) after step
-        // first + k of `steps`.
-        int64_t steps = kSteps + (spreadAll ? KV / 16 : 0);
-        auto spread = [&](int64_t first) {
-          return [&copies, first, steps, this](LocBuilder &b, int64_t k) {
-            int64_t step = first + k;
-            for (int64_t p = (step * copyPasses + steps - 1) / steps;
-                 p < ((step + 1) * copyPasses + steps - 1) / steps; ++p)
-              copies.pass(b, p);
+        RawTileCopies tileCopies(*this, b, itIssue, ids, valid);
+        ValueRange state0 = carried.take_front(numState);
+        auto body = [&](LocBuilder &b) {
+          // Each branch of a skipped tile's test copies its own.
+          RawTileCopies copies(tileCopies);
+          // Passes [k * passes / steps, (k + 1) * passes / steps) after
+          // step first + k of `steps`.
+          int64_t steps = kSteps + (spreadAll ? KV / 16 : 0);
+          auto spread = [&](int64_t first) {
+            return [&copies, first, steps, this](LocBuilder &b, int64_t k) {
+              int64_t step = first + k;
+              for (int64_t p = (step * copyPasses + steps - 1) / steps;
+                   p < ((step + 1) * copyPasses + steps - 1) / steps; ++p)
+                copies.pass(b, p);
+            };
           };
+          auto qkAt = spread(0), pvAt = spread(kSteps);
+          return tileBody(b, it, state0, qkAt, nullptr,
+                          spreadAll ? StepFn(pvAt) : nullptr);
         };
-        auto qkAt = spread(0), pvAt = spread(kSteps);
         SmallVector<Value> state =
-            tileBody(b, it, carried.take_front(numState), qkAt, nullptr,
-                     spreadAll ? StepFn(pvAt) : nullptr);
+            visibleTileBody(b, it, state0, body, [&](LocBuilder &b) {
+              RawTileCopies(tileCopies).all(b);
+            });
         commit(b);
         llvm::append_range(
             state, pagesIf(b, arith::AddIOp::create(b, itIssue, c1), ids));
@@ -160,8 +173,12 @@ ValueRange PrefillBuilder::stagedLoop(LocBuilder &b) {
         gpu::BarrierOp::create(b);
       },
       [&](LocBuilder &b, Value it, ValueRange carried) {
-        SmallVector<Value> next =
-            tileBody(b, it, carried, nullptr, nullptr, nullptr);
+        SmallVector<Value> next = visibleTileBody(
+            b, it, carried,
+            [&](LocBuilder &b) {
+              return tileBody(b, it, carried, nullptr, nullptr, nullptr);
+            },
+            [](LocBuilder &) {});
         // Every warp is done with this slot before it is refilled.
         gpu::BarrierOp::create(b);
         return next;

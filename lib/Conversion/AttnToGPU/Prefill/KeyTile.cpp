@@ -107,7 +107,7 @@ SmallVector<Value> PrefillBuilder::tileBody(
   if (afterScores)
     afterScores(b);
   SmallVector<SmallVector<Value>> x = logits(b, t0, score);
-  mask(b, t0, x);
+  mask(b, it, t0, x);
   SmallVector<Value> state = rescaledState(b, x, carried);
   SmallVector<Value> m(state.begin(), state.begin() + R),
       l(state.begin() + R, state.begin() + 2 * R);
@@ -182,6 +182,11 @@ Value PrefillBuilder::inChunk(LocBuilder &b, Value cond,
   return arith::AndIOp::create(b, cond, started);
 }
 
+Value PrefillBuilder::keyExists(LocBuilder &b, Value key) {
+  Value keep = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, key, f.kEnd);
+  return inChunk(b, keep, arith::CmpIPredicate::sge, key);
+}
+
 // Keys past kEnd (and, for aligned split chunks, before kBegin) and the
 // mask hook's.
 SmallVector<Value>
@@ -192,9 +197,7 @@ PrefillBuilder::maskedScores(LocBuilder &b, Value t0,
     for (int64_t nt = 0; nt < sTiles; ++nt)
       for (int64_t e = 0; e < laneCols; ++e) {
         Value j = keyOf(b, t0, nt, e);
-        Value keep =
-            arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, f.kEnd);
-        keep = inChunk(b, keep, arith::CmpIPredicate::sge, j);
+        Value keep = keyExists(b, j);
         if (hasMask) {
           Value visible = hooks.mask(b, qpos[ri], j, headOf[ri], paramsOf[ri]);
           keep = arith::AndIOp::create(b, keep, visible);
@@ -205,10 +208,27 @@ PrefillBuilder::maskedScores(LocBuilder &b, Value t0,
   return flat;
 }
 
-void PrefillBuilder::mask(LocBuilder &b, Value t0,
+void PrefillBuilder::mask(LocBuilder &b, Value it, Value t0,
                           SmallVector<SmallVector<Value>> &x) {
   SmallVector<Value> flat;
-  if (hasMask && !causalOnly) {
+  auto unmasked = [&](LocBuilder &) {
+    SmallVector<Value> all;
+    for (auto &row : x)
+      all.append(row.begin(), row.end());
+    return all;
+  };
+  if (packedMask) {
+    // Tiles of existing keys that are all visible need no mask.
+    Value tEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
+    Value full =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ule, tEnd, f.kEnd);
+    full = inChunk(b, full, arith::CmpIPredicate::uge, t0);
+    full =
+        arith::AndIOp::create(b, full, tileClass(b, it, /*allVisible=*/true));
+    flat = llvm::to_vector(buildIf(b, full, unmasked, [&](LocBuilder &b) {
+      return packedMaskedScores(b, t0, x);
+    }));
+  } else if (hasMask && !causalOnly) {
     flat = maskedScores(b, t0, x);
   } else {
     // Tiles that need no mask: every key is < kEnd and, where the mask is
@@ -223,15 +243,9 @@ void PrefillBuilder::mask(LocBuilder &b, Value t0,
           b, full,
           arith::CmpIOp::create(b, arith::CmpIPredicate::sle, tEnd,
                                 arith::AddIOp::create(b, firstQpos, c1)));
-    flat = llvm::to_vector(buildIf(
-        b, full,
-        [&](LocBuilder &) {
-          SmallVector<Value> all;
-          for (auto &row : x)
-            all.append(row.begin(), row.end());
-          return all;
-        },
-        [&](LocBuilder &b) { return maskedScores(b, t0, x); }));
+    flat = llvm::to_vector(buildIf(b, full, unmasked, [&](LocBuilder &b) {
+      return maskedScores(b, t0, x);
+    }));
   }
   for (int64_t ri = 0; ri < R; ++ri)
     for (int64_t i = 0; i < laneCols * sTiles; ++i)

@@ -24,9 +24,11 @@
 
 #include "../DecodeKernel.h"
 #include "../Parts/MmaSync.h"
+#include "../Parts/PackedBitMask.h"
 
 #include <array>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace flashir::conversion::prefill {
@@ -159,8 +161,9 @@ private:
   /// x[ri][laneCols nt + e].
   SmallVector<SmallVector<Value>> logits(LocBuilder &b, Value t0,
                                          ArrayRef<Fragment> score);
-  /// x with masked keys at -inf, on tiles that need a mask.
-  void mask(LocBuilder &b, Value t0, SmallVector<SmallVector<Value>> &x);
+  /// x with masked keys at -inf, on tiles that need a mask (tile `it`).
+  void mask(LocBuilder &b, Value it, Value t0,
+            SmallVector<SmallVector<Value>> &x);
   /// x with masked keys at -inf, flattened row by row.
   SmallVector<Value> maskedScores(LocBuilder &b, Value t0,
                                   ArrayRef<SmallVector<Value>> x);
@@ -168,6 +171,8 @@ private:
   /// (alignedChunks), `key` pred kBegin: keys before the chunk are masked.
   Value inChunk(LocBuilder &b, Value cond, arith::CmpIPredicate pred,
                 Value key);
+  /// Whether `key` is one of the CTA's: < kEnd and in the chunk.
+  Value keyExists(LocBuilder &b, Value key);
   /// The key of column e of n-tile nt of the lane's rows.
   Value keyOf(LocBuilder &b, Value t0, int64_t nt, int64_t e);
   /// O += P.V of the tile in V slot `vPtr`.
@@ -188,6 +193,31 @@ private:
   /// to the rows' l.
   SmallVector<Fragment> weights(LocBuilder &b, ArrayRef<SmallVector<Value>> x,
                                 ArrayRef<Value> m, MutableArrayRef<Value> l);
+
+  // MaskTiles.cpp: a packed-bit mask.
+  /// The buffer's windows and the lane rows' bit index of key 0.
+  void bindPackedMask(LocBuilder &b);
+  /// Classifies the key tiles into shared bit sets and restricts the loop
+  /// to the visible ones.
+  void classifyKeyTiles(LocBuilder &b);
+  /// Votes tile row `r`'s bits of the first `scanned` tiles into the sets.
+  void classifyRowTiles(LocBuilder &b, Value r, Value scanned);
+  /// The loop's first tile and count from the classes.
+  void restrictKeyTiles(LocBuilder &b);
+  /// Whether loop tile `it` has every key visible (`allVisible`) or some.
+  Value tileClass(LocBuilder &b, Value it, bool allVisible);
+  /// Keys of 64-key window `window` of the tile at t0 that exist (< kEnd,
+  /// in the chunk) as (low, high) words.
+  std::pair<Value, Value> keysMask(LocBuilder &b, Value t0, int64_t window);
+  /// x with keys whose bit is clear (or past kEnd) at -inf, row by row.
+  SmallVector<Value> packedMaskedScores(LocBuilder &b, Value t0,
+                                        ArrayRef<SmallVector<Value>> x);
+  /// tileBody, or with a packed-bit mask on a tile with no visible key,
+  /// `skipped` (the schedule's copies and waits) and the state as carried.
+  SmallVector<Value>
+  visibleTileBody(LocBuilder &b, Value it, ValueRange carried,
+                  function_ref<SmallVector<Value>(LocBuilder &)> body,
+                  function_ref<void(LocBuilder &)> skipped);
 
   // KeyLoop.cpp.
   /// The key loop: the final (m, l, O) of the lane's rows.
@@ -272,6 +302,12 @@ private:
   int64_t tileBytes;
   Value firstQpos;
   SmallVector<Value> inits, noPages;
+  // A packed-bit mask: its windows, the lane rows' bit of key 0, the tile
+  // classes (workgroup memory) and the loop's first tile among them.
+  std::optional<parts::PackedBitMask> packedMask;
+  std::optional<parts::BitWindows> bitWindows;
+  SmallVector<Value> rowBits;
+  Value tileClasses, classBase;
 };
 
 /// Tile `it`'s raw cp.async copies (sm_80+, pools with contiguous pages) as

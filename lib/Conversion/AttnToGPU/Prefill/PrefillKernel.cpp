@@ -129,6 +129,8 @@ PrefillBuilder::PrefillBuilder(DecodeKernel &kernel)
   factor = rawScores ? s.scale * decode::kLog2E : 1.0f;
   hasMask = !k.variant.getMask().empty();
   causalOnly = causal == CausalMask::Exact;
+  if (hasMask && causal == CausalMask::None)
+    packedMask = parts::matchPackedBitMask(k.variant.getMask());
   spreadAll = D >= 256;
   // Where a row's pieces do not divide the threads (head dims 72, 96, ...),
   // the last threads % chunksPerRow threads sit the raw copies out.
@@ -385,6 +387,10 @@ void PrefillBuilder::planKeyTiles(LocBuilder &b) {
   Value spanUp = arith::AddIOp::create(b, span, cIndex(b, KV - 1));
   numTiles = arith::DivUIOp::create(b, spanUp, cIndex(b, KV));
   lastKey = arith::SubIOp::create(b, f.kEnd, c1);
+  if (packedMask) {
+    bindPackedMask(b);
+    classifyKeyTiles(b);
+  }
 }
 
 Value PrefillBuilder::tileStart(LocBuilder &b, Value it) {
