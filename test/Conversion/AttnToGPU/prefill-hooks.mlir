@@ -23,10 +23,10 @@
 //  - Sigmoid: p = 1 / (1 + 2^-x) with no running maximum (no lazy rescale,
 //    no vote), l = sum p; the final rows are O unnormalised.
 //  - custom_mask's bits are a memref<?xi8>; its mask is a packed-bit mask
-//    (bit rowBit + kpos of the buffer): before the key loop each row's
+//    (bit rowBit + kpos of the buffer): before the key loop the rows'
 //    64-key windows (three 4-byte loads and two funnel shifts, or guarded
-//    byte loads) are voted into the CTA's tile classes in workgroup memory
-//    (atomics of lane 0), the loop runs over the visible tiles only, skips
+//    byte loads) become the CTA's tile classes in workgroup memory (ballots
+//    and atomics of lane 0), CTAs start with the last q tile, the loop runs over the visible tiles only, skips
 //    the arithmetic of tiles without a visible key and tests bits in
 //    registers. A mask with a byte per key (@byte_mask) is inlined per score.
 //  - The output hook applies to the final rows; a split chunk's partial
@@ -150,7 +150,7 @@ attn.variant @scaled_out reduction softmax {
 
 // CHECK-LABEL: gpu.func @custom_mask_d128_bf16_prefill_4
 // CHECK-SAME: %{{.*}}: memref<?xi8>, %{{.*}}: memref<?xi64>, %{{.*}}: memref<?xi64>) workgroup(%[[CLASSES:.*]] : memref<130xi32, #gpu.address_space<workgroup>>)
-// CHECK-NOT: gpu.grid_dim
+// CHECK: gpu.grid_dim
 // CHECK: memref.extract_aligned_pointer_as_index %{{.*}} : memref<?xi8>
 // CHECK: memref.store %{{.*}}, %[[CLASSES]]
 // CHECK: gpu.barrier
@@ -158,8 +158,10 @@ attn.variant @scaled_out reduction softmax {
 // CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> i32
 // CHECK: memref.load %{{.*}}[%{{.*}}] : memref<?xi8>
 // CHECK: llvm.intr.fshr
-// CHECK: nvvm.vote.sync  all
-// CHECK: nvvm.vote.sync  any
+// CHECK: nvvm.vote.sync  ballot
+// CHECK: nvvm.vote.sync  ballot
+// CHECK: llvm.intr.cttz
+// CHECK: llvm.intr.ctlz
 // CHECK: memref.atomic_rmw andi %{{.*}}, %[[CLASSES]]
 // CHECK: memref.atomic_rmw ori %{{.*}}, %[[CLASSES]]
 // CHECK: memref.atomic_rmw mins %{{.*}}, %[[CLASSES]]
@@ -205,7 +207,7 @@ attn.variant @scaled_out reduction softmax {
 
 // CHECK-LABEL: gpu.func @byte_mask_d64_bf16_prefill_7
 // CHECK-SAME: %{{.*}}: memref<?xi8>, %{{.*}}: memref<?xi64>, %{{.*}}: memref<?xi64>) kernel
-// CHECK-NOT: nvvm.vote.sync  all
+// CHECK-NOT: nvvm.vote.sync  ballot
 // CHECK: scf.for
 // CHECK: memref.load %{{.*}}[%{{.*}}] : memref<?xi8>
 // CHECK: nvvm.mma.sync

@@ -1,9 +1,10 @@
 //===- MaskTiles.cpp - key tiles under a packed-bit mask ------------------===//
 //
 // With a packed-bit mask (parts::PackedBitMask) the prefill kernel first
-// classifies its key tiles: thread r reads query row r's bits of each tile
-// 64 at a time, each warp votes, and the CTA's tile classes (no key visible,
-// every key visible) land in shared bit sets. The key loop then runs from
+// classifies its key tiles: lane l of a warp reads the bits of tile 32 g + l
+// of every row of the warp, 64 at a time, two ballots make the group's
+// classes (no key visible, every key visible) words of bits, and lane 0
+// merges them into the CTA's shared bit sets. The key loop then runs from
 // the first tile with a visible key to the last, skips the arithmetic of
 // tiles with none (their copies still go out: the ring's schedule stays the
 // same), adds no mask on tiles whose keys are all visible, and elsewhere
@@ -14,6 +15,7 @@
 
 #include "PrefillBuilder.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 using namespace mlir;
@@ -49,9 +51,12 @@ Value lowBits(LocBuilder &b, Value n) {
   return arith::SelectOp::create(b, full, all, below);
 }
 
+/// vote.sync over the warp: i1, or the ballot's i32.
 Value vote(LocBuilder &b, Value pred, NVVM::VoteSyncKind kind) {
   Value everyLane = cI32(b, -1);
-  return NVVM::VoteSyncOp::create(b, b.getI1Type(), everyLane, pred, kind);
+  Type result = kind == NVVM::VoteSyncKind::ballot ? Type(b.getI32Type())
+                                                   : Type(b.getI1Type());
+  return NVVM::VoteSyncOp::create(b, result, everyLane, pred, kind);
 }
 
 /// `lhs pred rhs` for index values.
@@ -128,16 +133,12 @@ void PrefillBuilder::classifyKeyTiles(LocBuilder &b) {
   gpu::BarrierOp::create(b);
   Value classifiable = cIndex(b, parts::kClassifiedTiles);
   Value scanned = arith::MinUIOp::create(b, numTiles, classifiable);
-  for (int64_t pass = 0; pass * threads < s.prefillRows; ++pass) {
-    Value offset = cIndex(b, pass * threads);
-    Value r = arith::AddIOp::create(b, tid, offset);
-    classifyRowTiles(b, r, scanned);
-  }
+  classifyWarpTiles(b, scanned);
   gpu::BarrierOp::create(b);
   restrictKeyTiles(b);
 }
 
-void PrefillBuilder::classifyRowTiles(LocBuilder &b, Value r, Value scanned) {
+PrefillBuilder::MaskRow PrefillBuilder::maskRow(LocBuilder &b, Value r) {
   auto [token, rowHead] = tokenAndHead(b, r);
   Value inTile = cmpIndex(b, arith::CmpIPredicate::ult, r, s.prefillRows);
   Value asked =
@@ -146,65 +147,105 @@ void PrefillBuilder::classifyRowTiles(LocBuilder &b, Value r, Value scanned) {
   Value position = arith::AddIOp::create(b, token, f.numKv);
   Value rowQpos = arith::SubIOp::create(b, position, f.numQ);
   SmallVector<Value> params = k.paramValues(b, f, rowHead);
-  Value rowBit =
+  Value bit =
       hooks.maskTerm(b, packedMask->rowBit, rowQpos, c0, rowHead, params);
+  return {bit, valid};
+}
+
+void PrefillBuilder::classifyWarpTiles(LocBuilder &b, Value scanned) {
+  // Lane l takes tile 32 g + l of group g and every row of the warp: a
+  // row's windows of 32 consecutive tiles are one contiguous read, the
+  // rows' loads are independent, and ballots make the group's classes
+  // words of bits.
+  SmallVector<MaskRow> rows;
+  for (int64_t i = 0; i < rowsPerWarp; ++i) {
+    Value offset = cIndex(b, i);
+    Value r = arith::AddIOp::create(b, warpRow, offset);
+    rows.push_back(maskRow(b, r));
+  }
   Value lane0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, c0);
-  buildFor(b, c0, scanned, [&](LocBuilder &b, Value t) {
+  Value c31 = cIndex(b, 31);
+  Value scannedUp = arith::AddIOp::create(b, scanned, c31);
+  Value c32 = cIndex(b, 32);
+  Value groups = arith::DivUIOp::create(b, scannedUp, c32);
+  buildFor(b, c0, groups, [&](LocBuilder &b, Value g) {
+    Value groupStart = arith::MulIOp::create(b, g, c32);
+    Value t = arith::AddIOp::create(b, groupStart, lane);
+    Value exists =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, t, scanned);
     Value t0 = tileStart(b, t);
-    Value allKeys = boolConst(b, true);
-    Value anyKey = boolConst(b, false);
+    SmallVector<std::pair<Value, Value>> keys;
+    SmallVector<Value> starts;
     for (int64_t w = 0; w * 64 < KV; ++w) {
+      keys.push_back(keysMask(b, t0, w));
       Value windowStart = cIndex(b, 64 * w);
       Value key0 = arith::AddIOp::create(b, t0, windowStart);
-      Value key064 = toI64(b, key0);
-      Value at = arith::AddIOp::create(b, rowBit, key064);
-      std::pair<Value, Value> bits = bitWindows->load(b, at);
-      std::pair<Value, Value> keys = keysMask(b, t0, w);
-      for (auto [word, key] : {std::pair(bits.first, keys.first),
-                               std::pair(bits.second, keys.second)}) {
-        Value seen = arith::AndIOp::create(b, word, key);
-        Value every =
-            arith::CmpIOp::create(b, arith::CmpIPredicate::eq, seen, key);
-        allKeys = arith::AndIOp::create(b, allKeys, every);
-        Value zero = cI32(b, 0);
-        Value some =
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ne, seen, zero);
-        anyKey = arith::OrIOp::create(b, anyKey, some);
-      }
+      starts.push_back(toI64(b, key0));
     }
-    allKeys = arith::OrIOp::create(b, allKeys, negate(b, valid));
-    anyKey = arith::AndIOp::create(b, anyKey, valid);
-    Value warpAll = vote(b, allKeys, NVVM::VoteSyncKind::all);
-    Value warpAny = vote(b, anyKey, NVVM::VoteSyncKind::any);
-    Value t32 = toI32(b, t);
-    Value c31 = cI32(b, 31);
-    Value inWord = arith::AndIOp::create(b, t32, c31);
-    Value one = cI32(b, 1);
-    Value bit = arith::ShLIOp::create(b, one, inWord);
-    Value c32 = cIndex(b, 32);
-    Value word = arith::DivUIOp::create(b, t, c32);
+    Value allKeys = boolConst(b, true);
+    Value anyKey = boolConst(b, false);
+    for (const MaskRow &row : rows) {
+      Value rowAll = boolConst(b, true);
+      Value rowAny = boolConst(b, false);
+      for (size_t w = 0; w < keys.size(); ++w) {
+        Value at = arith::AddIOp::create(b, row.bit, starts[w]);
+        std::pair<Value, Value> bits = bitWindows->load(b, at);
+        for (auto [word, key] : {std::pair(bits.first, keys[w].first),
+                                 std::pair(bits.second, keys[w].second)}) {
+          Value seen = arith::AndIOp::create(b, word, key);
+          Value every =
+              arith::CmpIOp::create(b, arith::CmpIPredicate::eq, seen, key);
+          rowAll = arith::AndIOp::create(b, rowAll, every);
+          Value zero = cI32(b, 0);
+          Value some =
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ne, seen, zero);
+          rowAny = arith::OrIOp::create(b, rowAny, some);
+        }
+      }
+      Value skipped = negate(b, row.valid);
+      rowAll = arith::OrIOp::create(b, rowAll, skipped);
+      allKeys = arith::AndIOp::create(b, allKeys, rowAll);
+      rowAny = arith::AndIOp::create(b, rowAny, row.valid);
+      anyKey = arith::OrIOp::create(b, anyKey, rowAny);
+    }
+    anyKey = arith::AndIOp::create(b, anyKey, exists);
+    Value allBits = vote(b, allKeys, NVVM::VoteSyncKind::ballot);
+    Value anyBits = vote(b, anyKey, NVVM::VoteSyncKind::ballot);
+    Value zero = cI32(b, 0);
+    Value someTile =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ne, anyBits, zero);
+    Value group32 = toI32(b, groupStart);
+    Value low = LLVM::CountTrailingZerosOp::create(b, b.getI32Type(), anyBits,
+                                                   /*is_zero_poison=*/false);
+    Value firstTile = arith::AddIOp::create(b, group32, low);
+    Value high = LLVM::CountLeadingZerosOp::create(b, b.getI32Type(), anyBits,
+                                                   /*is_zero_poison=*/false);
+    Value c31i = cI32(b, 31);
+    Value top = arith::SubIOp::create(b, c31i, high);
+    Value lastTile = arith::AddIOp::create(b, group32, top);
     auto atomic = [&](Value cond, arith::AtomicRMWKind kind, Value value,
-                      Value index) {
+                      int64_t slot, Value index) {
       Value mine = arith::AndIOp::create(b, lane0, cond);
       buildIf(
           b, mine,
           [&](LocBuilder &b) {
+            Value at = index;
+            if (slot) {
+              Value base = cIndex(b, slot);
+              at = arith::AddIOp::create(b, base, index);
+            }
             memref::AtomicRMWOp::create(b, kind, value, tileClasses,
-                                        ValueRange{index});
+                                        ValueRange{at});
             return SmallVector<Value>();
           },
           [](LocBuilder &) { return SmallVector<Value>(); });
     };
-    Value ones = cI32(b, -1);
-    Value cleared = arith::XOrIOp::create(b, bit, ones);
-    atomic(negate(b, warpAll), arith::AtomicRMWKind::andi, cleared, word);
-    Value wordsIndex = cIndex(b, parts::kClassifiedTiles / 32);
-    Value anyWord = arith::AddIOp::create(b, word, wordsIndex);
-    atomic(warpAny, arith::AtomicRMWKind::ori, bit, anyWord);
-    Value firstSlot = cIndex(b, 2 * (parts::kClassifiedTiles / 32));
-    atomic(warpAny, arith::AtomicRMWKind::mins, t32, firstSlot);
-    Value lastSlot = cIndex(b, 2 * (parts::kClassifiedTiles / 32) + 1);
-    atomic(warpAny, arith::AtomicRMWKind::maxs, t32, lastSlot);
+    const int64_t words = parts::kClassifiedTiles / 32;
+    Value yes = boolConst(b, true);
+    atomic(yes, arith::AtomicRMWKind::andi, allBits, 0, g);
+    atomic(someTile, arith::AtomicRMWKind::ori, anyBits, words, g);
+    atomic(someTile, arith::AtomicRMWKind::mins, firstTile, 2 * words, c0);
+    atomic(someTile, arith::AtomicRMWKind::maxs, lastTile, 2 * words + 1, c0);
   });
 }
 

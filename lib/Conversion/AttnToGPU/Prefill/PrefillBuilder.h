@@ -200,8 +200,13 @@ private:
   /// Classifies the key tiles into shared bit sets and restricts the loop
   /// to the visible ones.
   void classifyKeyTiles(LocBuilder &b);
-  /// Votes tile row `r`'s bits of the first `scanned` tiles into the sets.
-  void classifyRowTiles(LocBuilder &b, Value r, Value scanned);
+  /// Tile row r's bit of key 0 and whether it is one of the request's.
+  struct MaskRow {
+    Value bit, valid;
+  };
+  MaskRow maskRow(LocBuilder &b, Value r);
+  /// Adds the warp's rows' classes of the first `scanned` tiles to the sets.
+  void classifyWarpTiles(LocBuilder &b, Value scanned);
   /// The loop's first tile and count from the classes.
   void restrictKeyTiles(LocBuilder &b);
   /// Whether loop tile `it` has every key visible (`allVisible`) or some.

@@ -198,12 +198,13 @@ void PrefillBuilder::bindFrame(LocBuilder &b) {
   f.req = s.chunked ? k.loadIndex(b, f.chunkRequest, f.block) : f.block;
   qTile = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
-  if (!s.chunked && causal != CausalMask::None) {
-    // Causal: a q tile's keys grow with its index, so the CTAs run the
-    // grid's last q tile of every (request, head) first, then the one
-    // before, ... (the linear block index renumbered q-tile-slowest,
-    // reversed): for equal-length requests the longest start first and the
-    // final wave ends evenly.
+  if (!s.chunked && (causal != CausalMask::None || packedMask)) {
+    // Causal (and, typically, a packed-bit mask, whose tiles with no
+    // visible key are not visited): a q tile's keys grow with its index, so
+    // the CTAs run the grid's last q tile of every (request, head) first,
+    // then the one before, ... (the linear block index renumbered
+    // q-tile-slowest, reversed): for equal-length requests the longest
+    // start first and the final wave ends evenly.
     Value x = gpu::GridDimOp::create(b, gpu::Dimension::x),
           y = gpu::GridDimOp::create(b, gpu::Dimension::y),
           z = gpu::GridDimOp::create(b, gpu::Dimension::z);
