@@ -115,6 +115,14 @@ static Value cI32(LocBuilder &b, int32_t v) {
   return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
 }
 
+/// 0 <= v and `v pred bound` (i64 values).
+static Value inRange(LocBuilder &b, Value v, arith::CmpIPredicate pred,
+                     Value bound, Value zero) {
+  Value above = arith::CmpIOp::create(b, arith::CmpIPredicate::sge, v, zero);
+  Value below = arith::CmpIOp::create(b, pred, v, bound);
+  return arith::AndIOp::create(b, above, below);
+}
+
 // Values are built in statements: sibling builder calls as arguments would
 // order the IR by the host compiler's evaluation order.
 BitWindows::BitWindows(LocBuilder &b, Value bits) : bits(bits) {
@@ -152,11 +160,7 @@ SmallVector<Value> BitWindows::byteLoads(LocBuilder &b, Value byte0) const {
   for (int64_t j = 0; j < 12; ++j) {
     Value offset = cI64(b, j);
     Value at = arith::AddIOp::create(b, byte0, offset);
-    Value above =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, at, zero64);
-    Value below =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, at, bytes);
-    Value inside = arith::AndIOp::create(b, above, below);
+    Value inside = inRange(b, at, arith::CmpIPredicate::slt, bytes, zero64);
     Value atLeast0 = arith::MaxSIOp::create(b, at, zero64);
     Value clamped = arith::MinSIOp::create(b, atLeast0, last);
     Value index = arith::IndexCastOp::create(b, b.getIndexType(), clamped);
@@ -183,11 +187,8 @@ std::pair<Value, Value> BitWindows::load(LocBuilder &b, Value bit) const {
   Value zero64 = cI64(b, 0);
   Value twelve = cI64(b, 12);
   Value lastGroup = arith::SubIOp::create(b, bytes, twelve);
-  Value above =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::sge, byte0, zero64);
-  Value below =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::sle, byte0, lastGroup);
-  Value inside = arith::AndIOp::create(b, above, below);
+  Value inside =
+      inRange(b, byte0, arith::CmpIPredicate::sle, lastGroup, zero64);
   Value fast = arith::AndIOp::create(b, aligned, inside);
   auto slow = [&](LocBuilder &b) {
     // No byte is read from an empty buffer.

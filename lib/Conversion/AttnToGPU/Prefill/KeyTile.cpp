@@ -187,30 +187,44 @@ Value PrefillBuilder::keyExists(LocBuilder &b, Value key) {
   return inChunk(b, keep, arith::CmpIPredicate::sge, key);
 }
 
-// Keys past kEnd (and, for aligned split chunks, before kBegin) and the
-// mask hook's.
-SmallVector<Value>
-PrefillBuilder::maskedScores(LocBuilder &b, Value t0,
-                             ArrayRef<SmallVector<Value>> x) {
+// Keys past kEnd (and, for aligned split chunks, before kBegin) and those
+// `rowVisibility` hides.
+SmallVector<Value> PrefillBuilder::maskedScores(
+    LocBuilder &b, Value t0, ArrayRef<SmallVector<Value>> x,
+    function_ref<KeyVisibility(LocBuilder &, int64_t)> rowVisibility) {
   SmallVector<Value> flat;
-  for (int64_t ri = 0; ri < R; ++ri)
+  for (int64_t ri = 0; ri < R; ++ri) {
+    KeyVisibility visibleKey = rowVisibility(b, ri);
     for (int64_t nt = 0; nt < sTiles; ++nt)
       for (int64_t e = 0; e < laneCols; ++e) {
         Value j = keyOf(b, t0, nt, e);
         Value keep = keyExists(b, j);
-        if (hasMask) {
-          Value visible = hooks.mask(b, qpos[ri], j, headOf[ri], paramsOf[ri]);
+        if (visibleKey) {
+          Value visible = visibleKey(b, j, nt, e);
           keep = arith::AndIOp::create(b, keep, visible);
         }
         flat.push_back(arith::SelectOp::create(
             b, keep, x[ri][laneCols * nt + e], negInf(b)));
       }
+  }
   return flat;
+}
+
+PrefillBuilder::KeyVisibility PrefillBuilder::hookVisibility(LocBuilder &,
+                                                             int64_t ri) {
+  if (!hasMask)
+    return nullptr;
+  return [this, ri](LocBuilder &b, Value j, int64_t, int64_t) {
+    return hooks.mask(b, qpos[ri], j, headOf[ri], paramsOf[ri]);
+  };
 }
 
 void PrefillBuilder::mask(LocBuilder &b, Value it, Value t0,
                           SmallVector<SmallVector<Value>> &x) {
   SmallVector<Value> flat;
+  auto byHook = [&](LocBuilder &b, int64_t ri) {
+    return hookVisibility(b, ri);
+  };
   auto unmasked = [&](LocBuilder &) {
     SmallVector<Value> all;
     for (auto &row : x)
@@ -226,10 +240,13 @@ void PrefillBuilder::mask(LocBuilder &b, Value it, Value t0,
     full =
         arith::AndIOp::create(b, full, tileClass(b, it, /*allVisible=*/true));
     flat = llvm::to_vector(buildIf(b, full, unmasked, [&](LocBuilder &b) {
-      return packedMaskedScores(b, t0, x);
+      Value laneKey = arith::AddIOp::create(b, t0, laneCol);
+      return maskedScores(b, t0, x, [&](LocBuilder &b, int64_t ri) {
+        return packedVisibility(b, laneKey, ri);
+      });
     }));
   } else if (hasMask && !causalOnly) {
-    flat = maskedScores(b, t0, x);
+    flat = maskedScores(b, t0, x, byHook);
   } else {
     // Tiles that need no mask: every key is < kEnd and, where the mask is
     // exactly causal, <= the CTA's first query position (signed: rows with
@@ -244,7 +261,7 @@ void PrefillBuilder::mask(LocBuilder &b, Value it, Value t0,
           arith::CmpIOp::create(b, arith::CmpIPredicate::sle, tEnd,
                                 arith::AddIOp::create(b, firstQpos, c1)));
     flat = llvm::to_vector(buildIf(b, full, unmasked, [&](LocBuilder &b) {
-      return maskedScores(b, t0, x);
+      return maskedScores(b, t0, x, byHook);
     }));
   }
   for (int64_t ri = 0; ri < R; ++ri)

@@ -303,35 +303,21 @@ Value PrefillBuilder::tileClass(LocBuilder &b, Value it, bool allVisible) {
   return arith::OrIOp::create(b, set, negate(b, classified));
 }
 
-SmallVector<Value>
-PrefillBuilder::packedMaskedScores(LocBuilder &b, Value t0,
-                                   ArrayRef<SmallVector<Value>> x) {
+PrefillBuilder::KeyVisibility
+PrefillBuilder::packedVisibility(LocBuilder &b, Value laneKey, int64_t ri) {
   assert(mma.atom.n == 8 && laneCols == 2 && "a lane's keys 8 nt + e");
-  SmallVector<Value> flat;
-  Value laneKey = arith::AddIOp::create(b, t0, laneCol);
-  for (int64_t ri = 0; ri < R; ++ri) {
-    // The lane's keys laneCol + 8 nt + e: bit 8 (nt % 8) + e of window
-    // nt / 8.
-    SmallVector<std::pair<Value, Value>> windows;
-    for (int64_t w = 0; w * 8 < sTiles; ++w) {
-      Value windowStart = cIndex(b, 64 * w);
-      Value key = arith::AddIOp::create(b, laneKey, windowStart);
-      Value key64 = toI64(b, key);
-      Value at = arith::AddIOp::create(b, rowBits[ri], key64);
-      windows.push_back(bitWindows->load(b, at));
-    }
-    for (int64_t nt = 0; nt < sTiles; ++nt)
-      for (int64_t e = 0; e < laneCols; ++e) {
-        Value j = keyOf(b, t0, nt, e);
-        Value keep = keyExists(b, j);
-        Value visible = BitWindows::test(b, windows[nt / 8], 8 * (nt % 8) + e);
-        keep = arith::AndIOp::create(b, keep, visible);
-        Value masked = negInf(b);
-        flat.push_back(
-            arith::SelectOp::create(b, keep, x[ri][laneCols * nt + e], masked));
-      }
+  // The lane's keys laneCol + 8 nt + e: bit 8 (nt % 8) + e of window nt / 8.
+  SmallVector<std::pair<Value, Value>> windows;
+  for (int64_t w = 0; w * 8 < sTiles; ++w) {
+    Value windowStart = cIndex(b, 64 * w);
+    Value key = arith::AddIOp::create(b, laneKey, windowStart);
+    Value key64 = toI64(b, key);
+    Value at = arith::AddIOp::create(b, rowBits[ri], key64);
+    windows.push_back(bitWindows->load(b, at));
   }
-  return flat;
+  return [windows](LocBuilder &b, Value, int64_t nt, int64_t e) {
+    return BitWindows::test(b, windows[nt / 8], 8 * (nt % 8) + e);
+  };
 }
 
 SmallVector<Value> PrefillBuilder::visibleTileBody(

@@ -164,9 +164,16 @@ private:
   /// x with masked keys at -inf, on tiles that need a mask (tile `it`).
   void mask(LocBuilder &b, Value it, Value t0,
             SmallVector<SmallVector<Value>> &x);
-  /// x with masked keys at -inf, flattened row by row.
-  SmallVector<Value> maskedScores(LocBuilder &b, Value t0,
-                                  ArrayRef<SmallVector<Value>> x);
+  /// Whether the lane's key j (column e of n-tile nt) is visible.
+  using KeyVisibility =
+      std::function<Value(LocBuilder &, Value j, int64_t nt, int64_t e)>;
+  /// x with keys that do not exist or that the visibility of their row
+  /// (null: every existing key) hides at -inf, flattened row by row.
+  SmallVector<Value> maskedScores(
+      LocBuilder &b, Value t0, ArrayRef<SmallVector<Value>> x,
+      function_ref<KeyVisibility(LocBuilder &, int64_t)> rowVisibility);
+  /// Row ri's visibility by the mask hook (null without one).
+  KeyVisibility hookVisibility(LocBuilder &b, int64_t ri);
   /// `cond` and, where a split chunk's tiles start before it
   /// (alignedChunks), `key` pred kBegin: keys before the chunk are masked.
   Value inChunk(LocBuilder &b, Value cond, arith::CmpIPredicate pred,
@@ -214,9 +221,9 @@ private:
   /// Keys of 64-key window `window` of the tile at t0 that exist (< kEnd,
   /// in the chunk) as (low, high) words.
   std::pair<Value, Value> keysMask(LocBuilder &b, Value t0, int64_t window);
-  /// x with keys whose bit is clear (or past kEnd) at -inf, row by row.
-  SmallVector<Value> packedMaskedScores(LocBuilder &b, Value t0,
-                                        ArrayRef<SmallVector<Value>> x);
+  /// Row ri's visibility by the packed-bit mask: its windows of the lane's
+  /// keys from laneKey (t0 + laneCol).
+  KeyVisibility packedVisibility(LocBuilder &b, Value laneKey, int64_t ri);
   /// tileBody, or with a packed-bit mask on a tile with no visible key,
   /// `skipped` (the schedule's copies and waits) and the state as carried.
   SmallVector<Value>
