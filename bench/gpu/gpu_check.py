@@ -335,7 +335,7 @@ def kv_maps(k: Kernel, kp: torch.Tensor, vp: torch.Tensor):
             strides = (u64 * 2)(k.d * 2, k.hkv * k.d * 2)
         box = (u32 * 3)(*k.box)
         ones = (u32 * 3)(1, 1, 1)
-        swizzle = {128: 3, 64: 2}[k.box[0] * 2]
+        swizzle = {128: 3, 64: 2, 32: 1}[k.box[0] * 2]
         for which, pool in enumerate((kp, vp)):
             _check(_cuda.cuTensorMapEncodeTiled(
                 ctypes.c_void_p(at), 9 if k.dtype == torch.bfloat16 else 6, 3,

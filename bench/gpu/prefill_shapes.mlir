@@ -35,7 +35,10 @@
 //  - sigmoid_d128_g4_p16_bf16: the sigmoid reduction (bias scalar),
 //    unnormalised output, lse = log sum sigmoid;
 //  - custom_mask_d128_g4_p16_bf16: a buffer parameter (bits, i8) read by
-//    the mask hook, row0 and stride per request; no tile is skipped.
+//    the mask hook, row0 and stride per request: packed-bit tile classes
+//    (tiles with no visible key skipped, fully visible ones unmasked);
+//  - custom_mask_d64_g2_p16_f16_hnd: the same on an HND pool, f16; on sm_75
+//    too (the staged one-slot loop).
 
 // Rotary position embedding (rotate-half, as in Llama) written as a
 // variant: q and k rotated by (position + offset) * theta^(-2i/D) for column
@@ -245,6 +248,17 @@ func.func @custom_mask_d128_g4_p16_bf16(%k: tensor<?x16x8x128xbf16>, %v: tensor<
       {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
       -> tensor<?x32x128xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
+}
+
+func.func @custom_mask_d64_g2_p16_f16_hnd(%k: tensor<?x4x16x64xf16>, %v: tensor<?x4x16x64xf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x8x64xf16>,
+    %qo: tensor<?xi32>, %bits: tensor<?xi8>, %row0: tensor<?xi64>, %stride: tensor<?xi64>) -> (tensor<?x8x64xf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x4x16x64xf16>, tensor<?x4x16x64xf16> -> !attn.paged_kv<page_size = 16, layout = hnd, heads = 4, head_dim = 64, f16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x8x64xf16> -> !attn.ragged_q<heads = 8, head_dim = 64, f16>
+  %o, %l = attn.attention @custom_mask(%q, %kv) params(%bits, %row0, %stride : tensor<?xi8>, tensor<?xi64>, tensor<?xi64>)
+      {num_qo_heads = 8 : i64, num_kv_heads = 4 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 8, head_dim = 64, f16>, !attn.paged_kv<page_size = 16, layout = hnd, heads = 4, head_dim = 64, f16>
+      -> tensor<?x8x64xf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x64xf16>, tensor<?x8xf32>
 }
 
 // Ragged views (attn.ragged_kv): the keys' contiguous rows, no page table.

@@ -37,6 +37,13 @@ public:
   bool hasLogits() { return !variant.getLogits().empty(); }
   bool hasMask() { return !variant.getMask().empty(); }
   bool hasOutput() { return !variant.getOutput().empty(); }
+  /// Whether a hook may read memory: the variant has buffer parameters.
+  bool readsBuffers() {
+    return llvm::any_of(variant.getParamList(),
+                        [](attn::VariantParamAttr param) {
+                          return param.getKind() == attn::ParamKind::Buffer;
+                        });
+  }
   /// Sigmoid reduction: O = sum sigmoid(s) v, lse = log sum sigmoid(s).
   bool sigmoid() {
     return variant.getReduction() == attn::ReductionKind::Sigmoid;

@@ -265,9 +265,12 @@ Status CudaDriver::encodeTensorMap(void *map, bool bf16, unsigned rank,
     return invalid("this CUDA driver has no cuTensorMapEncodeTiled (tensor "
                    "copies need a CUDA 12 driver)");
   // CU_TENSOR_MAP_SWIZZLE_32B / 64B / 128B.
-  int swizzle = swizzleBytes == 128 ? 3 : swizzleBytes == 64 ? 2 : 0;
+  int swizzle = swizzleBytes == 128  ? 3
+                : swizzleBytes == 64 ? 2
+                : swizzleBytes == 32 ? 1
+                                     : 0;
   if (!swizzle)
-    return invalid("tensor maps swizzle 64- or 128-byte box rows, not " +
+    return invalid("tensor maps swizzle 32-, 64- or 128-byte box rows, not " +
                    std::to_string(swizzleBytes));
   std::vector<uint32_t> elementStrides(rank, 1);
   return check(api->cuTensorMapEncodeTiled(

@@ -109,6 +109,23 @@ TEST(PagedKVAccess, TensorMapCoversTile) {
     EXPECT_EQ(map.dims[1] * map.dims[2], uint64_t(5 * 32 * 3));
   }
   EXPECT_EQ(kvTensorMap(false, 16, 8, 96, 1, 2, 32).swizzleBytes, 64);
+  EXPECT_EQ(kvTensorMap(true, 16, 8, 72, 1, 2, 16).swizzleBytes, 32);
+}
+
+// Boxes pad a row to the fewest columns, the widest box among equals.
+TEST(PagedKVAccess, TensorMapBoxColumns) {
+  struct Case {
+    int64_t headDim, columns, boxes;
+  } cases[] = {{64, 64, 1},  {128, 64, 2}, {256, 64, 4}, {96, 32, 3},
+               {160, 32, 5}, {192, 64, 3}, {72, 16, 5},  {80, 16, 5},
+               {16, 16, 1},  {48, 16, 3},  {32, 32, 1},  {224, 32, 7}};
+  for (Case c : cases) {
+    PagedKVAccess a{false, 16, 8, c.headDim};
+    EXPECT_EQ(a.tensorMapBoxColumns(), c.columns) << c.headDim;
+    EXPECT_EQ(a.tensorMapBoxes(), c.boxes) << c.headDim;
+    EXPECT_GE(c.columns * c.boxes, c.headDim);
+    EXPECT_LT(c.columns * c.boxes - c.headDim, 16) << c.headDim;
+  }
 }
 
 } // namespace

@@ -123,7 +123,7 @@ struct KvTensorMap {
   uint64_t dims[3];
   /// Byte strides of dimensions 1 and 2.
   uint64_t strides[2];
-  /// The shared-memory swizzle span: the box's row bytes (128 or 64).
+  /// The shared-memory swizzle span: the box's row bytes (128, 64 or 32).
   int64_t swizzleBytes;
 };
 KvTensorMap kvTensorMap(bool hnd, int64_t pageSize, int64_t numKvHeads,

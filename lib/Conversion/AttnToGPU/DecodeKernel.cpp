@@ -31,7 +31,7 @@ int64_t sharedMemoryBytes(bool tensorCores, bool bulkCopy, bool tensorCopy,
     return std::max(states,
                     warps * stages * 2 * unroll * 32 * kVec * elementBytes);
   // Tensor copies land whole boxes.
-  int64_t boxed = tensorCopyBoxes(headDim) * kBoxElements;
+  int64_t boxed = tensorCopyBoxes(headDim) * tensorCopyBoxColumns(headDim);
   int64_t row = (tensorCopy ? boxed
                  : bulkCopy ? headDim + 8
                             : headDim) *
@@ -403,6 +403,13 @@ Value DecodeKernel::loadRotated(
   Value high = read(b, columnAt(kVec / 2), kVec / 2);
   return vector::ShuffleOp::create(b, low, high,
                                    ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+}
+
+Value DecodeKernel::hookPosition(LocBuilder &b, Value pos, Value end) {
+  if (!hooks.readsBuffers())
+    return pos;
+  return arith::MinSIOp::create(b, pos,
+                                arith::SubIOp::create(b, end, cIndex(b, 1)));
 }
 
 Value DecodeKernel::applyRowHook(LocBuilder &b, bool isKey, Value x, Value xRot,

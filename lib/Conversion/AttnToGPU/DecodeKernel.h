@@ -46,13 +46,17 @@ constexpr int64_t kDefaultTensorCoreStages = 3;
 /// Keys per warp and iteration of the tensor-core kernel (the k of the
 /// m16n8k16 P.V product).
 constexpr int64_t kTileKeys = 16;
-/// Tensor copies: the box's inner extent (128 bytes of 16-bit elements, the
-/// span of the 128-byte swizzle) and the alignment the swizzle needs.
-constexpr int64_t kBoxElements = 64, kSwizzleAlign = 1024;
-/// Tensor copies: the boxes of one K or V row (the last reaches past D where
-/// D is not a multiple of 64; the copy engine fills those columns with zeros).
+/// Tensor copies: the alignment of the ring (the 128-byte swizzle's
+/// pattern repeats every 1024 bytes).
+constexpr int64_t kSwizzleAlign = 1024;
+/// Tensor copies: the boxes of one K or V row and their columns
+/// (PagedKVAccess::tensorMapBoxColumns; the last box reaches past D where D
+/// is not a multiple of its columns: the copy engine fills those with zeros).
+inline int64_t tensorCopyBoxColumns(int64_t headDim) {
+  return parts::PagedKVAccess{false, 1, 1, headDim}.tensorMapBoxColumns();
+}
 inline int64_t tensorCopyBoxes(int64_t headDim) {
-  return llvm::divideCeil(headDim, kBoxElements);
+  return parts::PagedKVAccess{false, 1, 1, headDim}.tensorMapBoxes();
 }
 /// f32 accumulators a tensor-core decode lane may keep in registers.
 constexpr int64_t kMaxAccumulators = 128;
@@ -311,6 +315,11 @@ private:
   /// `memref[prefix..., column]`, `width` elements (8, 4 or 2).
   Value loadColumns(LocBuilder &b, Value memref, ValueRange prefix,
                     Value column, int64_t width);
+  /// The position a hook is given for `pos`: with buffer parameters at
+  /// most `end` - 1. Keys past a tile's range and rows past the request
+  /// run their hooks too (the results are masked out or never stored);
+  /// clamped, their buffer reads stay among the request's positions.
+  Value hookPosition(LocBuilder &b, Value pos, Value end);
   /// A query (`isKey` false) or key hook applied to the columns d0.. of a
   /// row (8, or as many as `x` has): `x` and `xRot` (loadRotated) in the
   /// element type; the result in the element type (what the mma reads).

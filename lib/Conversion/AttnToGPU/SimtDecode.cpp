@@ -252,7 +252,8 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
         Value k = kRaw[u];
         if (hooks.hasKey()) {
           Value rot = partnerColumns(b, k);
-          k = applyRowHook(b, /*isKey=*/true, k, rot, e0, j, kvHead, ownParams);
+          k = applyRowHook(b, /*isKey=*/true, k, rot, e0,
+                           hookPosition(b, j, kEnd), kvHead, ownParams);
           if (hasColumns)
             k = arith::SelectOp::create(b, hasColumns, k, zeroRaw);
         }
@@ -285,11 +286,13 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
           // Hooks see natural-domain logits.
           Value natural = arith::MulFOp::create(b, score, cF32(b, kLn2));
           Value logit =
-              hooks.logits(b, natural, qpos, js[u], ownHead, ownParams);
+              hooks.logits(b, natural, qpos, hookPosition(b, js[u], kEnd),
+                           ownHead, ownParams);
           score = arith::MulFOp::create(b, logit, cF32(b, kLog2E));
         }
         Value keep = inRange[u];
-        if (Value visible = hooks.mask(b, qpos, js[u], ownHead, ownParams))
+        if (Value visible = hooks.mask(b, qpos, hookPosition(b, js[u], kEnd),
+                                       ownHead, ownParams))
           keep = arith::AndIOp::create(b, keep, visible);
         own.push_back(arith::SelectOp::create(b, keep, score, negInf(b)));
       }

@@ -28,7 +28,8 @@
 //    byte loads) become the CTA's tile classes in workgroup memory (ballots
 //    and atomics of lane 0), CTAs start with the last q tile, the loop runs over the visible tiles only, skips
 //    the arithmetic of tiles without a visible key and tests bits in
-//    registers. A mask with a byte per key (@byte_mask) is inlined per score.
+//    registers. A mask with a byte per key (@byte_mask) is inlined per score,
+//    its positions clamped to the keys and rows that exist.
 //  - The output hook applies to the final rows; a split chunk's partial
 //    states stay normalised (its merge kernel applies sigmoid and the hook).
 
@@ -209,6 +210,8 @@ attn.variant @scaled_out reduction softmax {
 // CHECK-SAME: %{{.*}}: memref<?xi8>, %{{.*}}: memref<?xi64>, %{{.*}}: memref<?xi64>) kernel
 // CHECK-NOT: nvvm.vote.sync  ballot
 // CHECK: scf.for
+// The hook reads a buffer: its key position is clamped to the range's last.
+// CHECK: arith.minsi
 // CHECK: memref.load %{{.*}}[%{{.*}}] : memref<?xi8>
 // CHECK: nvvm.mma.sync
 

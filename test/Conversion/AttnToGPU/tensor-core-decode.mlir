@@ -103,3 +103,54 @@ func.func @large(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x16x256xbf16>)
       -> tensor<?x16x256xbf16>, tensor<?x16xf32>
   return %o, %l : tensor<?x16x256xbf16>, tensor<?x16xf32>
 }
+
+// -----
+
+!q    = !attn.ragged_q<heads = 8, head_dim = 96, bf16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 96, bf16>
+!pool = tensor<?x16x2x96xbf16>
+
+// Head dim 96: boxes of 32 columns (64-byte rows, the 64-byte swizzle), three
+// per K or V row, so that the ring holds no zero columns; fragment reads put
+// the chunk at chunk ^ (key / 2) % 4, and the V pieces of columns 96..127
+// (no box) are zeros.
+// HOPPER-LABEL: gpu.func @d96_decode_0
+// HOPPER-SAME: tensor_map_box = [32, 1, 16], dynamic_shared_memory = 74832>
+// HOPPER: memref.view {{.*}} to memref<4x3x2x3x16x32xbf16, #gpu.address_space<workgroup>>
+// HOPPER: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c6144_i32
+// HOPPER-COUNT-6: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[
+// HOPPER: scf.for
+// HOPPER: arith.divui %{{.*}}, %c2{{(_[0-9]+)?}} : index
+// HOPPER: arith.remui %{{.*}}, %c4{{(_[0-9]+)?}} : index
+// HOPPER: arith.xori
+// HOPPER: vector.load %{{.*}} : memref<4x3x2x3x16x32xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+func.func @d96(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x96xbf16>)
+    -> (tensor<?x8x96xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x96xbf16> -> !q
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64} : !q, !kv
+      -> tensor<?x8x96xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x96xbf16>, tensor<?x8xf32>
+}
+
+// -----
+
+!q    = !attn.ragged_q<heads = 4, head_dim = 72, f16>
+!kv   = !attn.paged_kv<page_size = 32, layout = hnd, heads = 4, head_dim = 72, f16>
+!pool = tensor<?x4x32x72xf16>
+
+// Head dim 72 (HND): boxes of 16 columns (32-byte rows), five per row.
+// HOPPER-LABEL: gpu.func @d72_decode_0
+// HOPPER-SAME: tensor_map_box = [16, 16, 1]
+// HOPPER: memref.view {{.*}} to memref<4x3x2x5x16x16xf16, #gpu.address_space<workgroup>>
+// HOPPER-COUNT-10: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[
+func.func @d72(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x4x72xf16>)
+    -> (tensor<?x4x72xf16>, tensor<?x4xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x4x72xf16> -> !q
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 4 : i64, num_kv_heads = 4 : i64} : !q, !kv
+      -> tensor<?x4x72xf16>, tensor<?x4xf32>
+  return %o, %l : tensor<?x4x72xf16>, tensor<?x4xf32>
+}

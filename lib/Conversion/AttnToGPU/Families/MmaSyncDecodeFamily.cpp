@@ -75,7 +75,8 @@ public:
     DenseI64ArrayAttr box;
     if (s.tensorCopy)
       box = DenseI64ArrayAttr::get(
-          ctx, s.access.tensorMapBox(kTileKeys, kBoxElements));
+          ctx,
+          s.access.tensorMapBox(kTileKeys, tensorCopyBoxColumns(s.headDim)));
     abi::Grid grid = abi::gridOf(abi::KernelKind::Decode, s.chunked,
                                  /*perKvHead=*/true);
     return LaunchAttr::get(
@@ -88,11 +89,11 @@ public:
 
 private:
   /// Whether the kernel can stage the view's tiles with tensor copies:
-  /// tiles within pages, and a key hook's partners in the same box (the
-  /// kernel reads other columns of a staged tile unswizzled).
+  /// tiles within pages, and a key hook's partners in the lane's own pieces
+  /// (the kernel reads other columns of a staged tile unswizzled).
   static bool tensorCopies(VariantOp variant, const DecodeShape &s) {
     return s.access.tensorMapTiles(kTileKeys) &&
-           (variant.getKey().empty() || s.headDim % kBoxElements == 0);
+           (variant.getKey().empty() || s.headDim % 64 == 0);
   }
 
   /// The ring's stages: the option's, or with stages=-1 the deepest from

@@ -65,6 +65,22 @@ struct PagedKVAccess {
   bool tensorMapTiles(int64_t tileKeys) const {
     return pageSize % tileKeys == 0;
   }
+  /// The columns of a tensor map's box over 16-bit rows: 64, 32 or 16 (box
+  /// rows of 128, 64 or 32 bytes, each the span of the swizzle of that
+  /// size), the widest of those that pad the row to the fewest columns (the
+  /// zero columns past the head dim take ring space and copy bandwidth).
+  int64_t tensorMapBoxColumns() const {
+    int64_t best = 64;
+    for (int64_t columns : {32, 16})
+      if (padded(columns) < padded(best))
+        best = columns;
+    return best;
+  }
+  /// The boxes of one row.
+  int64_t tensorMapBoxes() const {
+    int64_t columns = tensorMapBoxColumns();
+    return (headDim + columns - 1) / columns;
+  }
   /// The tensor map's box for one tile of `tileKeys` keys and `boxColumns`
   /// columns of one head, in abi::kvTensorMap's dimension order.
   std::array<int64_t, 3> tensorMapBox(int64_t tileKeys,
@@ -72,6 +88,11 @@ struct PagedKVAccess {
     if (headMajor)
       return {boxColumns, tileKeys, 1};
     return {boxColumns, 1, tileKeys};
+  }
+
+private:
+  int64_t padded(int64_t columns) const {
+    return (headDim + columns - 1) / columns * columns;
   }
 };
 

@@ -66,8 +66,11 @@ void PrefillBuilder::loadQueryTile(LocBuilder &b) {
         }
         // A query hook: the piece is loaded, transformed and stored by
         // the thread (the key loop's first barrier makes it visible).
-        Value qposOf = arith::SubIOp::create(
-            b, arith::AddIOp::create(b, token, f.numKv), f.numQ);
+        Value qposOf = k.hookPosition(
+            b,
+            arith::SubIOp::create(b, arith::AddIOp::create(b, token, f.numKv),
+                                  f.numQ),
+            f.numKv);
         SmallVector<Value> params = k.paramValues(b, f, qHead);
         Value piece =
             hookedQueryPiece(b, f.q, row, qHead, col, qposOf, params, kVec);
@@ -113,12 +116,14 @@ void PrefillBuilder::loadQueryFragments(LocBuilder &b) {
           arith::SubIOp::create(b, arith::AddIOp::create(b, f.qBegin, f.numQ),
                                 c1));
       Value d = arith::AddIOp::create(b, laneCol, cIndex(b, col));
-      Value pair = hooks.hasQuery()
-                       ? hookedQueryPiece(b, f.q, row, headOf[half], d,
-                                          qpos[half], paramsOf[half], 2)
-                       : vector::LoadOp::create(
-                             b, pairType, f.q, ValueRange{row, headOf[half], d})
-                             .getResult();
+      Value pair =
+          hooks.hasQuery()
+              ? hookedQueryPiece(b, f.q, row, headOf[half], d,
+                                 k.hookPosition(b, qpos[half], f.numKv),
+                                 paramsOf[half], 2)
+              : vector::LoadOp::create(b, pairType, f.q,
+                                       ValueRange{row, headOf[half], d})
+                    .getResult();
       frag[r] = mma.operand(
           b, arith::SelectOp::create(b, rowValid[half], pair, zeroPair));
     }

@@ -178,9 +178,9 @@ void TensorCoreDecodeBuilder::bindTensorMaps(LocBuilder &b) {
 
 void TensorCoreDecodeBuilder::issueTensorBoxes(LocBuilder &b, Value it,
                                                Value seq, Value pageId) {
-  // Lane 0 copies ceil(D / 64) boxes of 16 rows x 64 elements each of K and
-  // V, at abi::kvTensorMap's coordinates (column, head, token) in NHD pools
-  // and (column, slot, page * Hkv + head) in HND ones.
+  // Lane 0 copies the boxes of 16 rows x boxColumns elements of K and V, at
+  // abi::kvTensorMap's coordinates (column, head, token) in NHD pools and
+  // (column, slot, page * Hkv + head) in HND ones.
   Value slot = claimSlot(b, seq);
   Value barrier = barrierOf(b, slot);
   Value t0 = tileStart(b, it);
@@ -223,13 +223,13 @@ void TensorCoreDecodeBuilder::copyBox(LocBuilder &b, Value slot, int64_t kind,
       b, ringBase,
       i64Of(b, arith::MulIOp::create(
                    b, boxIndex,
-                   cIndex(b, kTileKeys * kBoxElements * elementBytes))));
+                   cIndex(b, kTileKeys * boxColumns * elementBytes))));
   Value dst = sharedClusterPointer(b, boxAddress);
   NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
       b, dst, kind == 0 ? kMap : vMap,
       ValueRange{
           arith::ConstantOp::create(
-              b, b.getI32IntegerAttr(static_cast<int32_t>(box * kBoxElements))),
+              b, b.getI32IntegerAttr(static_cast<int32_t>(box * boxColumns))),
           x, y},
       barrier, ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE, false,
       NVVM::CTAGroupKindAttr(), Value());
@@ -273,7 +273,7 @@ void TensorCoreDecodeBuilder::zeroOutsideRows(LocBuilder &b, Value ring,
       LocBuilder b(loc, zob);
       Value first = arith::DivUIOp::create(b, lane, cIndex(b, kTileKeys));
       for (int64_t box = 0; box < boxes; ++box)
-        for (int64_t k = 0; k < kBoxElements / kVec / 2; ++k) {
+        for (int64_t k = 0; k < boxColumns / kVec / 2; ++k) {
           Value chunk = arith::AddIOp::create(b, first, cIndex(b, 2 * k));
           vector::StoreOp::create(
               b, zeroPiece, stage,

@@ -23,10 +23,11 @@ void TensorCoreDecodeBuilder::bindRing(LocBuilder &b) {
   // K fragment reads of 8 rows over all banks, but leaves copies that are
   // not 128-byte aligned: the H200's L2 then served ~12% more sectors than
   // the rows hold, with ~20% hits). Tensor copies: [warp][stage][K or V]
-  // [D / 64][key][64], 128-byte rows whose 16-byte chunks the copy engine
-  // swizzles (chunk ^ key % 8), 1024-byte aligned: aligned copies and
-  // conflict-free fragment reads; columns from D to the box's end are
-  // zeros the copy engine fills in.
+  // [box][key][boxColumns], rows of 128 (64, 32) bytes whose 16-byte chunks
+  // the copy engine swizzles (chunk ^ key % 8, (key / 2) % 4, (key / 4) % 2),
+  // 1024-byte aligned: aligned copies and fragment reads conflict-free (at
+  // most two-way with the narrower boxes); columns from D to the box's end
+  // are zeros the copy engine fills in.
   if (tensor) {
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, f.buf);
     Value align = cIndex(b, kSwizzleAlign);
@@ -35,7 +36,7 @@ void TensorCoreDecodeBuilder::bindRing(LocBuilder &b) {
     ringShift = arith::RemUIOp::create(b, shift, cIndex(b, kSwizzleAlign));
     stage = memref::ViewOp::create(
         b,
-        MemRefType::get({W, S, 2, boxes, kTileKeys, kBoxElements}, s.element,
+        MemRefType::get({W, S, 2, boxes, kTileKeys, boxColumns}, s.element,
                         MemRefLayoutAttrInterface(), workgroup),
         f.buf, ringShift, ValueRange{});
   } else if (bulk) {

@@ -43,16 +43,40 @@ Value TensorCoreDecodeBuilder::loadRowPiece(LocBuilder &b, Value ring,
 }
 
 Value TensorCoreDecodeBuilder::loadSwizzled(LocBuilder &b, Value ring,
-                                            int64_t kind, int64_t box,
-                                            Value key, Value chunk) {
-  // The swizzle put the chunk at chunk ^ key % 8.
+                                            int64_t kind, int64_t base,
+                                            Value part, int64_t parts,
+                                            Value key, Value valid) {
+  // The piece of column base + 8 * part; where its columns may reach past
+  // the boxes, invalid parts read part 0 and yield zeros.
+  if (valid)
+    part = arith::SelectOp::create(b, valid, part, c0);
+  int64_t chunks = boxColumns / kVec;
+  Value box, chunk;
+  if (base % boxColumns + kVec * parts <= boxColumns) {
+    box = cIndex(b, base / boxColumns);
+    chunk =
+        arith::AddIOp::create(b, part, cIndex(b, (base % boxColumns) / kVec));
+  } else {
+    box = arith::AddIOp::create(
+        b, cIndex(b, base / boxColumns),
+        arith::DivUIOp::create(b, part, cIndex(b, chunks)));
+    chunk = arith::RemUIOp::create(b, part, cIndex(b, chunks));
+  }
+  // The swizzle put the chunk at chunk ^ (the row's 128-byte line % chunks):
+  // key % 8, (key / 2) % 4 or (key / 4) % 2.
+  Value line = key;
+  if (chunks < 8)
+    line = arith::DivUIOp::create(b, key, cIndex(b, 8 / chunks));
   Value physical = arith::XOrIOp::create(
-      b, chunk, arith::RemUIOp::create(b, key, cIndex(b, 8)));
-  return vector::LoadOp::create(
+      b, chunk, arith::RemUIOp::create(b, line, cIndex(b, chunks)));
+  Value piece = vector::LoadOp::create(
       b, VectorType::get({kVec}, s.element), stage,
-      ValueRange{warp, ring, cIndex(b, kind), cIndex(b, box), key,
+      ValueRange{warp, ring, cIndex(b, kind), box, key,
                  arith::MulIOp::create(b, physical, cIndex(b, kVec))},
       /*nontemporal=*/false, llvm::MaybeAlign(16));
+  if (valid)
+    piece = arith::SelectOp::create(b, valid, piece, zeroPiece);
+  return piece;
 }
 
 Value TensorCoreDecodeBuilder::loadK(LocBuilder &b, Value ring, int64_t h,
@@ -61,8 +85,9 @@ Value TensorCoreDecodeBuilder::loadK(LocBuilder &b, Value ring, int64_t h,
     return loadPiece(b, ring, h * kPieces + c);
   Value key = arith::AddIOp::create(b, gid, cIndex(b, 8 * h));
   if (tensor)
-    return loadSwizzled(b, ring, 0, c / 2, key,
-                        arith::AddIOp::create(b, tig, cIndex(b, 4 * (c % 2))));
+    return loadSwizzled(b, ring, 0, 32 * c, tig, 4, key,
+                        32 * (c + 1) > boxes * boxColumns ? kColumnValid(b, c)
+                                                          : Value());
   Value col = arith::MulIOp::create(b, tig, cIndex(b, kVec));
   col = arith::AddIOp::create(b, col, cIndex(b, 32 * c));
   return loadRowPiece(b, ring, 0, key, col, kColumnValid(b, c));
@@ -75,7 +100,9 @@ Value TensorCoreDecodeBuilder::loadV(LocBuilder &b, Value ring, int64_t qk,
   Value tig2 = arith::MulIOp::create(b, tig, cIndex(b, 2));
   Value key = arith::AddIOp::create(b, tig2, cIndex(b, kVKeys[qk]));
   if (tensor)
-    return loadSwizzled(b, ring, 1, c, key, gid);
+    return loadSwizzled(b, ring, 1, 64 * c, gid, 8, key,
+                        64 * (c + 1) > boxes * boxColumns ? vColumnValid(b, c)
+                                                          : Value());
   Value col = arith::MulIOp::create(b, gid, cIndex(b, kVec));
   col = arith::AddIOp::create(b, col, cIndex(b, 64 * c));
   return loadRowPiece(b, ring, 1, key, col, vColumnValid(b, c));
@@ -105,7 +132,8 @@ SmallVector<Value> TensorCoreDecodeBuilder::keyHooked(LocBuilder &b, Value ring,
   for (int64_t c = 0; c < kPieces; ++c)
     raw.push_back(loadK(b, ring, h, c));
   Value key = arith::AddIOp::create(b, gid, cIndex(b, 8 * h));
-  Value kpos = arith::AddIOp::create(b, t0, key);
+  Value kpos =
+      kernel.hookPosition(b, arith::AddIOp::create(b, t0, key), f.kEnd);
   Value tig8 = arith::MulIOp::create(b, tig, cIndex(b, kVec));
   for (int64_t c = 0; c < kPieces; ++c) {
     Value d0 = arith::AddIOp::create(b, tig8, cIndex(b, 32 * c));

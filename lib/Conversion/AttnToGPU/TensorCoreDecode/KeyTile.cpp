@@ -98,12 +98,13 @@ TensorCoreDecodeBuilder::maskedLogits(LocBuilder &b, Value t0, Value tig2,
     for (int64_t e = 0; e < 2; ++e) {
       Value j = arith::AddIOp::create(
           b, t0, arith::AddIOp::create(b, tig2, cIndex(b, 8 * h + e)));
+      Value hookKpos = kernel.hookPosition(b, j, f.kEnd);
       Value v;
       if (hooks.hasLogits()) {
         // Hooks see natural-domain logits.
         Value natural = arith::MulFOp::create(b, score[h][e], cF32(b, s.scale));
         Value logit =
-            hooks.logits(b, natural, qpos, j, ownHead[r], ownParams[r]);
+            hooks.logits(b, natural, qpos, hookKpos, ownHead[r], ownParams[r]);
         v = arith::MulFOp::create(b, logit, cF32(b, kLog2E));
       } else {
         v = arith::MulFOp::create(b, score[h][e], cF32(b, s.scale * kLog2E));
@@ -115,7 +116,8 @@ TensorCoreDecodeBuilder::maskedLogits(LocBuilder &b, Value t0, Value tig2,
         keep = arith::AndIOp::create(
             b, keep,
             arith::CmpIOp::create(b, arith::CmpIPredicate::sge, j, f.kBegin));
-      if (Value visible = hooks.mask(b, qpos, j, ownHead[r], ownParams[r]))
+      if (Value visible =
+              hooks.mask(b, qpos, hookKpos, ownHead[r], ownParams[r]))
         keep = arith::AndIOp::create(b, keep, visible);
       logits.x[h][e] = arith::SelectOp::create(b, keep, v, negInf(b));
       if (!hooks.sigmoid())

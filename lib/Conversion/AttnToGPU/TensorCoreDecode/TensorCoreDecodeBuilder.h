@@ -139,9 +139,11 @@ private:
   /// The same, zeros where `valid` (if non-null) is false.
   Value loadRowPiece(LocBuilder &b, Value ring, int64_t kind, Value key,
                      Value col, Value valid);
-  /// Tensor copies: 16-byte chunk `chunk` of row `key` of box `box`.
-  Value loadSwizzled(LocBuilder &b, Value ring, int64_t kind, int64_t box,
-                     Value key, Value chunk);
+  /// Tensor copies: the 16-byte piece at column base + 8 * part (part <
+  /// parts, by lane) of row `key`; zeros where `valid` (if non-null) is
+  /// false.
+  Value loadSwizzled(LocBuilder &b, Value ring, int64_t kind, int64_t base,
+                     Value part, int64_t parts, Value key, Value valid);
   /// The lane's K piece of n-tile h, columns 32c + 8tig.
   Value loadK(LocBuilder &b, Value ring, int64_t h, int64_t c);
   /// The lane's V piece of key 2tig + kVKeys[qk], columns 64c + 8gid.
@@ -204,8 +206,8 @@ private:
   bool bulk, tensor;
   int64_t elementBytes;
   // Row bulk copies: rows padded to rowStride elements; tensor copies: boxes
-  // of 64 columns per row.
-  int64_t rowStride, boxes;
+  // of boxColumns columns per row.
+  int64_t rowStride, boxes, boxColumns;
   // Bulk copies: the barriers' byte offset in the buffer and the bytes a
   // tile's copies complete.
   int64_t barrierOffset, tileBytes;

@@ -48,10 +48,10 @@ TensorCoreDecodeBuilder::TensorCoreDecodeBuilder(DecodeKernel &kernel)
       vPieces(layout.vChunks), kSlots(layout.kSlots()), R(layout.rowHalves),
       M(layout.mTiles), bulk(s.bulkCopy), tensor(s.tensorCopy),
       elementBytes(s.element.getIntOrFloatBitWidth() / 8), rowStride(D + 8),
-      boxes(tensorCopyBoxes(D)),
+      boxes(tensorCopyBoxes(D)), boxColumns(tensorCopyBoxColumns(D)),
       barrierOffset(sharedMemoryBytes(s) - W * S * 8),
       // Whole boxes with tensor copies: their zero-filled columns count.
-      tileBytes(2 * kTileKeys * (tensor ? boxes * kBoxElements : D) *
+      tileBytes(2 * kTileKeys * (tensor ? boxes * boxColumns : D) *
                 elementBytes),
       oTiles(vPieces * kVec), partnersShared(D % 64 != 0),
       keysShared(hooks.hasKey() && partnersShared && !bulk),
