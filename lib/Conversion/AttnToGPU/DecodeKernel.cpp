@@ -167,44 +167,43 @@ gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
     poolLayout = StridedLayoutAttr::get(ctx, 0, s.access.strides());
   auto poolType = MemRefType::get({dyn, s.pageSize, s.numKvHeads, D}, s.element,
                                   poolLayout);
-  // Kernel ABI (recorded in the bundle manifest). A ragged view's rows are
-  // one-token pages in token order: no page table.
-  SmallVector<Type> args = {
-      MemRefType::get({dyn, s.numQoHeads, D}, s.element), // q
-      MemRefType::get({dyn}, i32),                        // qo_indptr
-      poolType,                                           // k pool
-      poolType,                                           // v pool
-      MemRefType::get({dyn}, i32),                        // indptr
-  };
-  argNames = {"q", "qo_indptr", "k_pool", "v_pool", "indptr"};
-  if (s.access.hasPageTable()) {
-    args.append({MemRefType::get({dyn}, i32), MemRefType::get({dyn}, i32)});
-    argNames.append({"indices", "last_page_len"});
-  }
-  if (s.chunked) {
-    // Chunk c covers keys [chunk_starts[c], chunk_ends[c]) of request
-    // chunk_request[c]; its partial state of query row i goes to row
-    // c + C * i of partial_o / partial_lse (C = number of chunks), unless
-    // it is the request's only chunk: then the final rows go to out / lse.
-    // The CTAs at grid position p serve chunk chunk_order[p] (the planner's
-    // dispatch order).
-    for (const char *name : {"chunk_indptr", "chunk_request", "chunk_starts",
-                             "chunk_ends", "chunk_order"}) {
-      args.push_back(MemRefType::get({dyn}, i32));
-      argNames.push_back(name);
+  // Kernel ABI (recorded in the bundle manifest): abi::fixedArgs' roles,
+  // then the variant's parameters. A ragged view's rows are one-token pages
+  // in token order: no page table. Split-KV: chunk c covers keys
+  // [chunk_starts[c], chunk_ends[c]) of request chunk_request[c]; its
+  // partial state of query row i goes to row c + C * i of partial_o /
+  // partial_lse (C = number of chunks; O in the element type, half the
+  // bytes the merge reads), unless it is the request's only chunk: then the
+  // final rows go to out / lse. The CTAs at grid position p serve chunk
+  // chunk_order[p] (the planner's dispatch order). kv_maps: two 128-byte
+  // CUtensorMap objects (K then V pool) the host encodes; read only by
+  // kernels that stage tiles with tensor copies (DecodeShape).
+  auto typeOf = [&](abi::ArgRole role) -> Type {
+    switch (role) {
+    case abi::ArgRole::Q:
+    case abi::ArgRole::PartialO:
+    case abi::ArgRole::Out:
+      return MemRefType::get({dyn, s.numQoHeads, D}, s.element);
+    case abi::ArgRole::KPool:
+    case abi::ArgRole::VPool:
+      return poolType;
+    case abi::ArgRole::PartialLse:
+    case abi::ArgRole::Lse:
+      return MemRefType::get({dyn, s.numQoHeads}, f32);
+    case abi::ArgRole::KvMaps:
+      return MemRefType::get({2, 16}, mb.getI64Type());
+    default:
+      return MemRefType::get({dyn}, i32);
     }
-    // Partial O in the element type (half the bytes the merge reads), lse
-    // in f32.
-    args.push_back(MemRefType::get({dyn, s.numQoHeads, D}, s.element));
-    args.push_back(MemRefType::get({dyn, s.numQoHeads}, f32));
-    argNames.append({"partial_o", "partial_lse"});
+  };
+  roles = abi::fixedArgs(abi::KernelKind::Decode, s.chunked,
+                         /*ragged=*/!s.access.hasPageTable());
+  SmallVector<Type> args;
+  argNames.clear();
+  for (abi::ArgRole role : roles) {
+    args.push_back(typeOf(role));
+    argNames.push_back(std::string(abi::roleName(role)));
   }
-  args.push_back(MemRefType::get({dyn, s.numQoHeads, D}, s.element));
-  args.push_back(MemRefType::get({dyn, s.numQoHeads}, f32));
-  // Two 128-byte CUtensorMap objects (K then V pool) the host encodes; read
-  // only by kernels that stage tiles with tensor copies (DecodeShape).
-  args.push_back(MemRefType::get({2, 16}, mb.getI64Type()));
-  argNames.append({"out", "lse", "kv_maps"});
   for (VariantParamAttr param : variant.getParamList()) {
     Type type = param.getType();
     if (auto buffer = dyn_cast<RankedTensorType>(type))
@@ -245,37 +244,68 @@ DecodeKernel::Frame DecodeKernel::bindArguments(LocBuilder &b,
     NVVM::GriddepcontrolOp::create(b,
                                    NVVM::GridDepActionKind::launch_dependents);
   f.entry = &func.getBody().front();
-  Block &entry = *f.entry;
-  f.q = entry.getArgument(0);
-  f.qoIndptr = entry.getArgument(1);
-  f.kPool = entry.getArgument(2);
-  f.vPool = entry.getArgument(3);
-  f.indptr = entry.getArgument(4);
-  // The other fixed arguments by name: which precede them depends on the
-  // view (page table or not).
-  auto argument = [&](StringRef name) -> Value {
-    for (auto [index, argName] : llvm::enumerate(argNames))
-      if (argName == name)
-        return entry.getArgument(index);
-    return {};
-  };
-  f.indices = argument("indices");
-  f.lastPageLen = argument("last_page_len");
-  f.chunkIndptr = argument("chunk_indptr");
-  f.chunkRequest = argument("chunk_request");
-  f.chunkStarts = argument("chunk_starts");
-  f.chunkEnds = argument("chunk_ends");
-  f.chunkOrder = argument("chunk_order");
-  f.params = variant.getParamList();
-  // Workgroup attributions follow the arguments in the entry block.
-  f.firstParam = func.getFunctionType().getNumInputs() - f.params.size();
-  f.out = entry.getArgument(f.firstParam - 3);
-  f.lse = entry.getArgument(f.firstParam - 2);
-  f.kvMaps = entry.getArgument(f.firstParam - 1);
-  if (s.chunked) {
-    f.partialO = entry.getArgument(f.firstParam - 5);
-    f.partialLse = entry.getArgument(f.firstParam - 4);
+  // The fixed arguments by role (createKernel's order), then the variant's
+  // parameters.
+  for (auto [index, role] : llvm::enumerate(roles)) {
+    Value arg = f.entry->getArgument(index);
+    switch (role) {
+    case abi::ArgRole::Q:
+      f.q = arg;
+      break;
+    case abi::ArgRole::QoIndptr:
+      f.qoIndptr = arg;
+      break;
+    case abi::ArgRole::KPool:
+      f.kPool = arg;
+      break;
+    case abi::ArgRole::VPool:
+      f.vPool = arg;
+      break;
+    case abi::ArgRole::KvIndptr:
+      f.indptr = arg;
+      break;
+    case abi::ArgRole::KvIndices:
+      f.indices = arg;
+      break;
+    case abi::ArgRole::LastPageLen:
+      f.lastPageLen = arg;
+      break;
+    case abi::ArgRole::ChunkIndptr:
+      f.chunkIndptr = arg;
+      break;
+    case abi::ArgRole::ChunkRequest:
+      f.chunkRequest = arg;
+      break;
+    case abi::ArgRole::ChunkStarts:
+      f.chunkStarts = arg;
+      break;
+    case abi::ArgRole::ChunkEnds:
+      f.chunkEnds = arg;
+      break;
+    case abi::ArgRole::ChunkOrder:
+      f.chunkOrder = arg;
+      break;
+    case abi::ArgRole::PartialO:
+      f.partialO = arg;
+      break;
+    case abi::ArgRole::PartialLse:
+      f.partialLse = arg;
+      break;
+    case abi::ArgRole::Out:
+      f.out = arg;
+      break;
+    case abi::ArgRole::Lse:
+      f.lse = arg;
+      break;
+    case abi::ArgRole::KvMaps:
+      f.kvMaps = arg;
+      break;
+    case abi::ArgRole::Param:
+      break;
+    }
   }
+  f.params = variant.getParamList();
+  f.firstParam = roles.size();
   if (dynamicShared)
     f.buf = gpu::DynamicSharedMemoryOp::create(
         b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),

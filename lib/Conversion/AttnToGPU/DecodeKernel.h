@@ -10,6 +10,7 @@
 #ifndef FLASHIR_LIB_CONVERSION_ATTNTOGPU_DECODEKERNEL_H
 #define FLASHIR_LIB_CONVERSION_ATTNTOGPU_DECODEKERNEL_H
 
+#include "flashir/ABI/KernelABI.h"
 #include "flashir/Dialect/Attn/IR/Attn.h"
 
 #include "../BuilderUtils.h"
@@ -195,6 +196,8 @@ public:
 
   /// Argument names of the kernel built last (for the manifest).
   SmallVector<std::string> argNames;
+  /// Its fixed arguments' roles (abi::fixedArgs), before the parameters.
+  std::vector<abi::ArgRole> roles;
 
 private:
   /// The prefill kernel's, the tensor-core decode's (TensorCoreDecode/) and

@@ -128,16 +128,19 @@ void MergeKernelBuilder::createFunc(OpBuilder &moduleBuilder, StringRef name) {
   LocBuilder mb(kernel.op.getLoc(), moduleBuilder);
   Type i32 = mb.getI32Type(), f32 = mb.getF32Type();
   int64_t dyn = ShapedType::kDynamic, H = s.numQoHeads;
-  SmallVector<Type> args = {
-      MemRefType::get({dyn}, i32),             // qo_indptr
-      MemRefType::get({dyn}, i32),             // chunk_indptr
-      MemRefType::get({dyn, H, D}, s.element), // partial_o
-      MemRefType::get({dyn, H}, f32),          // partial_lse
-      MemRefType::get({dyn, H, D}, s.element), // out
-      MemRefType::get({dyn, H}, f32),          // lse
-  };
-  kernel.argNames = {"qo_indptr",   "chunk_indptr", "partial_o",
-                     "partial_lse", "out",          "lse"};
+  // abi::fixedArgs' merge roles: the index arrays, the partial states and
+  // the outputs.
+  kernel.roles = abi::fixedArgs(abi::KernelKind::Merge, /*split=*/true);
+  SmallVector<Type> args;
+  kernel.argNames.clear();
+  for (abi::ArgRole role : kernel.roles) {
+    bool rows = role == abi::ArgRole::PartialO || role == abi::ArgRole::Out;
+    bool lse = role == abi::ArgRole::PartialLse || role == abi::ArgRole::Lse;
+    args.push_back(rows  ? MemRefType::get({dyn, H, D}, s.element)
+                   : lse ? MemRefType::get({dyn, H}, f32)
+                         : MemRefType::get({dyn}, i32));
+    kernel.argNames.push_back(std::string(abi::roleName(role)));
+  }
   // The groups' states of a one-row request: [group][acc | m, l, pad].
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -158,12 +161,31 @@ void MergeKernelBuilder::createFunc(OpBuilder &moduleBuilder, StringRef name) {
 
 void MergeKernelBuilder::bindFrame(LocBuilder &b) {
   Block &entry = func.getBody().front();
-  qoIndptr = entry.getArgument(0);
-  chunkIndptr = entry.getArgument(1);
-  partialO = entry.getArgument(2);
-  partialLse = entry.getArgument(3);
-  out = entry.getArgument(4);
-  lse = entry.getArgument(5);
+  for (auto [index, role] : llvm::enumerate(kernel.roles)) {
+    Value arg = entry.getArgument(index);
+    switch (role) {
+    case abi::ArgRole::QoIndptr:
+      qoIndptr = arg;
+      break;
+    case abi::ArgRole::ChunkIndptr:
+      chunkIndptr = arg;
+      break;
+    case abi::ArgRole::PartialO:
+      partialO = arg;
+      break;
+    case abi::ArgRole::PartialLse:
+      partialLse = arg;
+      break;
+    case abi::ArgRole::Out:
+      out = arg;
+      break;
+    case abi::ArgRole::Lse:
+      lse = arg;
+      break;
+    default:
+      llvm_unreachable("a merge kernel has no other fixed arguments");
+    }
+  }
   states = func.getWorkgroupAttributions().front();
   // The grid launched after it (the cascade's next prefix kernel) may be
   // dispatched as this one's CTAs retire: it waits for this grid before it
