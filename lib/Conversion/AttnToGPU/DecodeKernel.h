@@ -18,6 +18,7 @@
 #include "Parts/PagedKVAccess.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -58,6 +59,16 @@ inline int64_t tensorCopyBoxColumns(int64_t headDim) {
 }
 inline int64_t tensorCopyBoxes(int64_t headDim) {
   return parts::PagedKVAccess{false, 1, 1, headDim}.tensorMapBoxes();
+}
+/// 2^x by ex2.approx.ftz.f32: one MUFU.EX2 (math.exp2 lowers to the
+/// non-ftz form, which ptxas wraps in a denormal range check and two
+/// multiplications). Flushing results below 2^-126 to zero is harmless for
+/// probabilities relative to a running maximum.
+inline Value exp2Ftz(LocBuilder &b, Value x) {
+  return LLVM::CallIntrinsicOp::create(
+             b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
+             ValueRange{x})
+      .getResult(0);
 }
 /// f32 accumulators a tensor-core decode lane may keep in registers.
 constexpr int64_t kMaxAccumulators = 128;
@@ -416,11 +427,11 @@ private:
   }
 
   /// sigmoid(x / log2(e)) = 1 / (1 + 2^-x) for a base-2 logit x (0 at
-  /// x = -inf).
+  /// x = -inf; 2^-x flushed below 2^-126 changes nothing in 1 + 2^-x).
   Value sigmoidBase2(LocBuilder &b, Value x) {
     Value one = cF32(b, 1.0f);
     Value negX = arith::NegFOp::create(b, x);
-    Value power = math::Exp2Op::create(b, negX);
+    Value power = exp2Ftz(b, negX);
     Value denom = arith::AddFOp::create(b, one, power);
     // The approximate reciprocal (~1 ulp; denominators are >= 1 or inf)
     // instead of div.rn's correctly rounded sequence, once per score.

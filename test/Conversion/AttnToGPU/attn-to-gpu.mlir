@@ -111,7 +111,7 @@ func.func @head_dim_12(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x12xf16>) {
 // maximum.
 // CHECK-LABEL: gpu.func @sigmoid_case_decode_
 // CHECK: %[[NEG:.*]] = arith.negf
-// CHECK: %[[POW:.*]] = math.exp2 %[[NEG]]
+// CHECK: %[[POW:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[NEG]])
 // CHECK: %[[DEN:.*]] = arith.addf %{{.*}}, %[[POW]]
 // CHECK: nvvm.rcp.approx.ftz.f %[[DEN]] : f32
 func.func @sigmoid_case(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x2x64xf16>, %b: f32) {

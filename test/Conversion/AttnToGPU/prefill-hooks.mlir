@@ -142,7 +142,7 @@ attn.variant @scaled_out reduction softmax {
 // CHECK-LABEL: gpu.func @sigmoid_d64_f16_prefill_3
 // CHECK: scf.for
 // CHECK-NOT: nvvm.vote.sync
-// CHECK: math.exp2
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // CHECK: arith.divf %cst{{.*}}, %{{.*}} : f32
 // CHECK-NOT: nvvm.vote.sync
 // Final rows: O / l times l (unnormalised).
@@ -450,7 +450,7 @@ func.func @scaled_out_d96_f16(%k: tensor<?x16x4x96xf16>, %v: tensor<?x16x4x96xf1
 // which applies both to the merged rows. The staged O tile holds either
 // form, chosen by the chunk.
 // SPLIT-LABEL: gpu.func @split_sigmoid_d64_bf16_prefill_0
-// SPLIT: math.exp2
+// SPLIT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // SPLIT: arith.divf
 // SPLIT: math.log
 // SPLIT: arith.mulf %{{.*}}, %{{.*}} : vector<2xf32>

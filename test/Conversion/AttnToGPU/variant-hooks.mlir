@@ -88,7 +88,7 @@ attn.variant @scaled_out reduction softmax {
 // CHECK: nvvm.mma.sync
 // CHECK-LABEL: gpu.func @rope_d72_hnd_decode_1
 // CHECK-LABEL: gpu.func @sigmoid_d96_decode_2
-// CHECK: math.exp2
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // CHECK-LABEL: gpu.func @custom_mask_d64_decode_3
 // CHECK-SAME: memref<?xi8>
 // CHECK-LABEL: gpu.func @scaled_out_d80_decode_4

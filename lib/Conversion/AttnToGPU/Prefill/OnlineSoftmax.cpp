@@ -21,17 +21,6 @@ using namespace mlir;
 
 namespace flashir::conversion::prefill {
 
-/// 2^x by ex2.approx.ftz.f32: one MUFU.EX2 (math.exp2 lowers to the
-/// non-ftz form, which ptxas wraps in a denormal range check and two
-/// multiplications). Flushing results below 2^-126 to zero is harmless for
-/// probabilities relative to a running maximum.
-static Value exp2Ftz(LocBuilder &b, Value x) {
-  return LLVM::CallIntrinsicOp::create(
-             b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
-             ValueRange{x})
-      .getResult(0);
-}
-
 /// A row's maximum or sum as a balanced tree: depth log2(n) instead of a
 /// chain of n dependent instructions.
 static Value pairwise(LocBuilder &b, ArrayRef<Value> values,
@@ -90,7 +79,7 @@ SmallVector<Value> PrefillBuilder::lazyRescale(LocBuilder &b,
           Value mNew = arith::MaxNumFOp::create(b, m[ri], tileMax[ri]);
           Value noMax = isNegInf(b, mNew);
           Value mSafe = arith::SelectOp::create(b, noMax, cF32(b, 0.0f), mNew);
-          corr[ri] = exp2Ftz(b, arith::SubFOp::create(b, m[ri], mSafe));
+          corr[ri] = decode::exp2Ftz(b, arith::SubFOp::create(b, m[ri], mSafe));
           next.push_back(mNew);
         }
         for (int64_t ri = 0; ri < R; ++ri)
@@ -143,7 +132,7 @@ PrefillBuilder::weights(LocBuilder &b, ArrayRef<SmallVector<Value>> x,
                   ? math::FmaOp::create(b, xe, cF32(b, factor), negM[ri])
                         .getResult()
                   : arith::AddFOp::create(b, xe, negM[ri]).getResult();
-          p[e] = exp2Ftz(b, arg);
+          p[e] = decode::exp2Ftz(b, arg);
         }
         rowP[ri].push_back(p[e]);
       }
