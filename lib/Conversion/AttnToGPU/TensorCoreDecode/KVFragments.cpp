@@ -57,9 +57,9 @@ Value TensorCoreDecodeBuilder::loadSwizzled(LocBuilder &b, Value ring,
     chunk =
         arith::AddIOp::create(b, part, cIndex(b, (base % boxColumns) / kVec));
   } else {
-    box = arith::AddIOp::create(
-        b, cIndex(b, base / boxColumns),
-        arith::DivUIOp::create(b, part, cIndex(b, chunks)));
+    Value first = cIndex(b, base / boxColumns);
+    Value more = arith::DivUIOp::create(b, part, cIndex(b, chunks));
+    box = arith::AddIOp::create(b, first, more);
     chunk = arith::RemUIOp::create(b, part, cIndex(b, chunks));
   }
   // The swizzle put the chunk at chunk ^ (the row's 128-byte line % chunks):
