@@ -167,9 +167,8 @@ PrefillBuilder::logits(LocBuilder &b, Value t0, ArrayRef<Fragment> score) {
         Value j = keyOf(b, t0, nt, e);
         // Hooks see natural-domain logits.
         Value natural = arith::MulFOp::create(b, raw, cF32(b, s.scale));
-        Value hookQpos = k.hookPosition(b, qpos[ri], f.numKv);
         Value hookKpos = k.hookPosition(b, j, f.kEnd);
-        Value v = hooks.logits(b, natural, hookQpos, hookKpos, headOf[ri],
+        Value v = hooks.logits(b, natural, hookQpos[ri], hookKpos, headOf[ri],
                                paramsOf[ri]);
         x[ri].push_back(arith::MulFOp::create(b, v, cF32(b, decode::kLog2E)));
       }
@@ -217,9 +216,8 @@ PrefillBuilder::KeyVisibility PrefillBuilder::hookVisibility(LocBuilder &,
   if (!hasMask)
     return nullptr;
   return [this, ri](LocBuilder &b, Value j, int64_t, int64_t) {
-    Value hookQpos = k.hookPosition(b, qpos[ri], f.numKv);
     Value hookKpos = k.hookPosition(b, j, f.kEnd);
-    return hooks.mask(b, hookQpos, hookKpos, headOf[ri], paramsOf[ri]);
+    return hooks.mask(b, hookQpos[ri], hookKpos, headOf[ri], paramsOf[ri]);
   };
 }
 

@@ -300,6 +300,10 @@ private:
   Value c0, c1, qTile, head, rowBase;
   Value tid, warp, lane, laneRow, laneCol, tig, warpRow;
   SmallVector<Value> rowOf, headOf, rowValid, qpos;
+  // The rows' positions as query, logits and mask hooks see them
+  // (DecodeKernel::hookPosition: rows past the request clamped where hooks
+  // read buffers; else qpos).
+  SmallVector<Value> hookQpos;
   SmallVector<SmallVector<Value>> paramsOf;
   VectorType pairType;
   Value zeroF;

@@ -255,6 +255,7 @@ void PrefillBuilder::bindLaneRows(LocBuilder &b) {
   headOf.resize(R);
   rowValid.resize(R);
   qpos.resize(R);
+  hookQpos.resize(R);
   paramsOf.resize(R);
   warpRow = arith::MulIOp::create(b, warp, cIndex(b, rowsPerWarp));
   for (int64_t ri = 0; ri < R; ++ri) {
@@ -268,6 +269,7 @@ void PrefillBuilder::bindLaneRows(LocBuilder &b) {
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowOf[ri], f.numQ);
     qpos[ri] = arith::SubIOp::create(
         b, arith::AddIOp::create(b, rowOf[ri], f.numKv), f.numQ);
+    hookQpos[ri] = k.hookPosition(b, qpos[ri], f.numKv);
   }
 }
 

@@ -116,14 +116,12 @@ void PrefillBuilder::loadQueryFragments(LocBuilder &b) {
           arith::SubIOp::create(b, arith::AddIOp::create(b, f.qBegin, f.numQ),
                                 c1));
       Value d = arith::AddIOp::create(b, laneCol, cIndex(b, col));
-      Value pair =
-          hooks.hasQuery()
-              ? hookedQueryPiece(b, f.q, row, headOf[half], d,
-                                 k.hookPosition(b, qpos[half], f.numKv),
-                                 paramsOf[half], 2)
-              : vector::LoadOp::create(b, pairType, f.q,
-                                       ValueRange{row, headOf[half], d})
-                    .getResult();
+      Value pair = hooks.hasQuery()
+                       ? hookedQueryPiece(b, f.q, row, headOf[half], d,
+                                          hookQpos[half], paramsOf[half], 2)
+                       : vector::LoadOp::create(
+                             b, pairType, f.q, ValueRange{row, headOf[half], d})
+                             .getResult();
       frag[r] = mma.operand(
           b, arith::SelectOp::create(b, rowValid[half], pair, zeroPair));
     }
