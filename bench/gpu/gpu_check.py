@@ -154,6 +154,9 @@ class Kernel:
         self.grid_z = "num_kv_heads" if entry["grid"].endswith("x num_kv_heads") else "num_qo_heads"
         self.params = [a for a in args if a["role"] == "param"]
         self.box = None  # tensor-map box (kernels with tensor copies)
+        # KV views whose keys the kernel attends concatenated (manifest ABI
+        # 5: view arguments past the first view carry "view").
+        self.views = 1 + max((a.get("view", 0) for a in args), default=0)
 
     def q_tiles_and_heads(self, qo_lens):
         """A prefill kernel's grid y and z: q tiles of the longest request,
@@ -306,7 +309,59 @@ def make_batch(k: Kernel, qo_lens, kv_lens, gen, shared_pages=True, shuffle=True
             params.append(("tensor", torch.tensor(s, dtype=torch.float32, device=dev)))
     batch["params"] = params
     batch["param"] = {p["name"]: v[1] for p, v in zip(k.params, params)}
+    if k.views > 1:
+        batch["views"] = split_views(k, batch, gen, nan_unowned)
     return batch
+
+
+def split_views(k: Kernel, batch, gen, nan_unowned):
+    """A kernel over k.views KV views: each request's keys (those the
+    reference reads through the batch's page table) cut at random points
+    into k.views runs, some empty, each run re-paged into its view's own
+    pool (shuffled pages, NaN in unowned slots). Returns per view the
+    kernel's view arguments (k_pool, v_pool, indptr[, indices,
+    last_page_len])."""
+    dev, P = "cuda", k.page
+    keys = []  # per request: (K, V) rows [L, Hkv, D]
+    for b, n in enumerate(batch["kv_lens"]):
+        pages = batch["indices_l"][batch["indptr_l"][b]:batch["indptr_l"][b + 1]]
+        keys.append(tuple(pool[pages].reshape(-1, k.hkv, k.d)[:n]
+                          for pool in (batch["kp"], batch["vp"])))
+    cuts = []
+    for n in batch["kv_lens"]:
+        c = sorted(int(x) for x in torch.randint(0, n + 1, (k.views - 1,), generator=gen))
+        cuts.append([0] + c + [n])
+    views = []
+    for v in range(k.views):
+        lens = [c[v + 1] - c[v] for c in cuts]
+        pages_per = [(n + P - 1) // P for n in lens]
+        num_pages = sum(pages_per) + 3
+        perm = list(range(num_pages)) if k.ragged else \
+            torch.randperm(num_pages, generator=gen).tolist()
+        fill = float("nan") if nan_unowned else 0.0
+        kp = torch.full((num_pages, P, k.hkv, k.d), fill, dtype=k.dtype, device=dev)
+        vp = torch.full_like(kp, fill)
+        if not nan_unowned:
+            kp.normal_()
+            vp.normal_()
+        indptr, indices, last = [0], [], []
+        for b, (n, p) in enumerate(zip(lens, pages_per)):
+            mine = perm[len(indices):len(indices) + p]
+            indices += mine
+            indptr.append(len(indices))
+            last.append(n - (p - 1) * P if p else 0)
+            if n:
+                at = torch.arange(n)
+                page = torch.tensor(mine, dtype=torch.long)[at // P].to(dev)
+                slot = (at % P).to(dev)
+                kp[page, slot] = keys[b][0][cuts[b][v]:cuts[b][v] + n]
+                vp[page, slot] = keys[b][1][cuts[b][v]:cuts[b][v] + n]
+        i32 = lambda x: torch.tensor(x if x else [0], dtype=torch.int32, device=dev)
+        group = [kp, vp, i32(indptr)]
+        if not k.ragged:
+            group += [i32(indices), i32(last)]
+        views.append(group)
+    return views
 
 
 # CU_TENSOR_MAP_L2_PROMOTION_* of the tensor maps (0 none, 1 64B, 2 128B,
@@ -361,6 +416,15 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
     fixed = [batch["q"], batch["qo"], pools[0], pools[1], batch["indptr"]]
     if not k.ragged:
         fixed += [batch["indices"], batch["last"]]
+    if k.views > 1:
+        fixed = [batch["q"], batch["qo"]]
+        for group in batch["views"]:
+            view_pools = group[:2]
+            if k.hnd:
+                view_pools = [p.permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3)
+                              for p in view_pools]
+            pools += view_pools
+            fixed += view_pools + group[2:]
     for t in fixed:
         args += memref_args(t, strided=k.hnd)
     maps = kv_maps(k, pools[0], pools[1])  # over the layout the kernel reads

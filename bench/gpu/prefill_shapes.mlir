@@ -39,6 +39,12 @@
 //    (tiles with no visible key skipped, fully visible ones unmasked);
 //  - custom_mask_d64_g2_p16_f16_hnd: the same on an HND pool, f16; on sm_75
 //    too (the staged one-slot loop).
+// Several KV views (views<N>_...): one key loop per view carrying the state,
+// key positions counted across the views (causal tile skipping per view;
+// RoPE positions of the concatenation; the custom mask through its hook,
+// as the packed-bit tile classes assume one view): two paged views, three
+// 5-key-page views with RoPE (on sm_75 too), two HND views with a custom
+// mask at d96, two ragged views with fused head groups.
 
 // Rotary position embedding (rotate-half, as in Llama) written as a
 // variant: q and k rotated by (position + offset) * theta^(-2i/D) for column
@@ -288,6 +294,69 @@ func.func @causal_d64_g8_ragged_bf16_fused(%k: tensor<?x2x64xbf16>, %v: tensor<?
   %q = attn.ragged_q %queries, %qo : tensor<?x16x64xbf16> -> !attn.ragged_q<heads = 16, head_dim = 64, bf16>
   %o, %l = attn.attention @causal(%q, %kv)
       {fused_head_groups, num_qo_heads = 16 : i64, num_kv_heads = 2 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 16, head_dim = 64, bf16>, !attn.ragged_kv<heads = 2, head_dim = 64, bf16>
+      -> tensor<?x16x64xbf16>, tensor<?x16xf32>
+  return %o, %l : tensor<?x16x64xbf16>, tensor<?x16xf32>
+}
+
+// Attentions over several KV views (keys concatenated in view order; the
+// check cuts each request's keys at random points, some views empty, and
+// re-pages each run into its view's own pool): one key loop per view,
+// positions counted across the views.
+func.func @views2_causal_d128_g4_p16_bf16(%k0: tensor<?x16x2x128xbf16>, %v0: tensor<?x16x2x128xbf16>,
+    %indptr0: tensor<?xi32>, %indices0: tensor<?xi32>, %last0: tensor<?xi32>,
+    %k1: tensor<?x16x2x128xbf16>, %v1: tensor<?x16x2x128xbf16>,
+    %indptr1: tensor<?xi32>, %indices1: tensor<?xi32>, %last1: tensor<?xi32>,
+    %queries: tensor<?x8x128xbf16>, %qo: tensor<?xi32>) -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv0 = attn.paged_kv %k0, %v0, %indptr0, %indices0, %last0 : tensor<?x16x2x128xbf16>, tensor<?x16x2x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+  %kv1 = attn.paged_kv %k1, %v1, %indptr1, %indices1, %last1 : tensor<?x16x2x128xbf16>, tensor<?x16x2x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x8x128xbf16> -> !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+  %o, %l = attn.attention @causal(%q, %kv0, %kv1)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 8, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+func.func @views3_rope_d64_g1_p5_f16(%k0: tensor<?x5x4x64xf16>, %v0: tensor<?x5x4x64xf16>,
+    %indptr0: tensor<?xi32>, %indices0: tensor<?xi32>, %last0: tensor<?xi32>,
+    %k1: tensor<?x5x4x64xf16>, %v1: tensor<?x5x4x64xf16>,
+    %indptr1: tensor<?xi32>, %indices1: tensor<?xi32>, %last1: tensor<?xi32>,
+    %k2: tensor<?x5x4x64xf16>, %v2: tensor<?x5x4x64xf16>,
+    %indptr2: tensor<?xi32>, %indices2: tensor<?xi32>, %last2: tensor<?xi32>,
+    %queries: tensor<?x4x64xf16>, %qo: tensor<?xi32>,
+    %log2_theta: f32, %half_dim: i32, %offset: tensor<?xi32>) -> (tensor<?x4x64xf16>, tensor<?x4xf32>) {
+  %kv0 = attn.paged_kv %k0, %v0, %indptr0, %indices0, %last0 : tensor<?x5x4x64xf16>, tensor<?x5x4x64xf16> -> !attn.paged_kv<page_size = 5, layout = nhd, heads = 4, head_dim = 64, f16>
+  %kv1 = attn.paged_kv %k1, %v1, %indptr1, %indices1, %last1 : tensor<?x5x4x64xf16>, tensor<?x5x4x64xf16> -> !attn.paged_kv<page_size = 5, layout = nhd, heads = 4, head_dim = 64, f16>
+  %kv2 = attn.paged_kv %k2, %v2, %indptr2, %indices2, %last2 : tensor<?x5x4x64xf16>, tensor<?x5x4x64xf16> -> !attn.paged_kv<page_size = 5, layout = nhd, heads = 4, head_dim = 64, f16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x4x64xf16> -> !attn.ragged_q<heads = 4, head_dim = 64, f16>
+  %o, %l = attn.attention @rope(%q, %kv0, %kv1, %kv2) params(%log2_theta, %half_dim, %offset : f32, i32, tensor<?xi32>)
+      {num_qo_heads = 4 : i64, num_kv_heads = 4 : i64, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 1>} : !attn.ragged_q<heads = 4, head_dim = 64, f16>, !attn.paged_kv<page_size = 5, layout = nhd, heads = 4, head_dim = 64, f16>, !attn.paged_kv<page_size = 5, layout = nhd, heads = 4, head_dim = 64, f16>, !attn.paged_kv<page_size = 5, layout = nhd, heads = 4, head_dim = 64, f16>
+      -> tensor<?x4x64xf16>, tensor<?x4xf32>
+  return %o, %l : tensor<?x4x64xf16>, tensor<?x4xf32>
+}
+
+func.func @views2_custom_mask_d96_g2_p16_bf16_hnd(%k0: tensor<?x4x16x96xbf16>, %v0: tensor<?x4x16x96xbf16>,
+    %indptr0: tensor<?xi32>, %indices0: tensor<?xi32>, %last0: tensor<?xi32>,
+    %k1: tensor<?x4x16x96xbf16>, %v1: tensor<?x4x16x96xbf16>,
+    %indptr1: tensor<?xi32>, %indices1: tensor<?xi32>, %last1: tensor<?xi32>,
+    %queries: tensor<?x8x96xbf16>, %qo: tensor<?xi32>,
+    %bits: tensor<?xi8>, %row0: tensor<?xi64>, %stride: tensor<?xi64>) -> (tensor<?x8x96xbf16>, tensor<?x8xf32>) {
+  %kv0 = attn.paged_kv %k0, %v0, %indptr0, %indices0, %last0 : tensor<?x4x16x96xbf16>, tensor<?x4x16x96xbf16> -> !attn.paged_kv<page_size = 16, layout = hnd, heads = 4, head_dim = 96, bf16>
+  %kv1 = attn.paged_kv %k1, %v1, %indptr1, %indices1, %last1 : tensor<?x4x16x96xbf16>, tensor<?x4x16x96xbf16> -> !attn.paged_kv<page_size = 16, layout = hnd, heads = 4, head_dim = 96, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x8x96xbf16> -> !attn.ragged_q<heads = 8, head_dim = 96, bf16>
+  %o, %l = attn.attention @custom_mask(%q, %kv0, %kv1) params(%bits, %row0, %stride : tensor<?xi8>, tensor<?xi64>, tensor<?xi64>)
+      {num_qo_heads = 8 : i64, num_kv_heads = 4 : i64, tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 8, head_dim = 96, bf16>, !attn.paged_kv<page_size = 16, layout = hnd, heads = 4, head_dim = 96, bf16>, !attn.paged_kv<page_size = 16, layout = hnd, heads = 4, head_dim = 96, bf16>
+      -> tensor<?x8x96xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x96xbf16>, tensor<?x8xf32>
+}
+
+func.func @views2_causal_d64_g8_ragged_bf16_fused(%k0: tensor<?x2x64xbf16>, %v0: tensor<?x2x64xbf16>, %indptr0: tensor<?xi32>,
+    %k1: tensor<?x2x64xbf16>, %v1: tensor<?x2x64xbf16>, %indptr1: tensor<?xi32>,
+    %queries: tensor<?x16x64xbf16>, %qo: tensor<?xi32>) -> (tensor<?x16x64xbf16>, tensor<?x16xf32>) {
+  %kv0 = attn.ragged_kv %k0, %v0, %indptr0 : tensor<?x2x64xbf16>, tensor<?x2x64xbf16> -> !attn.ragged_kv<heads = 2, head_dim = 64, bf16>
+  %kv1 = attn.ragged_kv %k1, %v1, %indptr1 : tensor<?x2x64xbf16>, tensor<?x2x64xbf16> -> !attn.ragged_kv<heads = 2, head_dim = 64, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x16x64xbf16> -> !attn.ragged_q<heads = 16, head_dim = 64, bf16>
+  %o, %l = attn.attention @causal(%q, %kv0, %kv1)
+      {fused_head_groups, num_qo_heads = 16 : i64, num_kv_heads = 2 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 16, head_dim = 64, bf16>, !attn.ragged_kv<heads = 2, head_dim = 64, bf16>, !attn.ragged_kv<heads = 2, head_dim = 64, bf16>
       -> tensor<?x16x64xbf16>, tensor<?x16xf32>
   return %o, %l : tensor<?x16x64xbf16>, tensor<?x16xf32>
 }

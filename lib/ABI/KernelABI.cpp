@@ -2,6 +2,7 @@
 
 #include "flashir/ABI/KernelABI.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -89,6 +90,24 @@ std::optional<ArgRole> parseRole(std::string_view name) {
   return std::nullopt;
 }
 
+bool isViewRole(ArgRole role) {
+  switch (role) {
+  case ArgRole::KPool:
+  case ArgRole::VPool:
+  case ArgRole::KvIndptr:
+  case ArgRole::KvIndices:
+  case ArgRole::LastPageLen:
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::string FixedArg::name() const {
+  std::string base(roleName(role));
+  return view == 0 ? base : base + "_" + std::to_string(view);
+}
+
 std::string Grid::str() const {
   std::string s = rows == GridRows::Chunks ? "chunks" : "requests";
   if (qTiles)
@@ -108,21 +127,30 @@ std::optional<Grid> Grid::parse(std::string_view text) {
   return std::nullopt;
 }
 
-std::vector<ArgRole> fixedArgs(KernelKind kind, bool split, bool ragged) {
+std::vector<FixedArg> fixedArgs(KernelKind kind, bool split, bool ragged,
+                                int64_t numViews) {
   using R = ArgRole;
-  if (kind == KernelKind::Merge)
-    return {R::QoIndptr,   R::ChunkIndptr, R::PartialO,
-            R::PartialLse, R::Out,         R::Lse};
-  std::vector<ArgRole> roles = {R::Q, R::QoIndptr, R::KPool, R::VPool,
-                                R::KvIndptr};
-  if (!ragged)
-    roles.insert(roles.end(), {R::KvIndices, R::LastPageLen});
+  std::vector<FixedArg> args;
+  auto add = [&](std::initializer_list<ArgRole> roles, int64_t view = 0) {
+    for (ArgRole role : roles)
+      args.push_back({role, view});
+  };
+  if (kind == KernelKind::Merge) {
+    add({R::QoIndptr, R::ChunkIndptr, R::PartialO, R::PartialLse, R::Out,
+         R::Lse});
+    return args;
+  }
+  add({R::Q, R::QoIndptr});
+  for (int64_t view = 0; view < numViews; ++view) {
+    add({R::KPool, R::VPool, R::KvIndptr}, view);
+    if (!ragged)
+      add({R::KvIndices, R::LastPageLen}, view);
+  }
   if (split)
-    roles.insert(roles.end(),
-                 {R::ChunkIndptr, R::ChunkRequest, R::ChunkStarts, R::ChunkEnds,
-                  R::ChunkOrder, R::PartialO, R::PartialLse});
-  roles.insert(roles.end(), {R::Out, R::Lse, R::KvMaps});
-  return roles;
+    add({R::ChunkIndptr, R::ChunkRequest, R::ChunkStarts, R::ChunkEnds,
+         R::ChunkOrder, R::PartialO, R::PartialLse});
+  add({R::Out, R::Lse, R::KvMaps});
+  return args;
 }
 
 bool raggedSignature(const std::vector<std::string> &argNames) {
@@ -130,6 +158,14 @@ bool raggedSignature(const std::vector<std::string> &argNames) {
     if (name == roleName(ArgRole::KvIndices))
       return false;
   return true;
+}
+
+int64_t viewsOfSignature(const std::vector<std::string> &argNames) {
+  int64_t views = 1;
+  while (std::find(argNames.begin(), argNames.end(),
+                   FixedArg{ArgRole::KvIndptr, views}.name()) != argNames.end())
+    ++views;
+  return views;
 }
 
 Grid gridOf(KernelKind kind, bool split, bool perKvHead) {
@@ -150,18 +186,25 @@ int64_t elementBytes(const std::string &element) {
   return 0;
 }
 
-const KernelArg *KernelInfo::arg(ArgRole role) const {
-  int64_t i = argIndex(role);
+const KernelArg *KernelInfo::arg(ArgRole role, int64_t view) const {
+  int64_t i = argIndex(role, view);
   return i < 0 ? nullptr : &args[size_t(i)];
 }
 
-int64_t KernelInfo::argIndex(ArgRole role) const {
+int64_t KernelInfo::argIndex(ArgRole role, int64_t view) const {
   if (role == ArgRole::Param)
     return -1;
   for (size_t i = 0; i < args.size(); ++i)
-    if (args[i].role == role)
+    if (args[i].role == role && args[i].view == view)
       return int64_t(i);
   return -1;
+}
+
+int64_t KernelInfo::numViews() const {
+  int64_t views = 0;
+  for (const KernelArg &a : args)
+    views += a.role == ArgRole::KvIndptr;
+  return views;
 }
 
 int64_t KernelInfo::numParams() const {
@@ -229,8 +272,10 @@ std::string verifySignature(KernelKind kind, const Grid &grid,
   if (grid != gridOf(kind, split, perKvHead) ||
       (kind == KernelKind::Decode && !perKvHead))
     return "grid '" + grid.str() + "' does not fit a " + what;
-  std::vector<ArgRole> fixed = fixedArgs(
-      kind, split, kind != KernelKind::Merge && raggedSignature(argNames));
+  bool attends = kind != KernelKind::Merge;
+  std::vector<FixedArg> fixed =
+      fixedArgs(kind, split, attends && raggedSignature(argNames),
+                attends ? viewsOfSignature(argNames) : 1);
   if (argNames.size() < fixed.size())
     return "a " + std::string(split ? "split " : "") + what + " takes " +
            std::to_string(fixed.size()) + " fixed arguments, not " +
@@ -238,9 +283,11 @@ std::string verifySignature(KernelKind kind, const Grid &grid,
   if (kind == KernelKind::Merge && argNames.size() != fixed.size())
     return "a merge kernel takes no variant parameters";
   for (size_t i = 0; i < fixed.size(); ++i)
-    if (argNames[i] != roleName(fixed[i]))
+    if (argNames[i] != fixed[i].name())
       return "argument " + std::to_string(i) + " is '" + argNames[i] +
-             "', expected '" + std::string(roleName(fixed[i])) + "'";
+             "', expected '" + fixed[i].name() + "'";
+  if (split && viewsOfSignature(argNames) > 1)
+    return "a split kernel attends one KV view";
   if (split != namesMergeKernel)
     return split ? "a split kernel must name its merge kernel"
                  : "only split kernels name a merge kernel";
@@ -258,17 +305,22 @@ std::string verifyKernel(const KernelInfo &k) {
   if (k.ragged && (k.kind == KernelKind::Merge || k.hnd))
     return where + "only decode and prefill kernels over NHD rows read a "
                    "ragged view";
-  std::vector<ArgRole> fixed = fixedArgs(k.kind, k.split(), k.ragged);
+  std::vector<FixedArg> fixed = fixedArgs(k.kind, k.split(), k.ragged,
+                                          std::max<int64_t>(k.numViews(), 1));
   std::vector<std::string> names;
   for (size_t i = 0; i < k.args.size(); ++i) {
     const KernelArg &a = k.args[i];
-    ArgRole want = i < fixed.size() ? fixed[i] : ArgRole::Param;
-    if (a.role != want)
+    FixedArg fixedArg = i < fixed.size() ? fixed[i] : FixedArg();
+    ArgRole want = fixedArg.role;
+    auto roleOf = [](ArgRole role, int64_t view) {
+      std::string text = "'" + std::string(roleName(role)) + "'";
+      return view == 0 ? text : text + " of view " + std::to_string(view);
+    };
+    if (a.role != want || a.view != fixedArg.view)
       return where + "argument " + std::to_string(i) + " ('" + a.name +
-             "') has role '" + std::string(roleName(a.role)) + "', expected '" +
-             std::string(roleName(want)) + "'";
-    names.push_back(want == ArgRole::Param ? a.name
-                                           : std::string(roleName(want)));
+             "') has role " + roleOf(a.role, a.view) + ", expected " +
+             roleOf(want, fixedArg.view);
+    names.push_back(want == ArgRole::Param ? a.name : fixedArg.name());
     if (want != ArgRole::Param && (!a.memref || a.shape.size() != rankOf(want)))
       return where + "argument '" + a.name + "' must be a memref of rank " +
              std::to_string(rankOf(want));

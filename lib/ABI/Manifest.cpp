@@ -42,6 +42,8 @@ static JsonValue writeArg(const KernelArg &arg) {
   JsonValue a = JsonValue::makeObject();
   a.set("name", arg.name);
   a.set("role", std::string(roleName(arg.role)));
+  if (arg.view > 0)
+    a.set("view", arg.view);
   a.set("kind", arg.memref ? "memref" : "scalar");
   a.set("element", arg.element);
   if (arg.memref)
@@ -194,6 +196,10 @@ bool Reader::readArg(const JsonValue &a, KernelArg &arg,
     return fail(where + ": argument '" + arg.name + "' has unknown role '" +
                 role + "'");
   arg.role = *parsed;
+  arg.view = integer(a, "view", 0, 1 << 10, false, where + " " + arg.name);
+  if (arg.view > 0 && !isViewRole(arg.role))
+    return fail(where + ": argument '" + arg.name + "' of role '" + role +
+                "' belongs to no KV view");
   std::string kind = string(a, "kind", true, where);
   if (kind != "memref" && kind != "scalar")
     return fail(where + ": argument '" + arg.name +

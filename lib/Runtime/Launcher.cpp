@@ -201,6 +201,26 @@ Status checkPoolRows(const KernelInfo &kernel, int64_t numPages) {
   return Status::ok();
 }
 
+Status checkViews(const KernelInfo &kernel, const AttentionBuffers &buffers) {
+  int64_t views = std::max<int64_t>(kernel.numViews(), 1);
+  if (int64_t(buffers.moreViews.size()) != views - 1)
+    return invalid(kernel.name + " attends " + std::to_string(views) +
+                   (views == 1 ? " KV view" : " KV views") +
+                   "; the buffers hold " +
+                   std::to_string(buffers.moreViews.size() + 1));
+  for (size_t v = 0; v < buffers.moreViews.size(); ++v) {
+    const AttentionBuffers::View &view = buffers.moreViews[v];
+    if (view.numPages < 1 || !view.kPool || !view.vPool || !view.indptr ||
+        (!kernel.ragged && (!view.indices || !view.lastPageLen)))
+      return invalid(kernel.name + ": KV view " + std::to_string(v + 1) +
+                     " needs pools of at least one page, indptr" +
+                     (kernel.ragged ? "" : ", indices and last_page_len"));
+    if (Status s = checkPoolRows(kernel, view.numPages); !s)
+      return s;
+  }
+  return Status::ok();
+}
+
 Status checkParams(const KernelInfo &kernel,
                    const std::vector<AttentionBuffers::Param> &params,
                    int64_t batch) {
@@ -276,6 +296,8 @@ Status KernelBundle::launchOn(const KernelInfo &info,
     return Status::ok();
   if (Status s = checkPoolRows(info, buffers.numPages); !s)
     return s;
+  if (Status s = checkViews(info, buffers); !s)
+    return s;
   if (!mapsBuffer)
     if (Status s = driver->alloc(kKvMapsBytes, &mapsBuffer); !s)
       return s;
@@ -290,6 +312,25 @@ Status KernelBundle::launchOn(const KernelInfo &info,
           });
       !s)
     return s;
+  // A view argument of view v > 0: its pointer and leading extent.
+  auto viewBufferOf = [&](ArgRole role,
+                          int64_t v) -> std::pair<void *, int64_t> {
+    const AttentionBuffers::View &view = buffers.moreViews[size_t(v - 1)];
+    switch (role) {
+    case ArgRole::KPool:
+      return {view.kPool, view.numPages};
+    case ArgRole::VPool:
+      return {view.vPool, view.numPages};
+    case ArgRole::KvIndptr:
+      return {view.indptr, buffers.batch + 1};
+    case ArgRole::KvIndices:
+      return {view.indices, view.numIndices};
+    case ArgRole::LastPageLen:
+      return {view.lastPageLen, buffers.batch};
+    default:
+      return {nullptr, 0};
+    }
+  };
   // Each fixed argument's pointer and leading extent, by role.
   auto bufferOf = [&](ArgRole role) -> std::pair<void *, int64_t> {
     switch (role) {
@@ -321,7 +362,8 @@ Status KernelBundle::launchOn(const KernelInfo &info,
   for (size_t i = 0; i < info.args.size(); ++i) {
     const KernelArg &arg = info.args[i];
     if (i < kFixed) {
-      auto [pointer, rows] = bufferOf(arg.role);
+      auto [pointer, rows] =
+          arg.view > 0 ? viewBufferOf(arg.role, arg.view) : bufferOf(arg.role);
       if (!pointer)
         return invalid(kernel + ": argument " + arg.name +
                        " is not one of an unsplit kernel's");
@@ -372,7 +414,8 @@ Status KernelBundle::arrange(const std::string &kernel, const RoleArgs &fixed,
   for (const KernelArg &a : info->args) {
     if (a.role == ArgRole::Param)
       break;
-    auto it = fixed.find(a.role);
+    // The runners that arrange arguments attend one KV view.
+    auto it = a.view == 0 ? fixed.find(a.role) : fixed.end();
     if (it == fixed.end())
       return invalid(kernel + " takes argument '" + a.name +
                      "', which this runner does not provide");

@@ -79,7 +79,7 @@ def _torch():
 
 
 # The manifest's kernel ABI this package reads (include/flashir/ABI).
-_ABI_VERSION = 4
+_ABI_VERSION = 5
 
 
 def _manifest(bundle_dir):

@@ -137,7 +137,10 @@ abi::KernelInfo describe(gpu::GPUFuncOp func,
   SmallVector<std::string> names = launch.getArgNames();
   k.ragged = k.kind != abi::KernelKind::Merge &&
              abi::raggedSignature({names.begin(), names.end()});
-  std::vector<abi::ArgRole> fixed = abi::fixedArgs(k.kind, k.split(), k.ragged);
+  std::vector<std::string> argNames(names.begin(), names.end());
+  std::vector<abi::FixedArg> fixed = abi::fixedArgs(
+      k.kind, k.split(), k.ragged,
+      k.kind == abi::KernelKind::Merge ? 1 : abi::viewsOfSignature(argNames));
   // The variant lives in the attn program (the gpu.module's parent), or in
   // the standard library.
   Operation *program = func->getParentOfType<gpu::GPUModuleOp>()->getParentOp();
@@ -149,7 +152,10 @@ abi::KernelInfo describe(gpu::GPUFuncOp func,
   for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
     abi::KernelArg arg;
     arg.name = names[index];
-    arg.role = index < fixed.size() ? fixed[index] : abi::ArgRole::Param;
+    if (index < fixed.size()) {
+      arg.role = fixed[index].role;
+      arg.view = fixed[index].view;
+    }
     if (auto memref = dyn_cast<MemRefType>(type)) {
       arg.memref = true;
       // An HND pool is indexed (page, slot, head, column) through strides

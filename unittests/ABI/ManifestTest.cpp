@@ -99,25 +99,105 @@ TEST(KernelABI, NamesRoundTrip) {
 TEST(KernelABI, FixedArguments) {
   EXPECT_EQ(fixedArgs(KernelKind::Decode, false).size(), 10u);
   EXPECT_EQ(fixedArgs(KernelKind::Prefill, true).size(), 17u);
-  std::vector<ArgRole> merge = fixedArgs(KernelKind::Merge, false);
+  std::vector<FixedArg> merge = fixedArgs(KernelKind::Merge, false);
   ASSERT_EQ(merge.size(), 6u);
-  EXPECT_EQ(merge[2], ArgRole::PartialO);
-  std::vector<ArgRole> split = fixedArgs(KernelKind::Decode, true);
-  EXPECT_EQ(split[11], ArgRole::ChunkOrder);
-  EXPECT_EQ(split.back(), ArgRole::KvMaps);
+  EXPECT_EQ(merge[2].role, ArgRole::PartialO);
+  std::vector<FixedArg> split = fixedArgs(KernelKind::Decode, true);
+  EXPECT_EQ(split[11].role, ArgRole::ChunkOrder);
+  EXPECT_EQ(split.back().role, ArgRole::KvMaps);
   // A ragged view's kernels take no page table.
-  std::vector<ArgRole> ragged = fixedArgs(KernelKind::Prefill, false, true);
+  std::vector<FixedArg> ragged = fixedArgs(KernelKind::Prefill, false, true);
   ASSERT_EQ(ragged.size(), 8u);
-  EXPECT_EQ(ragged[4], ArgRole::KvIndptr);
-  EXPECT_EQ(ragged[5], ArgRole::Out);
+  EXPECT_EQ(ragged[4].role, ArgRole::KvIndptr);
+  EXPECT_EQ(ragged[5].role, ArgRole::Out);
   EXPECT_EQ(fixedArgs(KernelKind::Decode, true, true).size(), 15u);
+}
+
+TEST(KernelABI, SeveralViews) {
+  // One group k_pool ... last_page_len per view, view 0's first.
+  std::vector<FixedArg> two = fixedArgs(KernelKind::Prefill, false, false, 2);
+  ASSERT_EQ(two.size(), 15u);
+  EXPECT_EQ(two[6], (FixedArg{ArgRole::LastPageLen, 0}));
+  EXPECT_EQ(two[7], (FixedArg{ArgRole::KPool, 1}));
+  EXPECT_EQ(two[7].name(), "k_pool_1");
+  EXPECT_EQ(two[11].name(), "last_page_len_1");
+  EXPECT_EQ(two[12].role, ArgRole::Out);
+  std::vector<FixedArg> ragged = fixedArgs(KernelKind::Decode, false, true, 3);
+  ASSERT_EQ(ragged.size(), 14u);
+  EXPECT_EQ(ragged[10].name(), "indptr_2");
+  EXPECT_TRUE(isViewRole(ArgRole::LastPageLen));
+  EXPECT_FALSE(isViewRole(ArgRole::QoIndptr));
+
+  std::vector<std::string> names;
+  for (const FixedArg &arg : two)
+    names.push_back(arg.name());
+  EXPECT_EQ(viewsOfSignature(names), 2);
+  Grid prefill = gridOf(KernelKind::Prefill, false, false);
+  EXPECT_EQ(verifySignature(KernelKind::Prefill, prefill, names, false, 16),
+            "");
+  // View 1's group out of order.
+  std::swap(names[7], names[8]);
+  EXPECT_EQ(verifySignature(KernelKind::Prefill, prefill, names, false, 16),
+            "argument 7 is 'v_pool_1', expected 'k_pool_1'");
+
+  // The manifest keeps each argument's view; a view on a role that belongs
+  // to no view is refused.
+  KernelInfo k;
+  k.name = "two_views_prefill_0";
+  k.kind = KernelKind::Prefill;
+  k.grid = prefill;
+  k.block = 128;
+  k.qRows = k.qTokens = 64;
+  k.kvTile = 64;
+  k.variant = "causal";
+  for (const FixedArg &arg : two) {
+    KernelArg a;
+    a.name = arg.name();
+    a.role = arg.role;
+    a.view = arg.view;
+    a.memref = true;
+    a.element = "i32";
+    a.shape = {-1};
+    if (arg.role == ArgRole::Q || arg.role == ArgRole::Out) {
+      a.element = "bf16";
+      a.shape = {-1, 32, 128};
+    } else if (arg.role == ArgRole::KPool || arg.role == ArgRole::VPool) {
+      a.element = "bf16";
+      a.shape = {-1, 16, 8, 128};
+    } else if (arg.role == ArgRole::Lse) {
+      a.element = "f32";
+      a.shape = {-1, 32};
+    } else if (arg.role == ArgRole::KvMaps) {
+      a.element = "i64";
+      a.shape = {2, 16};
+    }
+    k.args.push_back(a);
+  }
+  EXPECT_EQ(verifyKernel(k), "");
+  EXPECT_EQ(k.numViews(), 2);
+  EXPECT_EQ(k.argIndex(ArgRole::VPool, 1), 8);
+  EXPECT_EQ(k.arg(ArgRole::KvIndices, 1)->name, "indices_1");
+  EXPECT_EQ(k.arg(ArgRole::KvIndices, 2), nullptr);
+  Manifest m;
+  m.kernels.push_back(k);
+  Manifest back;
+  std::string error;
+  ASSERT_TRUE(parseManifest(writeManifest(m), back, error)) << error;
+  ASSERT_EQ(back.kernels.size(), 1u);
+  EXPECT_EQ(back.kernels[0].numViews(), 2);
+  EXPECT_EQ(back.kernels[0].args[9].view, 1);
+  EXPECT_EQ(back.kernels[0].args[9].name, "indptr_1");
+  k.args[9].view = 0;
+  EXPECT_EQ(verifyKernel(k),
+            "kernel 'two_views_prefill_0': argument 9 ('indptr_1') has role "
+            "'indptr', expected 'indptr' of view 1");
 }
 
 TEST(KernelABI, RaggedSignatures) {
   auto names = [](KernelKind kind, bool split, bool ragged) {
     std::vector<std::string> out;
-    for (ArgRole role : fixedArgs(kind, split, ragged))
-      out.emplace_back(roleName(role));
+    for (const FixedArg &arg : fixedArgs(kind, split, ragged))
+      out.push_back(arg.name());
     return out;
   };
   EXPECT_TRUE(raggedSignature(names(KernelKind::Decode, false, true)));
@@ -144,7 +224,8 @@ KernelArg memref(ArgRole role, std::string element,
 std::vector<KernelArg> argsOf(KernelKind kind, bool split,
                               bool ragged = false) {
   std::vector<KernelArg> args;
-  for (ArgRole role : fixedArgs(kind, split, ragged)) {
+  for (const FixedArg &arg : fixedArgs(kind, split, ragged)) {
+    ArgRole role = arg.role;
     switch (role) {
     case ArgRole::Q:
     case ArgRole::Out:
@@ -261,6 +342,7 @@ void expectSameKernel(const KernelInfo &a, const KernelInfo &b) {
   for (size_t i = 0; i < a.args.size(); ++i) {
     EXPECT_EQ(a.args[i].name, b.args[i].name);
     EXPECT_EQ(a.args[i].role, b.args[i].role);
+    EXPECT_EQ(a.args[i].view, b.args[i].view);
     EXPECT_EQ(a.args[i].memref, b.args[i].memref);
     EXPECT_EQ(a.args[i].element, b.args[i].element);
     EXPECT_EQ(a.args[i].shape, b.args[i].shape);
@@ -338,7 +420,7 @@ TEST(Manifest, RejectsBrokenABIs) {
     return error.find(part) != std::string::npos;
   };
   std::string e = errorAfter([](Manifest &m) { m.abiVersion = 3; });
-  EXPECT_TRUE(has(e, "bundle ABI version 3 is not this runtime's (4)")) << e;
+  EXPECT_TRUE(has(e, "bundle ABI version 3 is not this runtime's (5)")) << e;
   EXPECT_TRUE(has(e, "rebuild the bundle")) << e;
   e = errorAfter([](Manifest &m) {
     std::swap(m.kernels[0].args[2], m.kernels[0].args[3]);
@@ -413,19 +495,19 @@ TEST(Manifest, RejectsMalformedEntries) {
   };
   EXPECT_NE(errorOf("{").find("JSON"), std::string::npos);
   EXPECT_NE(errorOf("{}").find("no abi_version"), std::string::npos);
-  EXPECT_NE(errorOf(R"({"abi_version": 4})").find("'kernels' and 'targets'"),
+  EXPECT_NE(errorOf(R"({"abi_version": 5})").find("'kernels' and 'targets'"),
             std::string::npos);
-  EXPECT_NE(errorOf(R"({"abi_version": 4, "targets": [], "kernels": [
+  EXPECT_NE(errorOf(R"({"abi_version": 5, "targets": [], "kernels": [
     {"name": "k", "kind": "fused", "grid": "requests x num_kv_heads",
      "block": 32, "args": []}]})")
                 .find("unknown kind 'fused'"),
             std::string::npos);
-  EXPECT_NE(errorOf(R"({"abi_version": 4, "targets": [], "kernels": [
+  EXPECT_NE(errorOf(R"({"abi_version": 5, "targets": [], "kernels": [
     {"name": "k", "kind": "decode", "grid": "requests x heads",
      "block": 32, "args": []}]})")
                 .find("unknown grid"),
             std::string::npos);
-  EXPECT_NE(errorOf(R"({"abi_version": 4, "targets": [], "kernels": [
+  EXPECT_NE(errorOf(R"({"abi_version": 5, "targets": [], "kernels": [
     {"name": "k", "kind": "decode", "grid": "requests x num_kv_heads",
      "block": 32, "args": [{"name": "q", "role": "query", "kind": "memref",
      "element": "bf16", "shape": [-1, 1, 64]}]}]})")

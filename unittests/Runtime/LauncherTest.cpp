@@ -39,7 +39,7 @@ TEST_F(ManifestTest, ReadsABundleDirectory) {
   EXPECT_NE(old.message().find("manifest.json: bundle ABI version 3"),
             std::string::npos)
       << old.message();
-  write(R"({"abi_version": 4, "source": "x.mlir", "kernels": [],
+  write(R"({"abi_version": 5, "source": "x.mlir", "kernels": [],
             "targets": [{"chip": "sm_80", "ptx": "kernels.sm_80.ptx"}]})");
   ASSERT_TRUE(readManifest(dir.string(), m).isOk());
   EXPECT_EQ(m.source, "x.mlir");
@@ -124,6 +124,53 @@ TEST(Launcher, ParametersFitTheStep) {
             std::string::npos);
   EXPECT_EQ(checkParams(k, {scalar}, 7).message(),
             "k takes 4 variant parameters, 1 given");
+}
+
+// A kernel over several KV views takes views 1.. from moreViews, each with
+// its pools and page table; a missing or incomplete view is named.
+TEST(Launcher, BuffersHoldEveryView) {
+  KernelInfo k;
+  k.name = "v";
+  k.kind = KernelKind::Prefill;
+  for (const flashir::abi::FixedArg &arg :
+       flashir::abi::fixedArgs(KernelKind::Prefill, false, false, 3)) {
+    KernelArg a;
+    a.name = arg.name();
+    a.role = arg.role;
+    a.view = arg.view;
+    a.memref = true;
+    a.element = "i32";
+    a.shape = {-1};
+    if (arg.role == ArgRole::KPool || arg.role == ArgRole::VPool) {
+      a.element = "bf16";
+      a.shape = {-1, 16, 8, 128};
+    }
+    k.args.push_back(a);
+  }
+  ASSERT_EQ(k.numViews(), 3);
+  int dummy = 0;
+  AttentionBuffers::View view;
+  view.kPool = view.vPool = view.indptr = view.indices = view.lastPageLen =
+      &dummy;
+  view.numPages = 4;
+  AttentionBuffers buffers;
+  EXPECT_EQ(checkViews(k, buffers).message(),
+            "v attends 3 KV views; the buffers hold 1");
+  buffers.moreViews = {view, view};
+  EXPECT_TRUE(checkViews(k, buffers).isOk());
+  buffers.moreViews[1].indices = nullptr;
+  EXPECT_EQ(checkViews(k, buffers).message(),
+            "v: KV view 2 needs pools of at least one page, indptr, indices "
+            "and last_page_len");
+  buffers.moreViews[1] = view;
+  buffers.moreViews[0].numPages = std::numeric_limits<int32_t>::max();
+  EXPECT_NE(checkViews(k, buffers).message().find("in 32 bits"),
+            std::string::npos);
+  // A single-view kernel given a second view.
+  KernelInfo one = k;
+  one.args.resize(7);
+  EXPECT_EQ(checkViews(one, buffers).message(),
+            "v attends 1 KV view; the buffers hold 3");
 }
 
 // Without a GPU the driver is missing and opening it is an error with a

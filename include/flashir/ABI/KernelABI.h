@@ -20,8 +20,9 @@
 namespace flashir::abi {
 
 /// The manifest's ABI version. 4: kernel kinds, argument roles, a split
-/// kernel names its merge kernel, launch facts per target only.
-inline constexpr int64_t kAbiVersion = 4;
+/// kernel names its merge kernel, launch facts per target only. 5: a kernel
+/// may attend several KV views (one group of view arguments per view).
+inline constexpr int64_t kAbiVersion = 5;
 
 /// What a kernel computes. Decode and prefill kernels attend over the paged
 /// KV cache (one or a tile of query rows per CTA); merge kernels combine a
@@ -85,17 +86,36 @@ std::optional<ParamKind> parseParamKind(std::string_view name);
 std::string_view roleName(ArgRole role);
 std::optional<ArgRole> parseRole(std::string_view name);
 
+/// Whether `role` describes one KV view (k_pool, v_pool, indptr, indices,
+/// last_page_len): a kernel over several views takes one group per view.
+bool isViewRole(ArgRole role);
+
+/// One fixed argument: its role and, for view roles, the view it belongs to.
+struct FixedArg {
+  ArgRole role = ArgRole::Param;
+  int64_t view = 0;
+  /// The argument's name: the role's, with "_<view>" after it for views
+  /// past the first ("k_pool", "k_pool_1", ...).
+  std::string name() const;
+  bool operator==(const FixedArg &o) const {
+    return role == o.role && view == o.view;
+  }
+};
+
 /// The fixed arguments of a kernel, in order: decode and prefill kernels
-/// take q ... last_page_len (over a ragged view, whose keys are contiguous
-/// rows: q ... indptr, no page table), a split kernel's chunk arrays and
-/// partial states, then out, lse and kv_maps; merge kernels the partial
-/// states and out / lse.
-std::vector<ArgRole> fixedArgs(KernelKind kind, bool split,
-                               bool ragged = false);
+/// take q, qo_indptr, then per KV view k_pool ... last_page_len (over ragged
+/// views, whose keys are contiguous rows: k_pool ... indptr, no page table),
+/// a split kernel's chunk arrays and partial states, then out, lse and
+/// kv_maps; merge kernels the partial states and out / lse.
+std::vector<FixedArg> fixedArgs(KernelKind kind, bool split,
+                                bool ragged = false, int64_t numViews = 1);
 
 /// Whether a decode or prefill kernel whose arguments are named `argNames`
-/// reads a ragged view: it takes no page table (no `indices`).
+/// reads ragged views: it takes no page table (no `indices`).
 bool raggedSignature(const std::vector<std::string> &argNames);
+/// The KV views of a decode or prefill kernel whose arguments are named
+/// `argNames`: 1 + the "indptr_<v>" names.
+int64_t viewsOfSignature(const std::vector<std::string> &argNames);
 
 /// The grid a kernel of `kind` launches over: split kernels over chunks,
 /// prefill kernels over q tiles, per KV head (decode; prefill with fused
@@ -109,6 +129,8 @@ struct KernelArg {
   std::string element;        // "bf16", "i32", "f32", ...
   std::vector<int64_t> shape; // -1: dynamic
   ParamKind paramKind = ParamKind::None;
+  /// View roles: the KV view (0 first).
+  int64_t view = 0;
 };
 
 /// Bytes of one `element` ("bf16", "f16", "f32", "i32", ...); 0 if unknown.
@@ -159,10 +181,13 @@ struct KernelInfo {
   bool split() const {
     return kind != KernelKind::Merge && grid.rows == GridRows::Chunks;
   }
-  /// The argument with a fixed `role`, or null.
-  const KernelArg *arg(ArgRole role) const;
+  /// The argument with a fixed `role` (of KV view `view`), or null.
+  const KernelArg *arg(ArgRole role, int64_t view = 0) const;
   /// Its position, or -1.
-  int64_t argIndex(ArgRole role) const;
+  int64_t argIndex(ArgRole role, int64_t view = 0) const;
+  /// The KV views a decode or prefill kernel attends (keys concatenated in
+  /// view order); 0 for merge kernels.
+  int64_t numViews() const;
   /// The variant parameters (arguments after the fixed ones).
   int64_t numParams() const;
   /// Shapes the kernel was built for (q [rows, Hq, D], pools [pages, page,

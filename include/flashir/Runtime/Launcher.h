@@ -128,6 +128,14 @@ struct AttentionBuffers {
        *indptr = nullptr, *indices = nullptr, *lastPageLen = nullptr,
        *out = nullptr, *lse = nullptr;
   int64_t totalQ = 0, batch = 0, numPages = 0, numIndices = 0;
+  /// A kernel over several KV views: views 1, 2, ... (the fields above are
+  /// view 0's); each request's keys are its keys in view 0, then view 1, ...
+  struct View {
+    void *kPool = nullptr, *vPool = nullptr, *indptr = nullptr,
+         *indices = nullptr, *lastPageLen = nullptr;
+    int64_t numPages = 0, numIndices = 0;
+  };
+  std::vector<View> moreViews;
   /// Variant parameters in declaration order: a device pointer and element
   /// count for tensor parameters, a value for f32 scalars.
   struct Param {
@@ -145,6 +153,11 @@ struct AttentionBuffers {
 Status checkParams(const KernelInfo &kernel,
                    const std::vector<AttentionBuffers::Param> &params,
                    int64_t batch);
+
+/// Whether `buffers` hold the KV views `kernel` attends (views past the
+/// first in moreViews, each with its pools, indptr and, paged, its page
+/// table); the error names the view.
+Status checkViews(const KernelInfo &kernel, const AttentionBuffers &buffers);
 
 /// Whether `kernel` (a tensor-core prefill kernel, split or not) can address
 /// a pool of `numPages` pages: its copies index pool rows (pages x the page

@@ -64,7 +64,7 @@ std::optional<PlannedKernel> planKernel(const KernelOptions &options,
   };
   VariantOp variant = resolveVariant(op, op.getVariantAttr());
   // What no family serves; the decode kernel, the default, names it.
-  std::string why = decode::unsupportedReason(op, variant);
+  std::string why = kernels::unsupportedReason(op, variant);
   if (!why.empty())
     return fail(KernelKind::Decode, why);
   KernelPlan base = planAttention(options, op, variant, index);
@@ -92,7 +92,7 @@ std::optional<PlannedKernel> planKernel(const KernelOptions &options,
   llvm_unreachable("the CUDA-core decode family answers every attention");
 }
 
-ArrayAttr argNamesOf(OpBuilder &b, const DecodeKernel &generator) {
+ArrayAttr argNamesOf(OpBuilder &b, const KernelBuilder &generator) {
   return b.getStrArrayAttr(llvm::to_vector_of<StringRef>(generator.argNames));
 }
 
@@ -109,7 +109,7 @@ void buildKernels(ModuleOp module, ArrayRef<PlannedKernel> kernels) {
   for (const PlannedKernel &kernel : kernels) {
     const KernelPlan &plan = kernel.plan;
     // One generator builds the split kernel and its merge kernel.
-    DecodeKernel generator(plan.op, plan.variant, plan.shape);
+    KernelBuilder generator(plan.op, plan.variant, plan.shape);
     gpu::GPUFuncOp func = kernel.family->build(kb, generator, plan);
     kb.setInsertionPointAfter(func);
     ArrayAttr args = argNamesOf(kb, generator);
@@ -227,8 +227,8 @@ LogicalResult ConvertAttnToGPUPass::resolveStages(ModuleOp module,
   int64_t numStages = stages;
   options.stagesByChip = numStages == -1;
   if (options.stagesByChip)
-    numStages = options.tensorCores ? decode::kDefaultTensorCoreStages
-                : info->hasCpAsync  ? decode::kDefaultStages
+    numStages = options.tensorCores ? kernels::kDefaultTensorCoreStages
+                : info->hasCpAsync  ? kernels::kDefaultStages
                                     : 0;
   if (options.tensorCores && numStages == 0)
     return module.emitError("convert-attn-to-gpu: the tensor-core kernel "

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "DecodeKernel.h"
+#include "KernelBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -16,7 +16,7 @@
 
 using namespace mlir;
 
-namespace flashir::conversion::decode {
+namespace flashir::conversion::kernels {
 
 /// Whether `v` is defined outside the innermost loop around `user`.
 static bool isLoopInvariantFor(Value v, Operation *user) {
@@ -96,4 +96,4 @@ void relaxHookMath(gpu::GPUFuncOp func) {
   }
 }
 
-} // namespace flashir::conversion::decode
+} // namespace flashir::conversion::kernels

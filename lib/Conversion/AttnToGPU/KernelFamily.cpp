@@ -17,10 +17,10 @@ std::string KernelPlan::symbolName(KernelKind kind) const {
 }
 
 gpu::GPUFuncOp KernelFamily::build(OpBuilder &moduleBuilder,
-                                   DecodeKernel &generator,
+                                   KernelBuilder &generator,
                                    const KernelPlan &plan) const {
   gpu::GPUFuncOp func = generator.build(moduleBuilder, plan.symbolName(kind()));
-  decode::relaxHookMath(func);
+  kernels::relaxHookMath(func);
   return func;
 }
 
@@ -38,11 +38,11 @@ KernelPlan
 flashir::conversion::families::planAttention(const KernelOptions &options,
                                              AttentionOp op, VariantOp variant,
                                              int64_t index) {
-  PagedKVType view = decode::kvViewType(op);
+  PagedKVType view = kernels::kvViewType(op);
   auto numQoHeads = static_cast<int64_t>(op.getNumQoHeads());
   auto numKvHeads = static_cast<int64_t>(op.getNumKvHeads());
   bool chunked = static_cast<bool>(op.getChunkIndptr());
-  DecodeShape shape{view.getHeadDim(),
+  KernelShape shape{view.getHeadDim(),
                     view.getPageSize(),
                     numQoHeads,
                     numKvHeads,
@@ -59,6 +59,7 @@ flashir::conversion::families::planAttention(const KernelOptions &options,
                     view.getElementType(),
                     op.getEffectiveScale()};
   shape.dependentLaunch = chunked && options.chip->computeCapability >= 90;
+  shape.numViews = static_cast<int64_t>(op.getViews().size());
   // A ragged view's rows have no page table.
   shape.access =
       isa<RaggedKVType>(op.getViews().front().getType())

@@ -17,14 +17,14 @@
 #include "flashir/Conversion/AttnToGPUOptions.h"
 #include "flashir/Target/Chip.h"
 
-#include "DecodeKernel.h"
+#include "KernelBuilder.h"
 
 #include <string>
 
 namespace flashir::conversion::families {
 using namespace flashir::attn;
-using decode::DecodeKernel;
-using decode::DecodeShape;
+using kernels::KernelBuilder;
+using kernels::KernelShape;
 
 /// What the pass options and the chip fix for every attention of the module
 /// (checked by the pass before any family runs).
@@ -53,9 +53,9 @@ struct KernelPlan {
   AttentionOp op;
   VariantOp variant;
   PagedKVType view;
-  /// What DecodeKernel builds from: the driver fills the fields every
+  /// What KernelBuilder builds from: the driver fills the fields every
   /// family shares, the family its design, stages and tiles.
-  DecodeShape shape;
+  KernelShape shape;
   /// Dynamic shared memory the launch passes (0: static memory only).
   int64_t dynamicSharedBytes = 0;
   /// Kernels are named <prefix>_<kind>_<index>: the enclosing function (or
@@ -102,7 +102,7 @@ public:
   /// generator.argNames). By default the attention kernel the shape
   /// describes, with its hook math relaxed (relaxHookMath).
   virtual gpu::GPUFuncOp build(OpBuilder &moduleBuilder,
-                               DecodeKernel &generator,
+                               KernelBuilder &generator,
                                const KernelPlan &plan) const;
   /// The launch facts of the built kernel, whose arguments are `args`;
   /// `mergeKernel`: the merge kernel of a split one (else null).
@@ -132,13 +132,13 @@ KernelPlan planAttention(const KernelOptions &options, AttentionOp op,
 std::string sharedMemoryReason(const KernelOptions &options, int64_t limit,
                                const std::string &need);
 
-/// With DecodeShape::dependentLaunch (split kernels on sm_90) a split kernel
+/// With KernelShape::dependentLaunch (split kernels on sm_90) a split kernel
 /// completes only after the grid launched before it (a decode kernel's last
 /// CTA waits for it, every CTA of a prefill kernel does, first) and its merge
 /// kernel waits for it (griddepcontrol.wait): the host may launch the merge
 /// early, a split decode kernel early behind a kernel that writes nothing it
 /// reads, and a split prefill kernel behind any kernel.
-inline bool dependentSplit(const DecodeShape &s) {
+inline bool dependentSplit(const KernelShape &s) {
   return s.chunked && s.dependentLaunch;
 }
 

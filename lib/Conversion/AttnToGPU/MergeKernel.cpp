@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "DecodeKernel.h"
+#include "KernelBuilder.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
@@ -18,7 +18,7 @@
 
 using namespace mlir;
 
-namespace flashir::conversion::decode {
+namespace flashir::conversion::kernels {
 
 int64_t mergeGroups(int64_t headDim, bool manyRows) {
   // Decode merges (one row per request) run one warp per (request, head):
@@ -32,7 +32,7 @@ int64_t mergeGroups(int64_t headDim, bool manyRows) {
 /// the kernel always had.
 class MergeKernelBuilder {
 public:
-  explicit MergeKernelBuilder(DecodeKernel &kernel);
+  explicit MergeKernelBuilder(KernelBuilder &kernel);
   gpu::GPUFuncOp build(OpBuilder &moduleBuilder, StringRef name);
 
 private:
@@ -58,8 +58,8 @@ private:
   void mergeOneRow(LocBuilder &b);
   void mergeGroupStates(LocBuilder &b);
 
-  DecodeKernel &kernel;
-  const DecodeShape &s;
+  KernelBuilder &kernel;
+  const KernelShape &s;
   MLIRContext *ctx;
   int64_t D, lanes, G;
   // Merges row i's chunks `unroll` at a time: their loads do not depend on
@@ -83,12 +83,12 @@ private:
   Value rowsToMerge, oneRow;
 };
 
-gpu::GPUFuncOp DecodeKernel::buildMerge(OpBuilder &moduleBuilder,
-                                        StringRef name) {
+gpu::GPUFuncOp KernelBuilder::buildMerge(OpBuilder &moduleBuilder,
+                                         StringRef name) {
   return MergeKernelBuilder(*this).build(moduleBuilder, name);
 }
 
-MergeKernelBuilder::MergeKernelBuilder(DecodeKernel &kernel)
+MergeKernelBuilder::MergeKernelBuilder(KernelBuilder &kernel)
     : kernel(kernel), s(kernel.s), ctx(kernel.op.getContext()), D(s.headDim),
       lanes(D / kVec), G(mergeGroups(D, s.prefillRows > 0)),
       unroll(s.prefillRows > 0 ? 8 : 16),
@@ -133,13 +133,14 @@ void MergeKernelBuilder::createFunc(OpBuilder &moduleBuilder, StringRef name) {
   kernel.roles = abi::fixedArgs(abi::KernelKind::Merge, /*split=*/true);
   SmallVector<Type> args;
   kernel.argNames.clear();
-  for (abi::ArgRole role : kernel.roles) {
+  for (const abi::FixedArg &arg : kernel.roles) {
+    abi::ArgRole role = arg.role;
     bool rows = role == abi::ArgRole::PartialO || role == abi::ArgRole::Out;
     bool lse = role == abi::ArgRole::PartialLse || role == abi::ArgRole::Lse;
     args.push_back(rows  ? MemRefType::get({dyn, H, D}, s.element)
                    : lse ? MemRefType::get({dyn, H}, f32)
                          : MemRefType::get({dyn}, i32));
-    kernel.argNames.push_back(std::string(abi::roleName(role)));
+    kernel.argNames.push_back(arg.name());
   }
   // The groups' states of a one-row request: [group][acc | m, l, pad].
   auto workgroup =
@@ -161,9 +162,9 @@ void MergeKernelBuilder::createFunc(OpBuilder &moduleBuilder, StringRef name) {
 
 void MergeKernelBuilder::bindFrame(LocBuilder &b) {
   Block &entry = func.getBody().front();
-  for (auto [index, role] : llvm::enumerate(kernel.roles)) {
+  for (auto [index, fixed] : llvm::enumerate(kernel.roles)) {
     Value arg = entry.getArgument(index);
-    switch (role) {
+    switch (fixed.role) {
     case abi::ArgRole::QoIndptr:
       qoIndptr = arg;
       break;
@@ -379,4 +380,4 @@ void MergeKernelBuilder::mergeGroupStates(LocBuilder &b) {
   finish(b, c0, m, l, acc);
 }
 
-} // namespace flashir::conversion::decode
+} // namespace flashir::conversion::kernels

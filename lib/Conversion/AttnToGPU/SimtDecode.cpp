@@ -13,16 +13,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "DecodeKernel.h"
+#include "KernelBuilder.h"
 
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
 using namespace mlir;
 
-namespace flashir::conversion::decode {
+namespace flashir::conversion::kernels {
 
-gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
-                                       StringRef name) {
+gpu::GPUFuncOp KernelBuilder::buildSimt(OpBuilder &moduleBuilder,
+                                        StringRef name) {
   MLIRContext *ctx = op.getContext();
   Type i32 = IntegerType::get(ctx, 32);
   int64_t D = s.headDim, g = s.group, W = s.warps, U = s.unroll, S = s.stages;
@@ -471,4 +471,4 @@ gpu::GPUFuncOp DecodeKernel::buildSimt(OpBuilder &moduleBuilder,
   return func;
 }
 
-} // namespace flashir::conversion::decode
+} // namespace flashir::conversion::kernels

@@ -137,3 +137,24 @@ func.func @state_result(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>
       {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64} : !q, !kv -> !st
   return %s : !st
 }
+
+// -----
+
+!q    = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv   = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+!pool = tensor<?x16x2x128xbf16>
+
+// Split-KV chunks over several views have no GPU kernel (the prefill kernel
+// walks the views one after the other, a chunk's keys would span them).
+func.func @two_views(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>)
+    -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv0 = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %kv1 = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x128xbf16> -> !q
+  // expected-error @+1 {{the decode kernel generator needs one KV view for split-KV chunks}}
+  %o, %l = attn.attention @plain(%q, %kv0, %kv1)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv, !kv
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}

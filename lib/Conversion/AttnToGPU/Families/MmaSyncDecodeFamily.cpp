@@ -14,7 +14,7 @@
 
 using namespace mlir;
 using namespace flashir::conversion::families;
-using namespace flashir::conversion::decode;
+using namespace flashir::conversion::kernels;
 namespace abi = flashir::abi;
 using flashir::KernelDesign;
 
@@ -28,7 +28,9 @@ public:
   Match match(const KernelOptions &options, KernelPlan &plan) const override {
     if (!options.tensorCores)
       return Match::skip("the module's decode design is CUDA cores");
-    DecodeShape &s = plan.shape;
+    if (plan.shape.numViews > 1)
+      return Match::skip("several KV views");
+    KernelShape &s = plan.shape;
     s.tensorCores = true;
     s.bulkCopy = options.bulkCopy;
     s.tensorCopy = options.tensorMaps && tensorCopies(plan.variant, s);
@@ -36,7 +38,7 @@ public:
     // design=auto: the CUDA-core kernel where not even two stages fit.
     // Before the shape check: where neither kernel serves the shape, the
     // CUDA-core kernel's reason is the one reported.
-    DecodeShape ring = s;
+    KernelShape ring = s;
     ring.stages = ringStages(options, s);
     if (autoDesign && options.stagesByChip &&
         sharedMemoryBytes(ring) > options.chip->maxSharedMemoryPerBlock)
@@ -67,7 +69,7 @@ public:
 
   LaunchAttr launch(const KernelPlan &plan, ArrayAttr args,
                     FlatSymbolRefAttr mergeKernel) const override {
-    const DecodeShape &s = plan.shape;
+    const KernelShape &s = plan.shape;
     AttentionOp op = plan.op;
     MLIRContext *ctx = op.getContext();
     // The box of the host's tensor maps over the K and V pools
@@ -91,14 +93,14 @@ private:
   /// Whether the kernel can stage the view's tiles with tensor copies:
   /// tiles within pages, and a key hook's partners in the lane's own pieces
   /// (the kernel reads other columns of a staged tile unswizzled).
-  static bool tensorCopies(VariantOp variant, const DecodeShape &s) {
+  static bool tensorCopies(VariantOp variant, const KernelShape &s) {
     return s.access.tensorMapTiles(kTileKeys) &&
            (variant.getKey().empty() || s.headDim % 64 == 0);
   }
 
   /// The ring's stages: the option's, or with stages=-1 the deepest from
   /// the default down to two that fits the chip (large tiles get fewer).
-  static int64_t ringStages(const KernelOptions &options, DecodeShape s) {
+  static int64_t ringStages(const KernelOptions &options, KernelShape s) {
     s.stages = options.stages;
     if (!options.stagesByChip)
       return s.stages;

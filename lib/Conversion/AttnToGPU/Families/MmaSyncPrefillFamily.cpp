@@ -19,7 +19,7 @@
 
 using namespace mlir;
 using namespace flashir::conversion::families;
-using namespace flashir::conversion::decode;
+using namespace flashir::conversion::kernels;
 namespace abi = flashir::abi;
 using flashir::KernelDesign;
 
@@ -31,7 +31,7 @@ public:
   KernelKind kind() const override { return KernelKind::Prefill; }
 
   Match match(const KernelOptions &options, KernelPlan &plan) const override {
-    DecodeShape &s = plan.shape;
+    KernelShape &s = plan.shape;
     bool turing = !options.chip->hasCpAsync &&
                   options.design != KernelDesign::Simt && s.element.isF16();
     TileConfigAttr tiles = plan.op.getTilesAttr();
@@ -57,7 +57,7 @@ public:
 
   std::string budget(const KernelOptions &options,
                      KernelPlan &plan) const override {
-    DecodeShape &s = plan.shape;
+    KernelShape &s = plan.shape;
     // One stage on sm_80+: one K and one V slot, staggered.
     s.stages = s.turing ? 1 : plan.op.getTilesAttr().getStages();
     int64_t bytes = prefillSharedMemoryBytes(
@@ -65,7 +65,8 @@ public:
         s.prefillRows, s.warps, s.prefillQShared);
     // A packed-bit mask's tile classes sit in static shared memory.
     int64_t classBytes =
-        flashir::conversion::parts::matchPackedBitMask(plan.variant.getMask())
+        s.numViews == 1 && flashir::conversion::parts::matchPackedBitMask(
+                               plan.variant.getMask())
             ? flashir::conversion::parts::kTileClassBytes
             : 0;
     int64_t limit = options.chip->maxSharedMemoryPerBlock;
@@ -81,7 +82,7 @@ public:
 
   LaunchAttr launch(const KernelPlan &plan, ArrayAttr args,
                     FlatSymbolRefAttr mergeKernel) const override {
-    const DecodeShape &s = plan.shape;
+    const KernelShape &s = plan.shape;
     AttentionOp op = plan.op;
     abi::Grid grid =
         abi::gridOf(abi::KernelKind::Prefill, s.chunked, s.fusedHeadGroups);

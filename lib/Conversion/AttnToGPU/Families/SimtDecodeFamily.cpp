@@ -13,7 +13,7 @@
 
 using namespace mlir;
 using namespace flashir::conversion::families;
-using namespace flashir::conversion::decode;
+using namespace flashir::conversion::kernels;
 namespace abi = flashir::abi;
 
 namespace {
@@ -27,6 +27,9 @@ public:
   KernelKind kind() const override { return KernelKind::Decode; }
 
   Match match(const KernelOptions &, KernelPlan &plan) const override {
+    if (plan.shape.numViews > 1)
+      return Match::fail("one KV view (over several views, tiles of 16 or "
+                         "more query rows: the prefill kernel)");
     std::string why =
         decodeShapeReason(plan.shape.headDim, plan.shape.group, false);
     return why.empty() ? Match::serve() : Match::fail(why);
@@ -51,7 +54,7 @@ public:
 
   LaunchAttr launch(const KernelPlan &plan, ArrayAttr args,
                     FlatSymbolRefAttr mergeKernel) const override {
-    const DecodeShape &s = plan.shape;
+    const KernelShape &s = plan.shape;
     AttentionOp op = plan.op;
     abi::Grid grid = abi::gridOf(abi::KernelKind::Decode, s.chunked,
                                  /*perKvHead=*/true);

@@ -1,7 +1,7 @@
 //===- SplitMergeFamily.cpp - the split-KV merge kernel -------------------===//
 //
 // The kernel that merges a split kernel's chunk states and finalizes the
-// rows (DecodeKernel::buildMerge): one per split attention, built by the
+// rows (KernelBuilder::buildMerge): one per split attention, built by the
 // split kernel's generator and named by its launch facts (merge_kernel).
 //
 //===----------------------------------------------------------------------===//
@@ -12,7 +12,7 @@
 
 using namespace mlir;
 using namespace flashir::conversion::families;
-using namespace flashir::conversion::decode;
+using namespace flashir::conversion::kernels;
 namespace abi = flashir::abi;
 
 namespace {
@@ -36,14 +36,14 @@ public:
     return "";
   }
 
-  gpu::GPUFuncOp build(OpBuilder &moduleBuilder, DecodeKernel &generator,
+  gpu::GPUFuncOp build(OpBuilder &moduleBuilder, KernelBuilder &generator,
                        const KernelPlan &plan) const override {
     return generator.buildMerge(moduleBuilder, plan.symbolName(kind()));
   }
 
   LaunchAttr launch(const KernelPlan &plan, ArrayAttr args,
                     FlatSymbolRefAttr) const override {
-    const DecodeShape &s = plan.shape;
+    const KernelShape &s = plan.shape;
     AttentionOp op = plan.op;
     int64_t block =
         s.headDim / kVec * mergeGroups(s.headDim, s.prefillRows > 0);

@@ -71,7 +71,7 @@ void PrefillBuilder::finishRow(LocBuilder &b, ValueRange done, int64_t ri,
   Value inv = arith::SelectOp::create(
       b, empty, zeroInv, arith::DivFOp::create(b, cF32(b, 1.0f), l));
   Value noLse = negInf(b);
-  Value mNatural = arith::MulFOp::create(b, done[ri], cF32(b, decode::kLn2));
+  Value mNatural = arith::MulFOp::create(b, done[ri], cF32(b, kernels::kLn2));
   Value lse = arith::SelectOp::create(
       b, empty, noLse,
       arith::AddFOp::create(b, mNatural, math::LogOp::create(b, l)));

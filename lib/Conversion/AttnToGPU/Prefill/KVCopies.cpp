@@ -280,7 +280,7 @@ void PrefillBuilder::hookKeyTile(LocBuilder &b, Value slot, Value t0) {
     Value inRow = arith::RemUIOp::create(b, unit, cIndex(b, unitsPerRow));
     Value col = arith::MulIOp::create(b, inRow, cIndex(b, width));
     Value partner = arith::AddIOp::create(b, col, cIndex(b, half));
-    Value kpos = k.hookPosition(b, arith::AddIOp::create(b, t0, key), f.kEnd);
+    Value kpos = k.hookKeyPosition(b, f, arith::AddIOp::create(b, t0, key));
     SmallVector<Value> prefix = {slot, zero, key};
     Value x = k.loadColumns(b, ring, prefix, col, width);
     Value xRot = k.loadColumns(b, ring, prefix, partner, width);

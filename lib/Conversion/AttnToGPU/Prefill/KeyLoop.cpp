@@ -7,7 +7,7 @@
 //  - the raw ring (raw copies, S >= 2): the wait and one barrier open each
 //    iteration; tile it + S - 1's copies go out between the k-steps of tile
 //    it's Q.K^T (and P.V at head dim 256);
-//  - the staged loop (memref-indexed copies, sm_75): DecodeKernel's
+//  - the staged loop (memref-indexed copies, sm_75): KernelBuilder's
 //    buildStagedLoop, with the copies as one block and a barrier before a
 //    slot is refilled.
 //

@@ -167,10 +167,10 @@ PrefillBuilder::logits(LocBuilder &b, Value t0, ArrayRef<Fragment> score) {
         Value j = keyOf(b, t0, nt, e);
         // Hooks see natural-domain logits.
         Value natural = arith::MulFOp::create(b, raw, cF32(b, s.scale));
-        Value hookKpos = k.hookPosition(b, j, f.kEnd);
+        Value hookKpos = k.hookKeyPosition(b, f, j);
         Value v = hooks.logits(b, natural, hookQpos[ri], hookKpos, headOf[ri],
                                paramsOf[ri]);
-        x[ri].push_back(arith::MulFOp::create(b, v, cF32(b, decode::kLog2E)));
+        x[ri].push_back(arith::MulFOp::create(b, v, cF32(b, kernels::kLog2E)));
       }
   return x;
 }
@@ -216,7 +216,7 @@ PrefillBuilder::KeyVisibility PrefillBuilder::hookVisibility(LocBuilder &,
   if (!hasMask)
     return nullptr;
   return [this, ri](LocBuilder &b, Value j, int64_t, int64_t) {
-    Value hookKpos = k.hookPosition(b, j, f.kEnd);
+    Value hookKpos = k.hookKeyPosition(b, f, j);
     return hooks.mask(b, hookQpos[ri], hookKpos, headOf[ri], paramsOf[ri]);
   };
 }
@@ -257,11 +257,14 @@ void PrefillBuilder::mask(LocBuilder &b, Value it, Value t0,
     Value full =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ule, tEnd, f.kEnd);
     full = inChunk(b, full, arith::CmpIPredicate::uge, t0);
-    if (causalOnly)
+    if (causalOnly) {
+      Value tEndPos =
+          f.keyOffset ? arith::AddIOp::create(b, tEnd, f.keyOffset) : tEnd;
       full = arith::AndIOp::create(
           b, full,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::sle, tEnd,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::sle, tEndPos,
                                 arith::AddIOp::create(b, firstQpos, c1)));
+    }
     flat = llvm::to_vector(buildIf(b, full, unmasked, [&](LocBuilder &b) {
       return maskedScores(b, t0, x, byHook);
     }));

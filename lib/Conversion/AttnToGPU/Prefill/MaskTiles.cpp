@@ -144,7 +144,7 @@ PrefillBuilder::MaskRow PrefillBuilder::maskRow(LocBuilder &b, Value r) {
   Value asked =
       arith::CmpIOp::create(b, arith::CmpIPredicate::ult, token, f.numQ);
   Value valid = arith::AndIOp::create(b, inTile, asked);
-  Value position = arith::AddIOp::create(b, token, f.numKv);
+  Value position = arith::AddIOp::create(b, token, f.keysTotal);
   Value rowQpos = arith::SubIOp::create(b, position, f.numQ);
   SmallVector<Value> params = k.paramValues(b, f, rowHead);
   Value bit =

@@ -64,7 +64,7 @@ SmallVector<Value> PrefillBuilder::lazyRescale(LocBuilder &b,
     tileMax[ri] = tm;
     Value up = arith::CmpFOp::create(
         b, arith::CmpFPredicate::OGT, tm,
-        arith::AddFOp::create(b, m[ri], cF32(b, decode::kLazyRescale)));
+        arith::AddFOp::create(b, m[ri], cF32(b, kernels::kLazyRescale)));
     grows = grows ? arith::OrIOp::create(b, grows, up).getResult() : up;
   }
   Value rescale = NVVM::VoteSyncOp::create(
@@ -79,7 +79,8 @@ SmallVector<Value> PrefillBuilder::lazyRescale(LocBuilder &b,
           Value mNew = arith::MaxNumFOp::create(b, m[ri], tileMax[ri]);
           Value noMax = isNegInf(b, mNew);
           Value mSafe = arith::SelectOp::create(b, noMax, cF32(b, 0.0f), mNew);
-          corr[ri] = decode::exp2Ftz(b, arith::SubFOp::create(b, m[ri], mSafe));
+          corr[ri] =
+              kernels::exp2Ftz(b, arith::SubFOp::create(b, m[ri], mSafe));
           next.push_back(mNew);
         }
         for (int64_t ri = 0; ri < R; ++ri)
@@ -132,7 +133,7 @@ PrefillBuilder::weights(LocBuilder &b, ArrayRef<SmallVector<Value>> x,
                   ? math::FmaOp::create(b, xe, cF32(b, factor), negM[ri])
                         .getResult()
                   : arith::AddFOp::create(b, xe, negM[ri]).getResult();
-          p[e] = decode::exp2Ftz(b, arg);
+          p[e] = kernels::exp2Ftz(b, arg);
         }
         rowP[ri].push_back(p[e]);
       }

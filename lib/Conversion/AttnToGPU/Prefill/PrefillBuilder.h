@@ -22,7 +22,7 @@
 #ifndef FLASHIR_LIB_CONVERSION_ATTNTOGPU_PREFILL_PREFILLBUILDER_H
 #define FLASHIR_LIB_CONVERSION_ATTNTOGPU_PREFILL_PREFILLBUILDER_H
 
-#include "../DecodeKernel.h"
+#include "../KernelBuilder.h"
 #include "../Parts/MmaSync.h"
 #include "../Parts/PackedBitMask.h"
 
@@ -32,9 +32,9 @@
 #include <vector>
 
 namespace flashir::conversion::prefill {
-using decode::DecodeKernel;
-using decode::DecodeShape;
-using decode::kVec;
+using kernels::KernelBuilder;
+using kernels::KernelShape;
+using kernels::kVec;
 
 inline Value cI32(LocBuilder &b, int64_t v) {
   return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
@@ -65,11 +65,11 @@ CausalMask classifyMask(Region &mask);
 
 class PrefillBuilder {
 public:
-  explicit PrefillBuilder(DecodeKernel &kernel);
+  explicit PrefillBuilder(KernelBuilder &kernel);
   gpu::GPUFuncOp build(OpBuilder &moduleBuilder, StringRef name);
 
 private:
-  using Frame = DecodeKernel::Frame;
+  using Frame = KernelBuilder::Frame;
   /// A lane's A fragment (or an ldmatrix.x4 result): four registers.
   using Fragment = std::array<Value, 4>;
   /// Emits copies (or other work) after step k of a tile's products.
@@ -93,7 +93,10 @@ private:
   std::pair<Value, Value> tokenAndHead(LocBuilder &b, Value r);
   /// The staging ring over the workgroup buffer (and zeroed row padding).
   void bindRing(LocBuilder &b);
-  /// The key range and its tiles, and how they are copied.
+  /// How K/V tiles are copied (raw copies, page ids per warp, passes per
+  /// page): facts of the pools' type, the same for every view.
+  void planCopies();
+  /// The current view's key range and its tiles.
   void planKeyTiles(LocBuilder &b);
   /// Tile `it`'s first key.
   Value tileStart(LocBuilder &b, Value it);
@@ -246,8 +249,8 @@ private:
   /// Round p0 of the warp's rows from the staging tile to global memory.
   void readBack(LocBuilder &b, Value stage, int64_t p0);
 
-  DecodeKernel &k;
-  const DecodeShape &s;
+  KernelBuilder &k;
+  const KernelShape &s;
   VariantHooks &hooks;
   MLIRContext *ctx;
   Type f32;
@@ -301,7 +304,7 @@ private:
   Value tid, warp, lane, laneRow, laneCol, tig, warpRow;
   SmallVector<Value> rowOf, headOf, rowValid, qpos;
   // The rows' positions as query, logits and mask hooks see them
-  // (DecodeKernel::hookPosition: rows past the request clamped where hooks
+  // (KernelBuilder::hookPosition: rows past the request clamped where hooks
   // read buffers; else qpos).
   SmallVector<Value> hookQpos;
   SmallVector<SmallVector<Value>> paramsOf;

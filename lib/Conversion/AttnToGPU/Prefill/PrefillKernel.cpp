@@ -43,7 +43,7 @@ using namespace mlir;
 
 namespace flashir::conversion {
 
-std::string decode::prefillShapeReason(int64_t headDim, int64_t /*group*/) {
+std::string kernels::prefillShapeReason(int64_t headDim, int64_t /*group*/) {
   // Rows move in 16-byte pieces; the products pad the head dim to 16 inside
   // the kernel (prefillPaddedHeadDim). Past 256, O's accumulators (D / 2 f32
   // per lane) crowd out the rest. Every group size works: a fused tile holds
@@ -53,16 +53,16 @@ std::string decode::prefillShapeReason(int64_t headDim, int64_t /*group*/) {
   return "";
 }
 
-int64_t decode::prefillSharedMemoryBytes(int64_t kvTile, int64_t headDim,
-                                         int64_t stages, int64_t elementBytes,
-                                         int64_t qRows, int64_t warps,
-                                         bool qShared) {
+int64_t kernels::prefillSharedMemoryBytes(int64_t kvTile, int64_t headDim,
+                                          int64_t stages, int64_t elementBytes,
+                                          int64_t qRows, int64_t warps,
+                                          bool qShared) {
   return flashir::target::prefillSharedMemoryBytes(
       qRows, kvTile, warps, stages, headDim, elementBytes, qShared);
 }
 
-gpu::GPUFuncOp decode::DecodeKernel::buildPrefill(OpBuilder &moduleBuilder,
-                                                  StringRef name) {
+gpu::GPUFuncOp kernels::KernelBuilder::buildPrefill(OpBuilder &moduleBuilder,
+                                                    StringRef name) {
   return prefill::PrefillBuilder(*this).build(moduleBuilder, name);
 }
 
@@ -95,7 +95,7 @@ CausalMask classifyMask(Region &mask) {
   return implies(kept) ? CausalMask::Implied : CausalMask::None;
 }
 
-PrefillBuilder::PrefillBuilder(DecodeKernel &kernel)
+PrefillBuilder::PrefillBuilder(KernelBuilder &kernel)
     : k(kernel), s(kernel.s), hooks(kernel.hooks), ctx(kernel.op.getContext()),
       f32(Float32Type::get(ctx)), D(s.headDim), g(s.group), W(s.warps),
       S(s.stages), KV(s.kvTile), P(s.pageSize),
@@ -121,15 +121,16 @@ PrefillBuilder::PrefillBuilder(DecodeKernel &kernel)
   R = H * M;
   qShared = M > 1 || s.prefillQShared;
   threads = 32 * W;
-  ringBytes = decode::prefillSharedMemoryBytes(KV, D, S, elementBytes, 0, 1);
+  ringBytes = kernels::prefillSharedMemoryBytes(KV, D, S, elementBytes, 0, 1);
   oTiles = Dp / mma.atom.n;
   sTiles = KV / mma.atom.n;
   causal = classifyMask(k.variant.getMask());
   rawScores = k.variant.getLogits().empty() && s.scale > 0;
-  factor = rawScores ? s.scale * decode::kLog2E : 1.0f;
+  factor = rawScores ? s.scale * kernels::kLog2E : 1.0f;
   hasMask = !k.variant.getMask().empty();
   causalOnly = causal == CausalMask::Exact;
-  if (hasMask && causal == CausalMask::None)
+  // The packed mask's tile classes assume one view's positions.
+  if (hasMask && causal == CausalMask::None && s.numViews == 1)
     packedMask = parts::matchPackedBitMask(k.variant.getMask());
   spreadAll = D >= 256;
   // Where a row's pieces do not divide the threads (head dims 72, 96, ...),
@@ -141,11 +142,11 @@ PrefillBuilder::PrefillBuilder(DecodeKernel &kernel)
 }
 
 gpu::GPUFuncOp PrefillBuilder::build(OpBuilder &moduleBuilder, StringRef name) {
-  func = k.createKernel(moduleBuilder, name,
-                        decode::prefillSharedMemoryBytes(KV, D, S, elementBytes,
-                                                         s.prefillRows, W,
-                                                         s.prefillQShared),
-                        /*dynamicShared=*/true);
+  func = k.createKernel(
+      moduleBuilder, name,
+      kernels::prefillSharedMemoryBytes(KV, D, S, elementBytes, s.prefillRows,
+                                        W, s.prefillQShared),
+      /*dynamicShared=*/true);
   Block &entry = func.getBody().front();
   OpBuilder ob = OpBuilder::atBlockBegin(&entry);
   LocBuilder b(k.op.getLoc(), ob);
@@ -157,13 +158,14 @@ gpu::GPUFuncOp PrefillBuilder::build(OpBuilder &moduleBuilder, StringRef name) {
   zeroF = cF32(b, 0.0f);
   bindRing(b);
   loadQuery(b);
+  planCopies();
   planKeyTiles(b);
   if (rawCopies)
     bindRawCopies(b);
   lane32 = toI32(b, lane);
   bindFragmentPointers(b);
   firstQpos = arith::SubIOp::create(
-      b, arith::AddIOp::create(b, rowBase, f.numKv), f.numQ);
+      b, arith::AddIOp::create(b, rowBase, f.keysTotal), f.numQ);
   // State per lane: m and l of its R rows, O (M x Dp / 8 n-tiles x 4).
   // Sigmoid keeps m = 0 (its states merge by sums).
   inits.assign(R, hooks.sigmoid() ? zeroF : negInf(b));
@@ -172,6 +174,18 @@ gpu::GPUFuncOp PrefillBuilder::build(OpBuilder &moduleBuilder, StringRef name) {
   if (warpPages)
     noPages.push_back(cI32(b, 0));
   ValueRange done = keyLoop(b);
+  // Several views: one key loop per view, each carrying the state on.
+  size_t numState = inits.size();
+  for (int64_t v = 1; v < s.numViews; ++v) {
+    inits.assign(done.begin(), done.begin() + numState);
+    k.selectView(f, v);
+    // Every warp is done with the ring before the next view's first copies.
+    gpu::BarrierOp::create(b);
+    planKeyTiles(b);
+    if (rawCopies)
+      bindRawCopies(b);
+    done = keyLoop(b);
+  }
   writeOutput(b, done);
   return func;
 }
@@ -268,8 +282,8 @@ void PrefillBuilder::bindLaneRows(LocBuilder &b) {
     rowValid[ri] =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowOf[ri], f.numQ);
     qpos[ri] = arith::SubIOp::create(
-        b, arith::AddIOp::create(b, rowOf[ri], f.numKv), f.numQ);
-    hookQpos[ri] = k.hookPosition(b, qpos[ri], f.numKv);
+        b, arith::AddIOp::create(b, rowOf[ri], f.keysTotal), f.numQ);
+    hookQpos[ri] = k.hookPosition(b, qpos[ri], f.keysTotal);
   }
 }
 
@@ -333,22 +347,7 @@ void PrefillBuilder::bindRing(LocBuilder &b) {
   nvgpuToken = nvgpu::DeviceAsyncTokenType::get(ctx);
 }
 
-void PrefillBuilder::planKeyTiles(LocBuilder &b) {
-  // A causal mask hides every key past the CTA's last query position:
-  // those tiles are skipped (they would add exp2(-inf) = 0 and rescale by 1).
-  kLoopEnd = f.kEnd;
-  if (causal != CausalMask::None) {
-    Value lastRow = arith::SubIOp::create(
-        b,
-        arith::MinUIOp::create(
-            b, arith::AddIOp::create(b, rowBase, cIndex(b, tokens)), f.numQ),
-        c1);
-    Value lastPos = arith::AddIOp::create(b, lastRow, f.numKv);
-    Value visible =
-        arith::SubIOp::create(b, lastPos, arith::SubIOp::create(b, f.numQ, c1));
-    kLoopEnd = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, visible, c0),
-                                      f.kEnd);
-  }
+void PrefillBuilder::planCopies() {
   // Raw cp.async sources (sm_80+, pools with contiguous pages): each thread
   // keeps one 16-byte column of its keys, so its global base (pool + head +
   // column) and shared offset are loop invariant; a piece then costs the
@@ -378,6 +377,26 @@ void PrefillBuilder::planKeyTiles(LocBuilder &b) {
   // boundary where that keeps passes in one page; keys before the chunk are
   // masked like those past its end.
   alignedChunks = s.chunked && pagedPasses;
+}
+
+void PrefillBuilder::planKeyTiles(LocBuilder &b) {
+  // A causal mask hides every key past the CTA's last query position:
+  // those tiles are skipped (they would add exp2(-inf) = 0 and rescale by 1).
+  kLoopEnd = f.kEnd;
+  if (causal != CausalMask::None) {
+    Value lastRow = arith::SubIOp::create(
+        b,
+        arith::MinUIOp::create(
+            b, arith::AddIOp::create(b, rowBase, cIndex(b, tokens)), f.numQ),
+        c1);
+    Value lastPos = arith::AddIOp::create(b, lastRow, f.keysTotal);
+    Value visible =
+        arith::SubIOp::create(b, lastPos, arith::SubIOp::create(b, f.numQ, c1));
+    if (f.keyOffset)
+      visible = arith::SubIOp::create(b, visible, f.keyOffset);
+    kLoopEnd = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, visible, c0),
+                                      f.kEnd);
+  }
   kTileBegin = f.kBegin;
   if (alignedChunks)
     kTileBegin = arith::SubIOp::create(

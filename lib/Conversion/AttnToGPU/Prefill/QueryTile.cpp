@@ -68,9 +68,9 @@ void PrefillBuilder::loadQueryTile(LocBuilder &b) {
         // the thread (the key loop's first barrier makes it visible).
         Value qposOf = k.hookPosition(
             b,
-            arith::SubIOp::create(b, arith::AddIOp::create(b, token, f.numKv),
-                                  f.numQ),
-            f.numKv);
+            arith::SubIOp::create(
+                b, arith::AddIOp::create(b, token, f.keysTotal), f.numQ),
+            f.keysTotal);
         SmallVector<Value> params = k.paramValues(b, f, qHead);
         Value piece =
             hookedQueryPiece(b, f.q, row, qHead, col, qposOf, params, kVec);

@@ -15,7 +15,7 @@
 
 using namespace mlir;
 
-namespace flashir::conversion::decode {
+namespace flashir::conversion::kernels {
 
 namespace {
 constexpr unsigned kGlobal = 1, kShared = 3, kSharedCluster = 7;
@@ -288,4 +288,4 @@ void TensorCoreDecodeBuilder::zeroOutsideRows(LocBuilder &b, Value ring,
   });
 }
 
-} // namespace flashir::conversion::decode
+} // namespace flashir::conversion::kernels

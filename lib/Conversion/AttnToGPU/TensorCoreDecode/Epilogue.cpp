@@ -2,7 +2,7 @@
 //
 // After a query row's key loop each warp stores its state (acc, m, l of each
 // of the g rows) into the states view of the workgroup buffer, where the
-// staging ring was; DecodeKernel::writeRows then merges the warps' states
+// staging ring was; KernelBuilder::writeRows then merges the warps' states
 // and writes the row's out / lse, or for a split-KV chunk its partial
 // states.
 //
@@ -12,7 +12,7 @@
 
 using namespace mlir;
 
-namespace flashir::conversion::decode {
+namespace flashir::conversion::kernels {
 
 void TensorCoreDecodeBuilder::writeOutput(LocBuilder &b, ValueRange done,
                                           Value i) {
@@ -81,4 +81,4 @@ void TensorCoreDecodeBuilder::storeRowState(LocBuilder &b, ValueRange done,
       });
 }
 
-} // namespace flashir::conversion::decode
+} // namespace flashir::conversion::kernels

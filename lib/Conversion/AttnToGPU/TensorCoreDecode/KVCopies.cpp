@@ -3,7 +3,7 @@
 // Each warp stages its tiles in its own ring of S slots, in one of three
 // layouts (bindRing): 16-byte cp.async pieces, whole rows (bulk row copies)
 // or swizzled 64-column boxes (tensor copies, BulkCopies.cpp). The key loop
-// (DecodeKernel::buildStagedLoop) issues, commits and waits for a tile's
+// (KernelBuilder::buildStagedLoop) issues, commits and waits for a tile's
 // copies through issueTile, commitTile and waitTile; page ids come one
 // iteration ahead, the page of key lane % 16 per lane.
 //
@@ -15,7 +15,7 @@
 
 using namespace mlir;
 
-namespace flashir::conversion::decode {
+namespace flashir::conversion::kernels {
 
 void TensorCoreDecodeBuilder::bindRing(LocBuilder &b) {
   // cp.async: [warp][stage][piece][lane][16 bytes]. Row bulk copies: whole
@@ -154,4 +154,4 @@ void TensorCoreDecodeBuilder::issuePieces(LocBuilder &b, Value it,
   }
 }
 
-} // namespace flashir::conversion::decode
+} // namespace flashir::conversion::kernels

@@ -12,7 +12,7 @@
 
 using namespace mlir;
 
-namespace flashir::conversion::decode {
+namespace flashir::conversion::kernels {
 
 Value TensorCoreDecodeBuilder::loadPiece(LocBuilder &b, Value ring,
                                          int64_t piece) {
@@ -132,8 +132,7 @@ SmallVector<Value> TensorCoreDecodeBuilder::keyHooked(LocBuilder &b, Value ring,
   for (int64_t c = 0; c < kPieces; ++c)
     raw.push_back(loadK(b, ring, h, c));
   Value key = arith::AddIOp::create(b, gid, cIndex(b, 8 * h));
-  Value kpos =
-      kernel.hookPosition(b, arith::AddIOp::create(b, t0, key), f.kEnd);
+  Value kpos = kernel.hookKeyPosition(b, f, arith::AddIOp::create(b, t0, key));
   Value tig8 = arith::MulIOp::create(b, tig, cIndex(b, kVec));
   for (int64_t c = 0; c < kPieces; ++c) {
     Value d0 = arith::AddIOp::create(b, tig8, cIndex(b, 32 * c));
@@ -158,4 +157,4 @@ SmallVector<Value> TensorCoreDecodeBuilder::keyHooked(LocBuilder &b, Value ring,
   return hooked;
 }
 
-} // namespace flashir::conversion::decode
+} // namespace flashir::conversion::kernels

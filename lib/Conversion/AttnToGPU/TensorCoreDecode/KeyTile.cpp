@@ -12,7 +12,7 @@
 
 using namespace mlir;
 
-namespace flashir::conversion::decode {
+namespace flashir::conversion::kernels {
 
 SmallVector<Value> TensorCoreDecodeBuilder::keyTile(LocBuilder &b, Value it,
                                                     ValueRange carried) {
@@ -98,7 +98,7 @@ TensorCoreDecodeBuilder::maskedLogits(LocBuilder &b, Value t0, Value tig2,
     for (int64_t e = 0; e < 2; ++e) {
       Value j = arith::AddIOp::create(
           b, t0, arith::AddIOp::create(b, tig2, cIndex(b, 8 * h + e)));
-      Value hookKpos = kernel.hookPosition(b, j, f.kEnd);
+      Value hookKpos = kernel.hookKeyPosition(b, f, j);
       Value v;
       if (hooks.hasLogits()) {
         // Hooks see natural-domain logits.
@@ -168,4 +168,4 @@ void TensorCoreDecodeBuilder::addValueProducts(LocBuilder &b, Value ring,
   }
 }
 
-} // namespace flashir::conversion::decode
+} // namespace flashir::conversion::kernels

@@ -13,7 +13,7 @@
 
 using namespace mlir;
 
-namespace flashir::conversion::decode {
+namespace flashir::conversion::kernels {
 
 void TensorCoreDecodeBuilder::updateRowHalf(LocBuilder &b, int64_t r,
                                             const RowLogits &logits,
@@ -52,4 +52,4 @@ void TensorCoreDecodeBuilder::updateRowHalf(LocBuilder &b, int64_t r,
   next[R + r] = l;
 }
 
-} // namespace flashir::conversion::decode
+} // namespace flashir::conversion::kernels

@@ -11,7 +11,7 @@
 
 using namespace mlir;
 
-namespace flashir::conversion::decode {
+namespace flashir::conversion::kernels {
 
 void TensorCoreDecodeBuilder::loadQueryPieces(LocBuilder &b, Value row) {
   qPiece.assign(R, {});
@@ -42,4 +42,4 @@ Value TensorCoreDecodeBuilder::pairAt(LocBuilder &b, Value piece, int64_t e) {
                                               ArrayRef<int64_t>{e, e + 1}));
 }
 
-} // namespace flashir::conversion::decode
+} // namespace flashir::conversion::kernels

@@ -25,20 +25,20 @@
 #ifndef FLASHIR_LIB_CONVERSION_ATTNTOGPU_TENSORCOREDECODE_TENSORCOREDECODEBUILDER_H
 #define FLASHIR_LIB_CONVERSION_ATTNTOGPU_TENSORCOREDECODE_TENSORCOREDECODEBUILDER_H
 
-#include "../DecodeKernel.h"
+#include "../KernelBuilder.h"
 #include "../Parts/MmaSync.h"
 
 #include <array>
 
-namespace flashir::conversion::decode {
+namespace flashir::conversion::kernels {
 
 class TensorCoreDecodeBuilder {
 public:
-  explicit TensorCoreDecodeBuilder(DecodeKernel &kernel);
+  explicit TensorCoreDecodeBuilder(KernelBuilder &kernel);
   gpu::GPUFuncOp build(OpBuilder &moduleBuilder, StringRef name);
 
 private:
-  using Frame = DecodeKernel::Frame;
+  using Frame = KernelBuilder::Frame;
   /// Two values by n-tile half h or element e: score[r][h][e], a row half's
   /// P operands by h.
   using Pair = std::array<Value, 2>;
@@ -181,14 +181,14 @@ private:
 
   // Epilogue.cpp.
   /// Stores the warp's final state `done` into the states view and writes
-  /// query row i's outputs (DecodeKernel::writeRows).
+  /// query row i's outputs (KernelBuilder::writeRows).
   void writeOutput(LocBuilder &b, ValueRange done, Value i);
   /// Row half r's accumulators, m and l (natural domain) in the states view.
   void storeRowState(LocBuilder &b, ValueRange done, int64_t r, Value m,
                      Value l);
 
-  DecodeKernel &kernel;
-  const DecodeShape &s;
+  KernelBuilder &kernel;
+  const KernelShape &s;
   VariantHooks &hooks;
   MLIRContext *ctx;
   Type f32, i32;
@@ -254,6 +254,6 @@ private:
   SmallVector<SmallVector<Value>> qPiece;
 };
 
-} // namespace flashir::conversion::decode
+} // namespace flashir::conversion::kernels
 
 #endif // FLASHIR_LIB_CONVERSION_ATTNTOGPU_TENSORCOREDECODE_TENSORCOREDECODEBUILDER_H

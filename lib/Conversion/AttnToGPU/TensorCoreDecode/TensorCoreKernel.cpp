@@ -33,14 +33,14 @@
 
 using namespace mlir;
 
-namespace flashir::conversion::decode {
+namespace flashir::conversion::kernels {
 
-gpu::GPUFuncOp DecodeKernel::buildTensorCore(OpBuilder &moduleBuilder,
-                                             StringRef name) {
+gpu::GPUFuncOp KernelBuilder::buildTensorCore(OpBuilder &moduleBuilder,
+                                              StringRef name) {
   return TensorCoreDecodeBuilder(*this).build(moduleBuilder, name);
 }
 
-TensorCoreDecodeBuilder::TensorCoreDecodeBuilder(DecodeKernel &kernel)
+TensorCoreDecodeBuilder::TensorCoreDecodeBuilder(KernelBuilder &kernel)
     : kernel(kernel), s(kernel.s), hooks(kernel.hooks),
       ctx(kernel.op.getContext()), f32(Float32Type::get(ctx)),
       i32(IntegerType::get(ctx, 32)), D(s.headDim), g(s.group), W(s.warps),
@@ -156,7 +156,8 @@ Value TensorCoreDecodeBuilder::tileStart(LocBuilder &b, Value it) {
 
 void TensorCoreDecodeBuilder::buildQueryRow(LocBuilder &b, Value i) {
   Value row = arith::AddIOp::create(b, f.qBegin, i);
-  qpos = arith::SubIOp::create(b, arith::AddIOp::create(b, i, f.numKv), f.numQ);
+  qpos = arith::SubIOp::create(b, arith::AddIOp::create(b, i, f.keysTotal),
+                               f.numQ);
   loadQueryPieces(b, row);
 
   // State: m, l (the lane's partial sum; m is uniform over the 4 lanes of
@@ -183,4 +184,4 @@ void TensorCoreDecodeBuilder::buildQueryRow(LocBuilder &b, Value i) {
   writeOutput(b, done, i);
 }
 
-} // namespace flashir::conversion::decode
+} // namespace flashir::conversion::kernels

@@ -94,6 +94,13 @@ struct SelectTilesPass
       request.avgQoLen = avgLen;
       request.groupSize = std::max<int64_t>(op.getNumQoHeads() / numKvHeads, 1);
       request.fusedHeadGroups = op.getFusedHeadGroups();
+      // The decode kernels walk one KV view: attentions over several take
+      // the prefill kernel's tiles of 16 or more rows.
+      if (op.getViews().size() > 1) {
+        int64_t rowsPerToken = request.fusedHeadGroups ? request.groupSize : 1;
+        request.avgQoLen = std::max<int64_t>(
+            request.avgQoLen, (16 + rowsPerToken - 1) / rowsPerToken);
+      }
 
       target::TileSelection selection = target::selectTile(*info, request);
       if (!selection.ok) {

@@ -83,7 +83,9 @@ def AttnSelectTiles : Pass<"attn-select-tiles", "::mlir::ModuleOp"> {
 
     The heuristic (`flashir::target::selectTile`, include/flashir/Target):
     1. effective rows `R = avg-qo-len * g` when `fused_head_groups` is set
-       (`g = num_qo_heads / num_kv_heads`), else `avg-qo-len`;
+       (`g = num_qo_heads / num_kv_heads`), else `avg-qo-len`; an attention
+       over several KV views takes at least 16 (the decode kernels walk one
+       view, the prefill kernel each view in turn);
     2. `q` = the smallest of {1, 16, 32, 64, 128} covering `R`, capped at
        128 (`q = 1`, the CUDA-core decode path, only for `R = 1`);
     3. `warps` = the prefill kernel's: 4 for decode (`q = 1`); for

@@ -1,14 +1,16 @@
-//===- DecodeKernel.h - decode kernel generators ----------------*- C++ -*-===//
+//===- KernelBuilder.h - the attention kernels' common builder --*- C++ -*-===//
 //
-// The decode kernels of convert-attn-to-gpu: a CUDA-core design
-// (SimtDecode.cpp) and a tensor-core one (TensorCoreDecode/) behind one
-// kernel ABI (DecodeKernel.cpp), and the split-KV merge kernel
-// (MergeKernel.cpp).
+// What every kernel of convert-attn-to-gpu shares: the kernel ABI (its
+// arguments by role, KernelBuilder.cpp), the request / chunk a CTA serves and
+// its keys, the variant's parameters and hook helpers. The families build on
+// it: the CUDA-core decode (SimtDecode.cpp), the tensor-core decode
+// (TensorCoreDecode/), the tensor-core prefill (Prefill/) and the split-KV
+// merge kernel (MergeKernel.cpp).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FLASHIR_LIB_CONVERSION_ATTNTOGPU_DECODEKERNEL_H
-#define FLASHIR_LIB_CONVERSION_ATTNTOGPU_DECODEKERNEL_H
+#ifndef FLASHIR_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H
+#define FLASHIR_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H
 
 #include "flashir/ABI/KernelABI.h"
 #include "flashir/Dialect/Attn/IR/Attn.h"
@@ -29,7 +31,7 @@ namespace flashir::conversion::prefill {
 class PrefillBuilder;
 } // namespace flashir::conversion::prefill
 
-namespace flashir::conversion::decode {
+namespace flashir::conversion::kernels {
 using namespace flashir::attn;
 
 class TensorCoreDecodeBuilder;
@@ -93,7 +95,7 @@ struct TensorCoreDecodeLayout {
   int64_t accumulators() const { return rowHalves * 2 * 8 * vChunks; }
 };
 
-struct DecodeShape {
+struct KernelShape {
   int64_t headDim, pageSize, numQoHeads, numKvHeads, group, warps, unroll;
   /// cp.async ring stages per warp; 0: register double buffering.
   int64_t stages;
@@ -144,6 +146,9 @@ struct DecodeShape {
   /// The chip converts f32 pairs to bf16 in one instruction
   /// (cvt.rn.bf16x2.f32, sm_80+).
   bool bf16Convert = true;
+  /// KV views of one type whose keys the kernel attends concatenated (more
+  /// than one: the prefill kernel, one key loop per view).
+  int64_t numViews = 1;
 };
 
 /// Dynamic shared memory of the prefill kernel: the K/V ring and, with 32
@@ -162,7 +167,7 @@ int64_t mergeGroups(int64_t headDim, bool manyRows);
 int64_t sharedMemoryBytes(bool tensorCores, bool bulkCopy, bool tensorCopy,
                           int64_t warps, int64_t group, int64_t headDim,
                           int64_t unroll, int64_t stages, int64_t elementBytes);
-int64_t sharedMemoryBytes(const DecodeShape &s);
+int64_t sharedMemoryBytes(const KernelShape &s);
 
 /// Makes the variant hooks inlined into `func` cheaper per score: an f32
 /// division in a loop by a value defined outside it becomes a multiplication
@@ -187,13 +192,13 @@ int64_t simtGroupLanes(int64_t headDim);
 /// The same for the prefill kernel (Prefill/PrefillKernel.cpp).
 std::string prefillShapeReason(int64_t headDim, int64_t group);
 
-class DecodeKernel {
+class KernelBuilder {
 public:
-  DecodeKernel(AttentionOp op, VariantOp variant, DecodeShape shape)
+  KernelBuilder(AttentionOp op, VariantOp variant, KernelShape shape)
       : op(op), variant(variant), hooks(variant, /*contract=*/true), s(shape) {}
 
-  /// The decode kernel: the tensor-core design when `shape.tensorCores`,
-  /// else the CUDA-core one.
+  /// The attention kernel of `shape`: prefill when `shape.prefillRows`, else
+  /// the tensor-core decode when `shape.tensorCores`, else the CUDA-core one.
   gpu::GPUFuncOp build(OpBuilder &moduleBuilder, StringRef name) {
     if (s.prefillRows > 0)
       return buildPrefill(moduleBuilder, name);
@@ -208,7 +213,7 @@ public:
   /// Argument names of the kernel built last (for the manifest).
   SmallVector<std::string> argNames;
   /// Its fixed arguments' roles (abi::fixedArgs), before the parameters.
-  std::vector<abi::ArgRole> roles;
+  std::vector<abi::FixedArg> roles;
 
 private:
   /// The prefill kernel's, the tensor-core decode's (TensorCoreDecode/) and
@@ -241,6 +246,20 @@ private:
     Value qBegin, numQ, pageBegin, numKv;
     /// Keys this CTA attends: [kBegin, kEnd) of the request.
     Value kBegin, kEnd;
+    /// The request's keys over every view: query row i of n sits at key
+    /// position keysTotal - n + i (numKv where there is one view).
+    Value keysTotal;
+    /// Several views: the position of the selected view's first key among
+    /// the request's keys (null with one view, whose positions are its own).
+    Value keyOffset;
+    /// Several views: each view's arguments and the request's keys in it
+    /// (loadRequestKeys); selectView makes one the frame's current view
+    /// (kPool ... lastPageLen, pageBegin, numKv, kBegin, kEnd).
+    struct View {
+      Value kPool, vPool, indptr, indices, lastPageLen;
+      Value pageBegin, numKv, keyOffset;
+    };
+    SmallVector<View> views;
     /// The i8 workgroup buffer.
     Value buf;
     unsigned firstParam;
@@ -283,8 +302,20 @@ private:
   /// The kernel's arguments and workgroup buffer in a Frame (no per-CTA
   /// quantities yet).
   Frame bindArguments(LocBuilder &b, gpu::GPUFuncOp func, bool dynamicShared);
-  /// f.pageBegin and f.numKv (the request's keys) of request f.req.
+  /// f.pageBegin and f.numKv (the request's keys) of request f.req, and
+  /// f.keysTotal; with several views, each view's (f.views; view 0 current).
   void loadRequestKeys(LocBuilder &b, Frame &f);
+  /// The first page and the key count of request f.req in the view of
+  /// `indptr` / `lastPageLen`.
+  std::pair<Value, Value> viewKeys(LocBuilder &b, const Frame &f, Value indptr,
+                                   Value lastPageLen);
+  /// Makes view `v` of f.views the frame's current view: its arguments, its
+  /// keys [0, numKv) as [kBegin, kEnd), its key offset (unsplit kernels).
+  void selectView(Frame &f, int64_t v);
+  /// The position a hook sees for key `key` of the current view: clamped
+  /// to the range's last key for variants that read buffers
+  /// (hookPosition), plus the view's key offset.
+  Value hookKeyPosition(LocBuilder &b, const Frame &f, Value key);
   /// Reads the per-CTA quantities at the start of `func`'s body.
   Frame loadFrame(LocBuilder &b, gpu::GPUFuncOp func, bool dynamicShared);
   /// Parameter values of query head `head` (request-level ones per request).
@@ -468,9 +499,9 @@ private:
   AttentionOp op;
   VariantOp variant;
   VariantHooks hooks;
-  DecodeShape s;
+  KernelShape s;
 };
 
-} // namespace flashir::conversion::decode
+} // namespace flashir::conversion::kernels
 
-#endif // FLASHIR_LIB_CONVERSION_ATTNTOGPU_DECODEKERNEL_H
+#endif // FLASHIR_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H

@@ -1,13 +1,13 @@
-//===- DecodeKernel.cpp - decode kernel ABI -------------------------------===//
+//===- KernelBuilder.cpp - the attention kernels' common parts ------------===//
 //
-// What the CUDA-core and tensor-core decode kernels share: which attention
-// ops they support, the kernel ABI, the per-CTA request/chunk quantities
-// and the final merge of the warps' states (the split-KV merge kernel is
-// MergeKernel.cpp).
+// What every attention kernel shares: which attention ops the GPU supports,
+// the kernel ABI, the per-CTA request/chunk quantities, the decode kernels'
+// final merge of the warps' states and their staged key loop (the split-KV
+// merge kernel is MergeKernel.cpp).
 //
 //===----------------------------------------------------------------------===//
 
-#include "DecodeKernel.h"
+#include "KernelBuilder.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
@@ -15,7 +15,7 @@
 
 using namespace mlir;
 
-namespace flashir::conversion::decode {
+namespace flashir::conversion::kernels {
 
 int64_t sharedMemoryBytes(bool tensorCores, bool bulkCopy, bool tensorCopy,
                           int64_t warps, int64_t group, int64_t headDim,
@@ -45,7 +45,7 @@ int64_t sharedMemoryBytes(bool tensorCores, bool bulkCopy, bool tensorCopy,
     staging += kSwizzleAlign - 16;
   return std::max(states, staging) + (bulkCopy ? warps * stages * 8 : 0);
 }
-int64_t sharedMemoryBytes(const DecodeShape &s) {
+int64_t sharedMemoryBytes(const KernelShape &s) {
   return sharedMemoryBytes(s.tensorCores, s.bulkCopy, s.tensorCopy, s.warps,
                            s.group, s.headDim, s.unroll, s.stages,
                            s.element.getIntOrFloatBitWidth() / 8);
@@ -63,11 +63,15 @@ PagedKVType kvViewType(AttentionOp op) {
 }
 
 std::string unsupportedReason(AttentionOp op, VariantOp variant) {
-  if (op.getViews().size() != 1)
-    return "one KV view";
-  Operation *viewOp = op.getViews().front().getDefiningOp();
-  if (!isa_and_nonnull<PagedKVOp, RaggedKVOp>(viewOp))
-    return "a KV view defined by attn.paged_kv or attn.ragged_kv";
+  for (Value view : op.getViews())
+    if (!isa_and_nonnull<PagedKVOp, RaggedKVOp>(view.getDefiningOp()))
+      return "KV views defined by attn.paged_kv or attn.ragged_kv";
+  for (Value view : op.getViews())
+    if (view.getType() != op.getViews().front().getType())
+      return "KV views of one type (page size, layout, heads, head dim, "
+             "element type)";
+  if (op.getViews().size() > 1 && op.getChunkIndptr())
+    return "one KV view for split-KV chunks";
   PagedKVType view = kvViewType(op);
   if (!view.getElementType().isF16() && !view.getElementType().isBF16())
     return "f16 or bf16 elements";
@@ -153,9 +157,9 @@ std::string decodeShapeReason(int64_t headDim, int64_t group,
   return "";
 }
 
-gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
-                                          StringRef name, int64_t bufferBytes,
-                                          bool dynamicShared) {
+gpu::GPUFuncOp KernelBuilder::createKernel(OpBuilder &moduleBuilder,
+                                           StringRef name, int64_t bufferBytes,
+                                           bool dynamicShared) {
   MLIRContext *ctx = op.getContext();
   LocBuilder mb(op.getLoc(), moduleBuilder);
   Type i32 = mb.getI32Type(), f32 = mb.getF32Type();
@@ -177,7 +181,7 @@ gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
   // final rows go to out / lse. The CTAs at grid position p serve chunk
   // chunk_order[p] (the planner's dispatch order). kv_maps: two 128-byte
   // CUtensorMap objects (K then V pool) the host encodes; read only by
-  // kernels that stage tiles with tensor copies (DecodeShape).
+  // kernels that stage tiles with tensor copies (KernelShape).
   auto typeOf = [&](abi::ArgRole role) -> Type {
     switch (role) {
     case abi::ArgRole::Q:
@@ -197,12 +201,12 @@ gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
     }
   };
   roles = abi::fixedArgs(abi::KernelKind::Decode, s.chunked,
-                         /*ragged=*/!s.access.hasPageTable());
+                         /*ragged=*/!s.access.hasPageTable(), s.numViews);
   SmallVector<Type> args;
   argNames.clear();
-  for (abi::ArgRole role : roles) {
-    args.push_back(typeOf(role));
-    argNames.push_back(std::string(abi::roleName(role)));
+  for (const abi::FixedArg &arg : roles) {
+    args.push_back(typeOf(arg.role));
+    argNames.push_back(arg.name());
   }
   for (VariantParamAttr param : variant.getParamList()) {
     Type type = param.getType();
@@ -232,9 +236,9 @@ gpu::GPUFuncOp DecodeKernel::createKernel(OpBuilder &moduleBuilder,
   return func;
 }
 
-DecodeKernel::Frame DecodeKernel::bindArguments(LocBuilder &b,
-                                                gpu::GPUFuncOp func,
-                                                bool dynamicShared) {
+KernelBuilder::Frame KernelBuilder::bindArguments(LocBuilder &b,
+                                                  gpu::GPUFuncOp func,
+                                                  bool dynamicShared) {
   Frame f;
   f.func = func;
   // The merge kernel's CTAs may start once every CTA here has: they wait for
@@ -245,10 +249,32 @@ DecodeKernel::Frame DecodeKernel::bindArguments(LocBuilder &b,
                                    NVVM::GridDepActionKind::launch_dependents);
   f.entry = &func.getBody().front();
   // The fixed arguments by role (createKernel's order), then the variant's
-  // parameters.
-  for (auto [index, role] : llvm::enumerate(roles)) {
+  // parameters. Views past the first go to f.views.
+  if (s.numViews > 1)
+    f.views.resize(s.numViews);
+  for (auto [index, fixed] : llvm::enumerate(roles)) {
     Value arg = f.entry->getArgument(index);
-    switch (role) {
+    if (fixed.view > 0) {
+      Frame::View &view = f.views[fixed.view];
+      switch (fixed.role) {
+      case abi::ArgRole::KPool:
+        view.kPool = arg;
+        break;
+      case abi::ArgRole::VPool:
+        view.vPool = arg;
+        break;
+      case abi::ArgRole::KvIndptr:
+        view.indptr = arg;
+        break;
+      case abi::ArgRole::KvIndices:
+        view.indices = arg;
+        break;
+      default:
+        view.lastPageLen = arg;
+      }
+      continue;
+    }
+    switch (fixed.role) {
     case abi::ArgRole::Q:
       f.q = arg;
       break;
@@ -317,29 +343,66 @@ DecodeKernel::Frame DecodeKernel::bindArguments(LocBuilder &b,
   return f;
 }
 
-void DecodeKernel::loadRequestKeys(LocBuilder &b, Frame &f) {
+std::pair<Value, Value> KernelBuilder::viewKeys(LocBuilder &b, const Frame &f,
+                                                Value indptr,
+                                                Value lastPageLen) {
   Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
-  f.pageBegin = loadIndex(b, f.indptr, f.req);
+  Value pageBegin = loadIndex(b, indptr, f.req);
   Value pages = arith::SubIOp::create(
-      b, loadIndex(b, f.indptr, arith::AddIOp::create(b, f.req, c1)),
-      f.pageBegin);
+      b, loadIndex(b, indptr, arith::AddIOp::create(b, f.req, c1)), pageBegin);
   // A ragged view: its tokens are its one-token pages.
-  if (!s.access.hasPageTable()) {
-    f.numKv = pages;
-    return;
-  }
+  if (!s.access.hasPageTable())
+    return {pageBegin, pages};
   Value anyPage =
       arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, pages, c0);
   Value fullPages = arith::SubIOp::create(b, pages, c1);
   Value fullKeys = arith::MulIOp::create(b, fullPages, cIndex(b, s.pageSize));
-  f.numKv = arith::SelectOp::create(
+  Value numKv = arith::SelectOp::create(
       b, anyPage,
-      arith::AddIOp::create(b, fullKeys, loadIndex(b, f.lastPageLen, f.req)),
-      c0);
+      arith::AddIOp::create(b, fullKeys, loadIndex(b, lastPageLen, f.req)), c0);
+  return {pageBegin, numKv};
 }
 
-DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
-                                            bool dynamicShared) {
+void KernelBuilder::loadRequestKeys(LocBuilder &b, Frame &f) {
+  std::tie(f.pageBegin, f.numKv) = viewKeys(b, f, f.indptr, f.lastPageLen);
+  f.keysTotal = f.numKv;
+  if (f.views.empty())
+    return;
+  Frame::View &first = f.views.front();
+  first = {f.kPool,       f.vPool,     f.indptr, f.indices,
+           f.lastPageLen, f.pageBegin, f.numKv,  cIndex(b, 0)};
+  for (Frame::View &view : llvm::drop_begin(f.views)) {
+    std::tie(view.pageBegin, view.numKv) =
+        viewKeys(b, f, view.indptr, view.lastPageLen);
+    view.keyOffset = f.keysTotal;
+    f.keysTotal = arith::AddIOp::create(b, f.keysTotal, view.numKv);
+  }
+  f.keyOffset = first.keyOffset;
+}
+
+void KernelBuilder::selectView(Frame &f, int64_t v) {
+  const Frame::View &view = f.views[v];
+  f.kPool = view.kPool;
+  f.vPool = view.vPool;
+  f.indptr = view.indptr;
+  f.indices = view.indices;
+  f.lastPageLen = view.lastPageLen;
+  f.pageBegin = view.pageBegin;
+  f.numKv = view.numKv;
+  f.keyOffset = view.keyOffset;
+  f.kEnd = view.numKv;
+}
+
+Value KernelBuilder::hookKeyPosition(LocBuilder &b, const Frame &f, Value key) {
+  Value pos = hookPosition(b, key, f.kEnd);
+  if (!f.keyOffset)
+    return pos;
+  return arith::AddIOp::create(b, pos, f.keyOffset);
+}
+
+KernelBuilder::Frame KernelBuilder::loadFrame(LocBuilder &b,
+                                              gpu::GPUFuncOp func,
+                                              bool dynamicShared) {
   Frame f = bindArguments(b, func, dynamicShared);
   Value c1 = cIndex(b, 1);
   f.block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
@@ -368,7 +431,7 @@ DecodeKernel::Frame DecodeKernel::loadFrame(LocBuilder &b, gpu::GPUFuncOp func,
   return f;
 }
 
-void DecodeKernel::loadKeyRange(LocBuilder &b, Frame &f, Value nextRequest) {
+void KernelBuilder::loadKeyRange(LocBuilder &b, Frame &f, Value nextRequest) {
   Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
   f.kBegin = c0;
   f.kEnd = f.numKv;
@@ -391,8 +454,8 @@ void DecodeKernel::loadKeyRange(LocBuilder &b, Frame &f, Value nextRequest) {
       arith::SubIOp::create(b, memref::DimOp::create(b, indptr, 0), c1));
 }
 
-SmallVector<Value> DecodeKernel::paramValues(LocBuilder &b, const Frame &f,
-                                             Value head) {
+SmallVector<Value> KernelBuilder::paramValues(LocBuilder &b, const Frame &f,
+                                              Value head) {
   SmallVector<Value> values;
   for (auto [index, param] : llvm::enumerate(f.params)) {
     Value arg = f.entry->getArgument(f.firstParam + index);
@@ -407,8 +470,8 @@ SmallVector<Value> DecodeKernel::paramValues(LocBuilder &b, const Frame &f,
   return values;
 }
 
-Value DecodeKernel::loadColumns(LocBuilder &b, Value memref, ValueRange prefix,
-                                Value column, int64_t width) {
+Value KernelBuilder::loadColumns(LocBuilder &b, Value memref, ValueRange prefix,
+                                 Value column, int64_t width) {
   SmallVector<Value> indices(prefix);
   indices.push_back(column);
   int64_t elementBytes = s.element.getIntOrFloatBitWidth() / 8;
@@ -417,7 +480,7 @@ Value DecodeKernel::loadColumns(LocBuilder &b, Value memref, ValueRange prefix,
                                 llvm::MaybeAlign(width * elementBytes));
 }
 
-Value DecodeKernel::loadRotated(
+Value KernelBuilder::loadRotated(
     LocBuilder &b, Value d0,
     function_ref<Value(LocBuilder &, Value, int64_t)> read) {
   int64_t D = s.headDim, half = D / 2;
@@ -435,16 +498,16 @@ Value DecodeKernel::loadRotated(
                                    ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
 }
 
-Value DecodeKernel::hookPosition(LocBuilder &b, Value pos, Value end) {
+Value KernelBuilder::hookPosition(LocBuilder &b, Value pos, Value end) {
   if (!hooks.readsBuffers())
     return pos;
   return arith::MinSIOp::create(b, pos,
                                 arith::SubIOp::create(b, end, cIndex(b, 1)));
 }
 
-Value DecodeKernel::applyRowHook(LocBuilder &b, bool isKey, Value x, Value xRot,
-                                 Value d0, Value pos, Value head,
-                                 ValueRange params) {
+Value KernelBuilder::applyRowHook(LocBuilder &b, bool isKey, Value x,
+                                  Value xRot, Value d0, Value pos, Value head,
+                                  ValueRange params) {
   Value wide = widen(b, x), wideRot = widen(b, xRot);
   auto type = cast<VectorType>(wide.getType());
   SmallVector<Value> elements;
@@ -459,8 +522,8 @@ Value DecodeKernel::applyRowHook(LocBuilder &b, bool isKey, Value x, Value xRot,
   return narrow(b, result);
 }
 
-Value DecodeKernel::finalOutput(LocBuilder &b, Value o, Value l, Value e0,
-                                Value head) {
+Value KernelBuilder::finalOutput(LocBuilder &b, Value o, Value l, Value e0,
+                                 Value head) {
   auto type = cast<VectorType>(o.getType());
   if (hooks.sigmoid())
     o = arith::MulFOp::create(b, o, vector::BroadcastOp::create(b, type, l));
@@ -475,7 +538,7 @@ Value DecodeKernel::finalOutput(LocBuilder &b, Value o, Value l, Value e0,
   return vector::FromElementsOp::create(b, type, elements);
 }
 
-Value DecodeKernel::statesView(LocBuilder &b, const Frame &f) {
+Value KernelBuilder::statesView(LocBuilder &b, const Frame &f) {
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   return memref::ViewOp::create(
@@ -485,8 +548,8 @@ Value DecodeKernel::statesView(LocBuilder &b, const Frame &f) {
       f.buf, cIndex(b, 0), ValueRange{});
 }
 
-void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
-                             Value warp, Value lane, Value i) {
+void KernelBuilder::writeRows(LocBuilder &b, const Frame &f, Value smem,
+                              Value warp, Value lane, Value i) {
   int64_t D = s.headDim, g = s.group, W = s.warps;
   gpu::BarrierOp::create(b);
   Value c0 = cIndex(b, 0);
@@ -549,7 +612,7 @@ void DecodeKernel::writeRows(LocBuilder &b, const Frame &f, Value smem,
   gpu::BarrierOp::create(b);
 }
 
-void DecodeKernel::waitInLastCta(LocBuilder &b) {
+void KernelBuilder::waitInLastCta(LocBuilder &b) {
   if (!s.dependentLaunch)
     return;
   Value last;
@@ -569,7 +632,7 @@ void DecodeKernel::waitInLastCta(LocBuilder &b) {
   });
 }
 
-void DecodeKernel::storeRow(
+void KernelBuilder::storeRow(
     LocBuilder &b, const Frame &f, Value i,
     function_ref<void(LocBuilder &, Value, Value, Value)> store) {
   Value finalRow = arith::AddIOp::create(b, f.qBegin, i);
@@ -595,7 +658,7 @@ void DecodeKernel::storeRow(
       });
 }
 
-ValueRange DecodeKernel::buildStagedLoop(
+ValueRange KernelBuilder::buildStagedLoop(
     LocBuilder &b, Value numIter, ArrayRef<Value> inits,
     ArrayRef<Value> noPages,
     function_ref<SmallVector<Value>(LocBuilder &, Value)> pagesOf,
@@ -656,4 +719,4 @@ ValueRange DecodeKernel::buildStagedLoop(
       });
 }
 
-} // namespace flashir::conversion::decode
+} // namespace flashir::conversion::kernels
