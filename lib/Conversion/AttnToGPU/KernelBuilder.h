@@ -35,6 +35,7 @@ namespace flashir::conversion::kernels {
 using namespace flashir::attn;
 
 class TensorCoreDecodeBuilder;
+class SimtDecodeBuilder;
 class MergeKernelBuilder;
 
 /// Elements per 16-byte vector load.
@@ -216,10 +217,12 @@ public:
   std::vector<abi::FixedArg> roles;
 
 private:
-  /// The prefill kernel's, the tensor-core decode's (TensorCoreDecode/) and
-  /// the merge kernel's parts use the kernel ABI and hook helpers below.
+  /// The prefill kernel's, the decode kernels' (TensorCoreDecode/,
+  /// SimtDecode.cpp) and the merge kernel's parts use the kernel ABI and
+  /// hook helpers below.
   friend class prefill::PrefillBuilder;
   friend class TensorCoreDecodeBuilder;
+  friend class SimtDecodeBuilder;
   friend class MergeKernelBuilder;
 
   /// What both decode designs share: the kernel ABI, the request or chunk a
