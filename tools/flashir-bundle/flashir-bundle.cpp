@@ -43,7 +43,9 @@ static cl::opt<std::string> outputDir("o", cl::desc("bundle directory"),
 static cl::list<std::string>
     chips("chips", cl::CommaSeparated,
           cl::desc("target chips (default: sm_75,sm_80,sm_86,sm_89,sm_90a)"));
-static cl::opt<int64_t> warps("warps", cl::init(4), cl::desc("warps per CTA"));
+static cl::opt<int64_t>
+    warps("warps", cl::init(-1),
+          cl::desc("warps per decode CTA (-1: by shape, as convert-attn-to-gpu)"));
 static cl::opt<int64_t> unroll("unroll", cl::init(2),
                                cl::desc("keys per key group per iteration"));
 static cl::opt<int64_t>

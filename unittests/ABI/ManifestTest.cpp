@@ -135,6 +135,14 @@ TEST(KernelABI, SeveralViews) {
   Grid prefill = gridOf(KernelKind::Prefill, false, false);
   EXPECT_EQ(verifySignature(KernelKind::Prefill, prefill, names, false, 16),
             "");
+  // Split kernels attend one view (a chunk's keys would span the views).
+  std::vector<std::string> splitNames;
+  for (const FixedArg &arg : fixedArgs(KernelKind::Prefill, true, false, 2))
+    splitNames.push_back(arg.name());
+  EXPECT_EQ(verifySignature(KernelKind::Prefill,
+                            gridOf(KernelKind::Prefill, true, false),
+                            splitNames, true, 16),
+            "a split kernel attends one KV view");
   // View 1's group out of order.
   std::swap(names[7], names[8]);
   EXPECT_EQ(verifySignature(KernelKind::Prefill, prefill, names, false, 16),

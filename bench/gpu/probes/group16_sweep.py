@@ -6,7 +6,7 @@ bundles -- the same function compiled with different flashir-bundle options
 reference bundle, B64 L8192, and reports each one's bandwidth and ratio.
 
     python3 bench/gpu/probes/group16_sweep.py --ref build-gpu/bundle \
-        --variants DIR... --out $OUT
+        --variants DIR... [--g8-variants DIR...] --out $OUT
 """
 
 import argparse
@@ -27,12 +27,17 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ref", required=True)
     ap.add_argument("--variants", nargs="+", required=True)
+    ap.add_argument("--g8-variants", nargs="*", default=[],
+                    help="bundles of plain_h64_p16 with other options (is group 8 "
+                         "faster with them too?)")
     ap.add_argument("--out", default=".")
     ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
     gen = torch.Generator().manual_seed(11)
     b, l = 64, 8192
     kernels = {"g8 (reference)": load(args.ref)["plain_h64_p16"]}
+    for d in args.g8_variants:
+        kernels["g8 " + os.path.basename(d.rstrip("/"))] = load(d)["plain_h64_p16"]
     for d in args.variants:
         kernels[os.path.basename(d.rstrip("/"))] = load(d)["plain_h64_g16_p16"]
     batches, calls = [], {}

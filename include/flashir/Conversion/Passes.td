@@ -93,8 +93,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     else is a diagnostic.
   }];
   let options = [
-    Option<"warps", "warps", "int64_t", /*default=*/"4",
-           "warps per CTA, each walking its own share of the keys">,
+    Option<"warps", "warps", "int64_t", /*default=*/"-1",
+           "warps per decode CTA, each walking its own share of the keys; "
+           "-1: 4, or 2 for tensor-core decode kernels whose lanes hold two "
+           "row halves (more than 8 query heads per KV head)">,
     Option<"unroll", "unroll", "int64_t", /*default=*/"2",
            "keys per key group and loop iteration (CUDA-core kernel)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",

@@ -66,8 +66,11 @@ struct AttnToPTXOptions : public mlir::PassPipelineOptions<AttnToPTXOptions> {
       llvm::cl::desc("PTX features (the upstream default +ptx60 is too old "
                      "for sm_80+)"),
       llvm::cl::init("+ptx80")};
-  Option<int64_t> warps{*this, "warps", llvm::cl::desc("warps per CTA"),
-                        llvm::cl::init(4)};
+  Option<int64_t> warps{
+      *this, "warps",
+      llvm::cl::desc("warps per decode CTA (-1: by shape, as "
+                     "convert-attn-to-gpu)"),
+      llvm::cl::init(-1)};
   Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc(
@@ -102,7 +105,7 @@ struct AttnToPTXOptions : public mlir::PassPipelineOptions<AttnToPTXOptions> {
 /// How the decode kernels are generated (convert-attn-to-gpu's options).
 struct KernelOptions {
   std::string chip = "sm_80";
-  int64_t warps = 4;
+  int64_t warps = -1;
   int64_t unroll = 2;
   int64_t stages = -1;
   int64_t minBlocks = 0;

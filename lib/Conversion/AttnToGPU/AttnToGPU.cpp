@@ -162,9 +162,10 @@ struct ConvertAttnToGPUPass
 
 std::optional<KernelOptions>
 ConvertAttnToGPUPass::resolveOptions(ModuleOp module) {
-  if (warps < 1 || warps > 32 || unroll < 1 || unroll > 16) {
-    module.emitError("convert-attn-to-gpu: warps must be in 1..32 and "
-                     "unroll in 1..16, got warps = ")
+  if ((warps != -1 && (warps < 1 || warps > 32)) || unroll < 1 ||
+      unroll > 16) {
+    module.emitError("convert-attn-to-gpu: warps must be in 1..32 (or -1) "
+                     "and unroll in 1..16, got warps = ")
         << static_cast<int64_t>(warps)
         << ", unroll = " << static_cast<int64_t>(unroll);
     return std::nullopt;
@@ -179,7 +180,8 @@ ConvertAttnToGPUPass::resolveOptions(ModuleOp module) {
   options.chip = info;
   options.chipName = chip;
   options.design = design;
-  options.warps = warps;
+  options.warpsByShape = warps == -1;
+  options.warps = options.warpsByShape ? 4 : static_cast<int64_t>(warps);
   options.unroll = unroll;
   options.minBlocks = minBlocks;
   options.headsInnermost = headsInnermost;

@@ -33,7 +33,10 @@ struct KernelOptions {
   /// The chip as the option spells it (diagnostics quote it).
   std::string chipName;
   KernelDesign design = KernelDesign::Auto;
+  /// The warps option resolved (-1 becomes 4), and whether it was -1 (the
+  /// tensor-core decode family may then take 2).
   int64_t warps = 0, unroll = 0, minBlocks = 0;
+  bool warpsByShape = false;
   /// The stages option resolved for the module's decode design (-1 becomes
   /// 3 with tensor cores, 4 for CUDA cores with cp.async, else 0), and
   /// whether it was -1 (the families may then choose).

@@ -1,4 +1,5 @@
 // RUN: flashir-opt %s -attn-import-variants -convert-attn-to-gpu="chip=sm_80" | FileCheck %s
+// RUN: flashir-opt %s -attn-import-variants -convert-attn-to-gpu="chip=sm_80 warps=4" | FileCheck %s --check-prefix=FOUR
 // RUN: flashir-bundle %s -o %t --chips=sm_80,sm_86,sm_89,sm_90a --ptxas=%{ptxas} > /dev/null
 // RUN: FileCheck %s --input-file=%t/manifest.json --check-prefix=MANIFEST
 
@@ -9,17 +10,26 @@
 // with a source size of 0) and its columns past D are not stored. Groups
 // over 8 take both row halves of an m16 tile, over 16 a second tile.
 
+// warps=-1 (the default): 4 warps per CTA, 2 where the lanes hold both row
+// halves (g > 8); an explicit warps=4 holds for every group.
 // CHECK-LABEL: gpu.func @plain_d72_g1_decode_0
+// CHECK-SAME: block = 128
 // Columns 64..71 of K: only the lanes with tig == 0 copy.
 // CHECK: %[[SIZE:.*]] = arith.select %{{.*}}, %c8{{[_0-9]*}}, %c0{{[_0-9]*}} : index
 // CHECK: nvgpu.device_async_copy {{.*}}, 8, %[[SIZE]] {bypassL1}
 // Rows gid + 8 of its m16 tile are zero (one head).
 // CHECK: nvvm.mma.sync A[%{{.*}}, %c0_i32, %{{.*}}, %c0_i32]
 // CHECK-LABEL: gpu.func @plain_d96_g16_decode_2
+// CHECK-SAME: block = 64
 // Rows gid + 8 carry heads 8..15: a1/a3 are Q pieces, not zeros.
 // CHECK-NOT: nvvm.mma.sync A[%{{.*}}, %c0_i32
 // CHECK: nvvm.mma.sync A[%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}]
 // CHECK-LABEL: gpu.func @plain_d128_g32_decode_6
+// CHECK-SAME: block = 64
+// FOUR-LABEL: gpu.func @plain_d96_g16_decode_2
+// FOUR-SAME: block = 128
+// FOUR-LABEL: gpu.func @plain_d128_g32_decode_6
+// FOUR-SAME: block = 128
 // MANIFEST-DAG: "name": "plain_d72_g1_decode_0"
 // MANIFEST-DAG: "name": "causal_d80_g3_p5_decode_1"
 // MANIFEST-DAG: "name": "plain_d96_g16_decode_2"

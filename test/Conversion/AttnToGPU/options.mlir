@@ -20,8 +20,8 @@
 // RUN: flashir-bundle --help | FileCheck %s --check-prefix=BUNDLE-HELP
 // RUN: not flashir-opt %s -attn-to-ptx="chip=sm_86 copy=bulk" 2>&1 | FileCheck %s --check-prefix=PTX-BULK
 
-// CHECK: convert-attn-to-gpu: warps must be in 1..32 and unroll in 1..16, got warps = 0, unroll = 2
-// UNROLL: got warps = 4, unroll = 17
+// CHECK: convert-attn-to-gpu: warps must be in 1..32 (or -1) and unroll in 1..16, got warps = 0, unroll = 2
+// UNROLL: got warps = -1, unroll = 17
 // CHIP: convert-attn-to-gpu: unknown chip 'sm_70'; expected one of
 // STAGES: convert-attn-to-gpu: stages must be -1 (by chip), 0 (register double buffering) or 2..8, got 1
 // TURING: convert-attn-to-gpu: sm_75 has no cp.async; stages = 4 needs sm_80 or newer (use stages=0)

@@ -32,6 +32,12 @@ public:
       return Match::skip("several KV views");
     KernelShape &s = plan.shape;
     s.tensorCores = true;
+    // warps=-1: lanes holding two row halves (g > 8) keep twice the
+    // accumulators and score fragments; two warps per CTA serve such groups
+    // faster than four (bench/results, 2026-12-03 sixteenth session).
+    if (options.warpsByShape &&
+        TensorCoreDecodeLayout(s.headDim, s.group).rowHalves > 1)
+      s.warps = 2;
     s.bulkCopy = options.bulkCopy;
     s.tensorCopy = options.tensorMaps && tensorCopies(plan.variant, s);
     bool autoDesign = options.design == KernelDesign::Auto;
@@ -58,7 +64,8 @@ public:
             limit = options.chip->maxSharedMemoryPerBlock;
     if (bytes > limit)
       return sharedMemoryReason(options, limit,
-                                std::to_string(options.warps) + " warps need " +
+                                std::to_string(plan.shape.warps) +
+                                    " warps need " +
                                     std::to_string(bytes) +
                                     " bytes here (use fewer warps, stages "
                                     "or unroll)");
