@@ -408,23 +408,21 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
     out = torch.full((total, k.hq, k.d), float("nan"), dtype=k.dtype, device="cuda")
     lse = torch.full((total, k.hq), float("nan"), dtype=torch.float32, device="cuda")
     args = []
-    # HND kernels read pools laid out [pages, Hkv, page, D]: a physical copy
-    # of the batch's pools, passed as its logical view.
-    pools = [batch["kp"], batch["vp"]]
-    if k.hnd:
-        pools = [p.permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3) for p in pools]
-    fixed = [batch["q"], batch["qo"], pools[0], pools[1], batch["indptr"]]
-    if not k.ragged:
-        fixed += [batch["indices"], batch["last"]]
-    if k.views > 1:
-        fixed = [batch["q"], batch["qo"]]
-        for group in batch["views"]:
-            view_pools = group[:2]
-            if k.hnd:
-                view_pools = [p.permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3)
-                              for p in view_pools]
-            pools += view_pools
-            fixed += view_pools + group[2:]
+    # The kernel's KV views: the batch's page table, or the groups
+    # split_views made for a kernel over several views.
+    groups = batch["views"] if k.views > 1 else [
+        [batch["kp"], batch["vp"], batch["indptr"]]
+        + ([] if k.ragged else [batch["indices"], batch["last"]])]
+    fixed, pools = [batch["q"], batch["qo"]], []
+    for group in groups:
+        view_pools = group[:2]
+        # HND kernels read pools laid out [pages, Hkv, page, D]: a physical
+        # copy of the view's pools, passed as its logical view.
+        if k.hnd:
+            view_pools = [p.permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3)
+                          for p in view_pools]
+        pools += view_pools
+        fixed += view_pools + group[2:]
     for t in fixed:
         args += memref_args(t, strided=k.hnd)
     maps = kv_maps(k, pools[0], pools[1])  # over the layout the kernel reads

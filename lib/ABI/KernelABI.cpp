@@ -273,9 +273,9 @@ std::string verifySignature(KernelKind kind, const Grid &grid,
       (kind == KernelKind::Decode && !perKvHead))
     return "grid '" + grid.str() + "' does not fit a " + what;
   bool attends = kind != KernelKind::Merge;
+  int64_t views = attends ? viewsOfSignature(argNames) : 1;
   std::vector<FixedArg> fixed =
-      fixedArgs(kind, split, attends && raggedSignature(argNames),
-                attends ? viewsOfSignature(argNames) : 1);
+      fixedArgs(kind, split, attends && raggedSignature(argNames), views);
   if (argNames.size() < fixed.size())
     return "a " + std::string(split ? "split " : "") + what + " takes " +
            std::to_string(fixed.size()) + " fixed arguments, not " +
@@ -286,7 +286,7 @@ std::string verifySignature(KernelKind kind, const Grid &grid,
     if (argNames[i] != fixed[i].name())
       return "argument " + std::to_string(i) + " is '" + argNames[i] +
              "', expected '" + fixed[i].name() + "'";
-  if (split && viewsOfSignature(argNames) > 1)
+  if (split && views > 1)
     return "a split kernel attends one KV view";
   if (split != namesMergeKernel)
     return split ? "a split kernel must name its merge kernel"

@@ -312,11 +312,19 @@ Status KernelBundle::launchOn(const KernelInfo &info,
           });
       !s)
     return s;
-  // A view argument of view v > 0: its pointer and leading extent.
-  auto viewBufferOf = [&](ArgRole role,
-                          int64_t v) -> std::pair<void *, int64_t> {
-    const AttentionBuffers::View &view = buffers.moreViews[size_t(v - 1)];
+  // Each fixed argument's pointer and leading extent, by role (and view:
+  // view 0's arguments are the buffers' own fields).
+  const AttentionBuffers::View firstView = {
+      buffers.kPool,       buffers.vPool,    buffers.indptr,    buffers.indices,
+      buffers.lastPageLen, buffers.numPages, buffers.numIndices};
+  auto bufferOf = [&](ArgRole role, int64_t v) -> std::pair<void *, int64_t> {
+    const AttentionBuffers::View &view =
+        v == 0 ? firstView : buffers.moreViews[size_t(v - 1)];
     switch (role) {
+    case ArgRole::Q:
+      return {buffers.q, buffers.totalQ};
+    case ArgRole::QoIndptr:
+      return {buffers.qoIndptr, buffers.batch + 1};
     case ArgRole::KPool:
       return {view.kPool, view.numPages};
     case ArgRole::VPool:
@@ -327,27 +335,6 @@ Status KernelBundle::launchOn(const KernelInfo &info,
       return {view.indices, view.numIndices};
     case ArgRole::LastPageLen:
       return {view.lastPageLen, buffers.batch};
-    default:
-      return {nullptr, 0};
-    }
-  };
-  // Each fixed argument's pointer and leading extent, by role.
-  auto bufferOf = [&](ArgRole role) -> std::pair<void *, int64_t> {
-    switch (role) {
-    case ArgRole::Q:
-      return {buffers.q, buffers.totalQ};
-    case ArgRole::QoIndptr:
-      return {buffers.qoIndptr, buffers.batch + 1};
-    case ArgRole::KPool:
-      return {buffers.kPool, buffers.numPages};
-    case ArgRole::VPool:
-      return {buffers.vPool, buffers.numPages};
-    case ArgRole::KvIndptr:
-      return {buffers.indptr, buffers.batch + 1};
-    case ArgRole::KvIndices:
-      return {buffers.indices, buffers.numIndices};
-    case ArgRole::LastPageLen:
-      return {buffers.lastPageLen, buffers.batch};
     case ArgRole::Out:
       return {buffers.out, buffers.totalQ};
     case ArgRole::Lse:
@@ -362,8 +349,7 @@ Status KernelBundle::launchOn(const KernelInfo &info,
   for (size_t i = 0; i < info.args.size(); ++i) {
     const KernelArg &arg = info.args[i];
     if (i < kFixed) {
-      auto [pointer, rows] =
-          arg.view > 0 ? viewBufferOf(arg.role, arg.view) : bufferOf(arg.role);
+      auto [pointer, rows] = bufferOf(arg.role, arg.view);
       if (!pointer)
         return invalid(kernel + ": argument " + arg.name +
                        " is not one of an unsplit kernel's");

@@ -113,6 +113,66 @@ TEST(KernelABI, FixedArguments) {
   EXPECT_EQ(fixedArgs(KernelKind::Decode, true, true).size(), 15u);
 }
 
+/// The fixed arguments' names of a kernel of `kind`.
+std::vector<std::string> names(KernelKind kind, bool split, bool ragged,
+                               int64_t numViews = 1) {
+  std::vector<std::string> out;
+  for (const FixedArg &arg : fixedArgs(kind, split, ragged, numViews))
+    out.push_back(arg.name());
+  return out;
+}
+
+TEST(KernelABI, RaggedSignatures) {
+  EXPECT_TRUE(raggedSignature(names(KernelKind::Decode, false, true)));
+  EXPECT_FALSE(raggedSignature(names(KernelKind::Decode, false, false)));
+  Grid decode = gridOf(KernelKind::Decode, false, true);
+  EXPECT_EQ(verifySignature(KernelKind::Decode, decode,
+                            names(KernelKind::Decode, false, true), false, 0),
+            "");
+  // A page table without last_page_len is neither signature.
+  std::vector<std::string> broken = names(KernelKind::Decode, false, false);
+  broken.erase(broken.begin() + 6);
+  broken.push_back("cap");
+  EXPECT_EQ(verifySignature(KernelKind::Decode, decode, broken, false, 0),
+            "argument 6 is 'out', expected 'last_page_len'");
+}
+
+KernelArg memref(const FixedArg &arg, std::string element,
+                 std::vector<int64_t> shape) {
+  KernelArg a{arg.name(), arg.role, true, std::move(element), std::move(shape)};
+  a.view = arg.view;
+  return a;
+}
+
+/// The arguments of a kernel of `kind` for Hq 32, Hkv 8, D 128, page 16.
+std::vector<KernelArg> argsOf(KernelKind kind, bool split, bool ragged = false,
+                              int64_t numViews = 1) {
+  std::vector<KernelArg> args;
+  for (const FixedArg &arg : fixedArgs(kind, split, ragged, numViews)) {
+    switch (arg.role) {
+    case ArgRole::Q:
+    case ArgRole::Out:
+    case ArgRole::PartialO:
+      args.push_back(memref(arg, "bf16", {-1, 32, 128}));
+      break;
+    case ArgRole::KPool:
+    case ArgRole::VPool:
+      args.push_back(memref(arg, "bf16", {-1, 16, 8, 128}));
+      break;
+    case ArgRole::Lse:
+    case ArgRole::PartialLse:
+      args.push_back(memref(arg, "f32", {-1, 32}));
+      break;
+    case ArgRole::KvMaps:
+      args.push_back(memref(arg, "i64", {2, 16}));
+      break;
+    default:
+      args.push_back(memref(arg, "i32", {-1}));
+    }
+  }
+  return args;
+}
+
 TEST(KernelABI, SeveralViews) {
   // One group k_pool ... last_page_len per view, view 0's first.
   std::vector<FixedArg> two = fixedArgs(KernelKind::Prefill, false, false, 2);
@@ -128,24 +188,20 @@ TEST(KernelABI, SeveralViews) {
   EXPECT_TRUE(isViewRole(ArgRole::LastPageLen));
   EXPECT_FALSE(isViewRole(ArgRole::QoIndptr));
 
-  std::vector<std::string> names;
-  for (const FixedArg &arg : two)
-    names.push_back(arg.name());
-  EXPECT_EQ(viewsOfSignature(names), 2);
+  std::vector<std::string> twoNames =
+      names(KernelKind::Prefill, false, false, 2);
+  EXPECT_EQ(viewsOfSignature(twoNames), 2);
   Grid prefill = gridOf(KernelKind::Prefill, false, false);
-  EXPECT_EQ(verifySignature(KernelKind::Prefill, prefill, names, false, 16),
+  EXPECT_EQ(verifySignature(KernelKind::Prefill, prefill, twoNames, false, 16),
             "");
   // Split kernels attend one view (a chunk's keys would span the views).
-  std::vector<std::string> splitNames;
-  for (const FixedArg &arg : fixedArgs(KernelKind::Prefill, true, false, 2))
-    splitNames.push_back(arg.name());
-  EXPECT_EQ(verifySignature(KernelKind::Prefill,
-                            gridOf(KernelKind::Prefill, true, false),
-                            splitNames, true, 16),
+  EXPECT_EQ(verifySignature(
+                KernelKind::Prefill, gridOf(KernelKind::Prefill, true, false),
+                names(KernelKind::Prefill, true, false, 2), true, 16),
             "a split kernel attends one KV view");
   // View 1's group out of order.
-  std::swap(names[7], names[8]);
-  EXPECT_EQ(verifySignature(KernelKind::Prefill, prefill, names, false, 16),
+  std::swap(twoNames[7], twoNames[8]);
+  EXPECT_EQ(verifySignature(KernelKind::Prefill, prefill, twoNames, false, 16),
             "argument 7 is 'v_pool_1', expected 'k_pool_1'");
 
   // The manifest keeps each argument's view; a view on a role that belongs
@@ -158,29 +214,7 @@ TEST(KernelABI, SeveralViews) {
   k.qRows = k.qTokens = 64;
   k.kvTile = 64;
   k.variant = "causal";
-  for (const FixedArg &arg : two) {
-    KernelArg a;
-    a.name = arg.name();
-    a.role = arg.role;
-    a.view = arg.view;
-    a.memref = true;
-    a.element = "i32";
-    a.shape = {-1};
-    if (arg.role == ArgRole::Q || arg.role == ArgRole::Out) {
-      a.element = "bf16";
-      a.shape = {-1, 32, 128};
-    } else if (arg.role == ArgRole::KPool || arg.role == ArgRole::VPool) {
-      a.element = "bf16";
-      a.shape = {-1, 16, 8, 128};
-    } else if (arg.role == ArgRole::Lse) {
-      a.element = "f32";
-      a.shape = {-1, 32};
-    } else if (arg.role == ArgRole::KvMaps) {
-      a.element = "i64";
-      a.shape = {2, 16};
-    }
-    k.args.push_back(a);
-  }
+  k.args = argsOf(KernelKind::Prefill, false, false, 2);
   EXPECT_EQ(verifyKernel(k), "");
   EXPECT_EQ(k.numViews(), 2);
   EXPECT_EQ(k.argIndex(ArgRole::VPool, 1), 8);
@@ -199,63 +233,6 @@ TEST(KernelABI, SeveralViews) {
   EXPECT_EQ(verifyKernel(k),
             "kernel 'two_views_prefill_0': argument 9 ('indptr_1') has role "
             "'indptr', expected 'indptr' of view 1");
-}
-
-TEST(KernelABI, RaggedSignatures) {
-  auto names = [](KernelKind kind, bool split, bool ragged) {
-    std::vector<std::string> out;
-    for (const FixedArg &arg : fixedArgs(kind, split, ragged))
-      out.push_back(arg.name());
-    return out;
-  };
-  EXPECT_TRUE(raggedSignature(names(KernelKind::Decode, false, true)));
-  EXPECT_FALSE(raggedSignature(names(KernelKind::Decode, false, false)));
-  Grid decode = gridOf(KernelKind::Decode, false, true);
-  EXPECT_EQ(verifySignature(KernelKind::Decode, decode,
-                            names(KernelKind::Decode, false, true), false, 0),
-            "");
-  // A page table without last_page_len is neither signature.
-  std::vector<std::string> broken = names(KernelKind::Decode, false, false);
-  broken.erase(broken.begin() + 6);
-  broken.push_back("cap");
-  EXPECT_EQ(verifySignature(KernelKind::Decode, decode, broken, false, 0),
-            "argument 6 is 'out', expected 'last_page_len'");
-}
-
-KernelArg memref(ArgRole role, std::string element,
-                 std::vector<int64_t> shape) {
-  return {std::string(roleName(role)), role, true, std::move(element),
-          std::move(shape)};
-}
-
-/// The arguments of a kernel of `kind` for Hq 32, Hkv 8, D 128, page 16.
-std::vector<KernelArg> argsOf(KernelKind kind, bool split,
-                              bool ragged = false) {
-  std::vector<KernelArg> args;
-  for (const FixedArg &arg : fixedArgs(kind, split, ragged)) {
-    ArgRole role = arg.role;
-    switch (role) {
-    case ArgRole::Q:
-    case ArgRole::Out:
-    case ArgRole::PartialO:
-      args.push_back(memref(role, "bf16", {-1, 32, 128}));
-      break;
-    case ArgRole::KPool:
-    case ArgRole::VPool:
-      args.push_back(memref(role, "bf16", {-1, 16, 8, 128}));
-      break;
-    case ArgRole::Lse:
-    case ArgRole::PartialLse:
-      args.push_back(memref(role, "f32", {-1, 32}));
-      break;
-    case ArgRole::KvMaps:
-      args.push_back(memref(role, "i64", {2, 16}));
-      break;
-    default:
-      args.push_back(memref(role, "i32", {-1}));
-    }
-  }
-  return args;
 }
 
 /// A bundle as flashir-bundle writes one: a split decode kernel with a

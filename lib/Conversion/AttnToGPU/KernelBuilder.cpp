@@ -249,12 +249,11 @@ KernelBuilder::Frame KernelBuilder::bindArguments(LocBuilder &b,
                                    NVVM::GridDepActionKind::launch_dependents);
   f.entry = &func.getBody().front();
   // The fixed arguments by role (createKernel's order), then the variant's
-  // parameters. Views past the first go to f.views.
-  if (s.numViews > 1)
-    f.views.resize(s.numViews);
+  // parameters. Every view's arguments go to f.views; view 0 is current.
+  f.views.resize(s.numViews);
   for (auto [index, fixed] : llvm::enumerate(roles)) {
     Value arg = f.entry->getArgument(index);
-    if (fixed.view > 0) {
+    if (abi::isViewRole(fixed.role)) {
       Frame::View &view = f.views[fixed.view];
       switch (fixed.role) {
       case abi::ArgRole::KPool:
@@ -280,21 +279,6 @@ KernelBuilder::Frame KernelBuilder::bindArguments(LocBuilder &b,
       break;
     case abi::ArgRole::QoIndptr:
       f.qoIndptr = arg;
-      break;
-    case abi::ArgRole::KPool:
-      f.kPool = arg;
-      break;
-    case abi::ArgRole::VPool:
-      f.vPool = arg;
-      break;
-    case abi::ArgRole::KvIndptr:
-      f.indptr = arg;
-      break;
-    case abi::ArgRole::KvIndices:
-      f.indices = arg;
-      break;
-    case abi::ArgRole::LastPageLen:
-      f.lastPageLen = arg;
       break;
     case abi::ArgRole::ChunkIndptr:
       f.chunkIndptr = arg;
@@ -326,10 +310,16 @@ KernelBuilder::Frame KernelBuilder::bindArguments(LocBuilder &b,
     case abi::ArgRole::KvMaps:
       f.kvMaps = arg;
       break;
-    case abi::ArgRole::Param:
+    default:
       break;
     }
   }
+  const Frame::View &first = f.views.front();
+  f.kPool = first.kPool;
+  f.vPool = first.vPool;
+  f.indptr = first.indptr;
+  f.indices = first.indices;
+  f.lastPageLen = first.lastPageLen;
   f.params = variant.getParamList();
   f.firstParam = roles.size();
   if (dynamicShared)
@@ -366,11 +356,12 @@ std::pair<Value, Value> KernelBuilder::viewKeys(LocBuilder &b, const Frame &f,
 void KernelBuilder::loadRequestKeys(LocBuilder &b, Frame &f) {
   std::tie(f.pageBegin, f.numKv) = viewKeys(b, f, f.indptr, f.lastPageLen);
   f.keysTotal = f.numKv;
-  if (f.views.empty())
+  if (f.views.size() == 1)
     return;
   Frame::View &first = f.views.front();
-  first = {f.kPool,       f.vPool,     f.indptr, f.indices,
-           f.lastPageLen, f.pageBegin, f.numKv,  cIndex(b, 0)};
+  first.pageBegin = f.pageBegin;
+  first.numKv = f.numKv;
+  first.keyOffset = cIndex(b, 0);
   for (Frame::View &view : llvm::drop_begin(f.views)) {
     std::tie(view.pageBegin, view.numKv) =
         viewKeys(b, f, view.indptr, view.lastPageLen);

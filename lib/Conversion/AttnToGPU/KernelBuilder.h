@@ -255,9 +255,10 @@ private:
     /// Several views: the position of the selected view's first key among
     /// the request's keys (null with one view, whose positions are its own).
     Value keyOffset;
-    /// Several views: each view's arguments and the request's keys in it
-    /// (loadRequestKeys); selectView makes one the frame's current view
-    /// (kPool ... lastPageLen, pageBegin, numKv, kBegin, kEnd).
+    /// Each view's arguments (bindArguments) and, with several views, the
+    /// request's keys in it (loadRequestKeys); selectView makes one the
+    /// frame's current view (kPool ... lastPageLen, pageBegin, numKv, kBegin,
+    /// kEnd).
     struct View {
       Value kPool, vPool, indptr, indices, lastPageLen;
       Value pageBegin, numKv, keyOffset;

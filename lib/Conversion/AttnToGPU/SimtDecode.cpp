@@ -320,7 +320,8 @@ void SimtDecodeBuilder::loadQueries(LocBuilder &b, Value row) {
 
 void SimtDecodeBuilder::buildRow(LocBuilder &b, Value i) {
   Value row = arith::AddIOp::create(b, f.qBegin, i);
-  qpos = arith::SubIOp::create(b, arith::AddIOp::create(b, i, f.numKv), f.numQ);
+  qpos = arith::SubIOp::create(b, arith::AddIOp::create(b, i, f.keysTotal),
+                               f.numQ);
   loadQueries(b, row);
   // Carried: the lane's own row's m and l, then acc of every row.
   zeroVec = k.splat(b, cF32(b, 0.0f));
@@ -353,7 +354,7 @@ void SimtDecodeBuilder::processKeys(LocBuilder &b, SmallVector<Value> &state,
     if (hooks.hasKey()) {
       Value rot = partnerColumns(b, key);
       key = k.applyRowHook(b, /*isKey=*/true, key, rot, e0,
-                           k.hookPosition(b, j, f.kEnd), f.kvHead, ownParams);
+                           k.hookKeyPosition(b, f, j), f.kvHead, ownParams);
       if (hasColumns)
         key = arith::SelectOp::create(b, hasColumns, key, zeroRaw);
     }
@@ -385,13 +386,12 @@ void SimtDecodeBuilder::processKeys(LocBuilder &b, SmallVector<Value> &state,
     if (hooks.hasLogits()) {
       // Hooks see natural-domain logits.
       Value natural = arith::MulFOp::create(b, score, cF32(b, kLn2));
-      Value logit =
-          hooks.logits(b, natural, qpos, k.hookPosition(b, js[u], f.kEnd),
-                       ownHead, ownParams);
+      Value logit = hooks.logits(
+          b, natural, qpos, k.hookKeyPosition(b, f, js[u]), ownHead, ownParams);
       score = arith::MulFOp::create(b, logit, cF32(b, kLog2E));
     }
     Value keep = inRange[u];
-    if (Value visible = hooks.mask(b, qpos, k.hookPosition(b, js[u], f.kEnd),
+    if (Value visible = hooks.mask(b, qpos, k.hookKeyPosition(b, f, js[u]),
                                    ownHead, ownParams))
       keep = arith::AndIOp::create(b, keep, visible);
     own.push_back(arith::SelectOp::create(b, keep, score, negInf(b)));
