@@ -206,8 +206,8 @@ def mask_bits(qo_lens, kv_lens, gen, pattern="mixed"):
     b's rows start at bit base[b], `stride` bits each (Lkv + 5: rows start
     mid-byte). Patterns: "random" bits; "causal" (bottom-right); "segments"
     (causal, keys of every other 160-key segment hidden: whole tiles without
-    a visible key between visible ones); "mixed" cycles the three over the
-    requests."""
+    a visible key between visible ones); "none" and "all" (no key, every key
+    visible: probes); "mixed" cycles the first three over the requests."""
     strides = [n + 5 for n in kv_lens]
     base = [0]
     for n, st in zip(qo_lens, strides):
@@ -220,6 +220,8 @@ def mask_bits(qo_lens, kv_lens, gen, pattern="mixed"):
         kpos = torch.arange(strides[b])[None, :]
         if kind == "random":
             rows = torch.randint(0, 2, (lq, strides[b]), generator=gen).bool()
+        elif kind in ("none", "all"):
+            rows = torch.full((lq, strides[b]), kind == "all")
         else:
             rows = kpos <= qpos
             if kind == "segments":

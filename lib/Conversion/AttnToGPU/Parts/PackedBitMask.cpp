@@ -174,7 +174,7 @@ SmallVector<Value> BitWindows::byteLoads(LocBuilder &b, Value byte0) const {
   return words;
 }
 
-std::pair<Value, Value> BitWindows::load(LocBuilder &b, Value bit) const {
+BitWindows::Place BitWindows::place(LocBuilder &b, Value bit) const {
   // The window starts `offset` bits into the 4-byte group at byte0; three
   // groups hold it.
   Value five = cI64(b, 5);
@@ -189,20 +189,74 @@ std::pair<Value, Value> BitWindows::load(LocBuilder &b, Value bit) const {
   Value lastGroup = arith::SubIOp::create(b, bytes, twelve);
   Value inside =
       inRange(b, byte0, arith::CmpIPredicate::sle, lastGroup, zero64);
-  Value fast = arith::AndIOp::create(b, aligned, inside);
-  auto slow = [&](LocBuilder &b) {
-    // No byte is read from an empty buffer.
-    Value any =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, bytes, zero64);
-    return llvm::to_vector(buildIf(
-        b, any, [&](LocBuilder &b) { return byteLoads(b, byte0); },
-        [&](LocBuilder &b) { return SmallVector<Value>(3, cI32(b, 0)); }));
-  };
-  SmallVector<Value> words = llvm::to_vector(buildIf(
-      b, fast, [&](LocBuilder &b) { return wordLoads(b, byte0); }, slow));
+  return {byte0, offset, inside};
+}
+
+SmallVector<Value> BitWindows::slowWords(LocBuilder &b, Value byte0) const {
+  // No byte is read from an empty buffer.
+  Value zero64 = cI64(b, 0);
+  Value any =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, bytes, zero64);
+  return llvm::to_vector(buildIf(
+      b, any, [&](LocBuilder &b) { return byteLoads(b, byte0); },
+      [&](LocBuilder &b) { return SmallVector<Value>(3, cI32(b, 0)); }));
+}
+
+std::pair<Value, Value> BitWindows::align(LocBuilder &b, ArrayRef<Value> words,
+                                          Value offset) {
   Value low = LLVM::FshrOp::create(b, words[1], words[0], offset);
   Value high = LLVM::FshrOp::create(b, words[2], words[1], offset);
   return {low, high};
+}
+
+SmallVector<std::pair<Value, Value>>
+BitWindows::loadAll(LocBuilder &b, ArrayRef<Value> bits) const {
+  SmallVector<Place> places;
+  for (Value bit : bits)
+    places.push_back(place(b, bit));
+  // Every window's word loads go out before any is used, so their
+  // latencies overlap: at clamped addresses (the buffer is aligned and holds
+  // 12 bytes), replaced by the byte loads where a window leaves the buffer.
+  Value twelve = cI64(b, 12);
+  Value holdsGroup =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sge, bytes, twelve);
+  Value wordsFit = arith::AndIOp::create(b, aligned, holdsGroup);
+  auto batched = [&](LocBuilder &b) {
+    Value zero64 = cI64(b, 0);
+    Value lastByte0 = arith::SubIOp::create(b, bytes, twelve);
+    Value groupMask = cI64(b, ~int64_t(3));
+    Value lastGroup = arith::AndIOp::create(b, lastByte0, groupMask);
+    SmallVector<SmallVector<Value>> loaded;
+    for (const Place &at : places) {
+      Value atLeast0 = arith::MaxSIOp::create(b, at.byte0, zero64);
+      Value clamped = arith::MinSIOp::create(b, atLeast0, lastGroup);
+      loaded.push_back(wordLoads(b, clamped));
+    }
+    SmallVector<Value> flat;
+    for (size_t i = 0; i < places.size(); ++i) {
+      const Place &at = places[i];
+      SmallVector<Value> chosen = llvm::to_vector(buildIf(
+          b, at.inside, [&](LocBuilder &) { return loaded[i]; },
+          [&](LocBuilder &b) { return slowWords(b, at.byte0); }));
+      std::pair<Value, Value> window = align(b, chosen, at.offset);
+      flat.append({window.first, window.second});
+    }
+    return flat;
+  };
+  auto oneByOne = [&](LocBuilder &b) {
+    SmallVector<Value> flat;
+    for (const Place &at : places) {
+      SmallVector<Value> words = slowWords(b, at.byte0);
+      std::pair<Value, Value> window = align(b, words, at.offset);
+      flat.append({window.first, window.second});
+    }
+    return flat;
+  };
+  ValueRange flat = buildIf(b, wordsFit, batched, oneByOne);
+  SmallVector<std::pair<Value, Value>> windows;
+  for (size_t i = 0; i < places.size(); ++i)
+    windows.push_back({flat[2 * i], flat[2 * i + 1]});
+  return windows;
 }
 
 Value BitWindows::test(LocBuilder &b, std::pair<Value, Value> window,

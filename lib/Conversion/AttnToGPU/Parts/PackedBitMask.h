@@ -46,19 +46,32 @@ public:
   /// Binds the buffer's address, size and alignment (once per kernel).
   BitWindows(LocBuilder &b, Value bits);
 
-  /// Bits [bit, bit + 64) (i64 `bit`) as (low, high) i32 words; bits outside
-  /// the buffer read as 0. A window inside a buffer aligned to 4 bytes takes
-  /// three 4-byte loads and two funnel shifts, others twelve guarded byte
-  /// loads.
-  std::pair<Value, Value> load(LocBuilder &b, Value bit) const;
+  /// Bits [bit, bit + 64) of each i64 `bits` as (low, high) i32 words;
+  /// bits outside the buffer read as 0. In a buffer aligned to 4 bytes (of
+  /// at least 12) every window's three 4-byte loads go out before any is
+  /// used; a window that leaves the buffer, or any in other buffers, takes
+  /// twelve guarded byte loads.
+  SmallVector<std::pair<Value, Value>> loadAll(LocBuilder &b,
+                                               ArrayRef<Value> bits) const;
 
   /// Whether bit `index` (0..63) of a window is set.
   static Value test(LocBuilder &b, std::pair<Value, Value> window,
                     int64_t index);
 
 private:
+  /// Where a window lies: its first 4-byte group's byte, the bit offset in
+  /// it, and whether its three groups are inside the buffer.
+  struct Place {
+    Value byte0, offset, inside;
+  };
+  Place place(LocBuilder &b, Value bit) const;
   SmallVector<Value> wordLoads(LocBuilder &b, Value byte0) const;
   SmallVector<Value> byteLoads(LocBuilder &b, Value byte0) const;
+  /// byteLoads, or zeros for an empty buffer.
+  SmallVector<Value> slowWords(LocBuilder &b, Value byte0) const;
+  /// The 64 bits at `offset` of three words.
+  static std::pair<Value, Value> align(LocBuilder &b, ArrayRef<Value> words,
+                                       Value offset);
 
   Value bits, address, bytes, aligned;
 };

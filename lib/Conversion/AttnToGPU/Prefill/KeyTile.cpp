@@ -243,9 +243,9 @@ void PrefillBuilder::mask(LocBuilder &b, Value it, Value t0,
         arith::AndIOp::create(b, full, tileClass(b, it, /*allVisible=*/true));
     flat = llvm::to_vector(buildIf(b, full, unmasked, [&](LocBuilder &b) {
       Value laneKey = arith::AddIOp::create(b, t0, laneCol);
-      return maskedScores(b, t0, x, [&](LocBuilder &b, int64_t ri) {
-        return packedVisibility(b, laneKey, ri);
-      });
+      SmallVector<KeyVisibility> rows = packedVisibility(b, laneKey);
+      return maskedScores(b, t0, x,
+                          [&](LocBuilder &, int64_t ri) { return rows[ri]; });
     }));
   } else if (hasMask && !causalOnly) {
     flat = maskedScores(b, t0, x, byHook);

@@ -182,14 +182,19 @@ void PrefillBuilder::classifyWarpTiles(LocBuilder &b, Value scanned) {
       Value key0 = arith::AddIOp::create(b, t0, windowStart);
       starts.push_back(toI64(b, key0));
     }
+    // Every row's windows are loaded together (their latencies overlap).
+    SmallVector<Value> at;
+    for (const MaskRow &row : rows)
+      for (Value start : starts)
+        at.push_back(arith::AddIOp::create(b, row.bit, start));
+    SmallVector<std::pair<Value, Value>> windows = bitWindows->loadAll(b, at);
     Value allKeys = boolConst(b, true);
     Value anyKey = boolConst(b, false);
-    for (const MaskRow &row : rows) {
+    for (auto [ri, row] : llvm::enumerate(rows)) {
       Value rowAll = boolConst(b, true);
       Value rowAny = boolConst(b, false);
       for (size_t w = 0; w < keys.size(); ++w) {
-        Value at = arith::AddIOp::create(b, row.bit, starts[w]);
-        std::pair<Value, Value> bits = bitWindows->load(b, at);
+        std::pair<Value, Value> bits = windows[ri * keys.size() + w];
         for (auto [word, key] : {std::pair(bits.first, keys[w].first),
                                  std::pair(bits.second, keys[w].second)}) {
           Value seen = arith::AndIOp::create(b, word, key);
@@ -303,21 +308,30 @@ Value PrefillBuilder::tileClass(LocBuilder &b, Value it, bool allVisible) {
   return arith::OrIOp::create(b, set, negate(b, classified));
 }
 
-PrefillBuilder::KeyVisibility
-PrefillBuilder::packedVisibility(LocBuilder &b, Value laneKey, int64_t ri) {
+SmallVector<PrefillBuilder::KeyVisibility>
+PrefillBuilder::packedVisibility(LocBuilder &b, Value laneKey) {
   assert(mma.atom.n == 8 && laneCols == 2 && "a lane's keys 8 nt + e");
-  // The lane's keys laneCol + 8 nt + e: bit 8 (nt % 8) + e of window nt / 8.
-  SmallVector<std::pair<Value, Value>> windows;
-  for (int64_t w = 0; w * 8 < sTiles; ++w) {
-    Value windowStart = cIndex(b, 64 * w);
-    Value key = arith::AddIOp::create(b, laneKey, windowStart);
-    Value key64 = toI64(b, key);
-    Value at = arith::AddIOp::create(b, rowBits[ri], key64);
-    windows.push_back(bitWindows->load(b, at));
+  // The lane's keys laneCol + 8 nt + e: bit 8 (nt % 8) + e of window nt / 8
+  // of its row; every row's windows are loaded together.
+  int64_t perRow = (sTiles + 7) / 8;
+  SmallVector<Value> at;
+  for (int64_t ri = 0; ri < R; ++ri)
+    for (int64_t w = 0; w < perRow; ++w) {
+      Value windowStart = cIndex(b, 64 * w);
+      Value key = arith::AddIOp::create(b, laneKey, windowStart);
+      Value key64 = toI64(b, key);
+      at.push_back(arith::AddIOp::create(b, rowBits[ri], key64));
+    }
+  SmallVector<std::pair<Value, Value>> windows = bitWindows->loadAll(b, at);
+  SmallVector<KeyVisibility> rows;
+  for (int64_t ri = 0; ri < R; ++ri) {
+    SmallVector<std::pair<Value, Value>> own(
+        windows.begin() + ri * perRow, windows.begin() + (ri + 1) * perRow);
+    rows.push_back([own](LocBuilder &b, Value, int64_t nt, int64_t e) {
+      return BitWindows::test(b, own[nt / 8], 8 * (nt % 8) + e);
+    });
   }
-  return [windows](LocBuilder &b, Value, int64_t nt, int64_t e) {
-    return BitWindows::test(b, windows[nt / 8], 8 * (nt % 8) + e);
-  };
+  return rows;
 }
 
 SmallVector<Value> PrefillBuilder::visibleTileBody(

@@ -224,9 +224,9 @@ private:
   /// Keys of 64-key window `window` of the tile at t0 that exist (< kEnd,
   /// in the chunk) as (low, high) words.
   std::pair<Value, Value> keysMask(LocBuilder &b, Value t0, int64_t window);
-  /// Row ri's visibility by the packed-bit mask: its windows of the lane's
-  /// keys from laneKey (t0 + laneCol).
-  KeyVisibility packedVisibility(LocBuilder &b, Value laneKey, int64_t ri);
+  /// Each lane row's visibility by the packed-bit mask: its windows of the
+  /// lane's keys from laneKey (t0 + laneCol).
+  SmallVector<KeyVisibility> packedVisibility(LocBuilder &b, Value laneKey);
   /// tileBody, or with a packed-bit mask on a tile with no visible key,
   /// `skipped` (the schedule's copies and waits) and the state as carried.
   SmallVector<Value>
