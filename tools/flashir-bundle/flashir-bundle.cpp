@@ -43,9 +43,9 @@ static cl::opt<std::string> outputDir("o", cl::desc("bundle directory"),
 static cl::list<std::string>
     chips("chips", cl::CommaSeparated,
           cl::desc("target chips (default: sm_75,sm_80,sm_86,sm_89,sm_90a)"));
-static cl::opt<int64_t>
-    warps("warps", cl::init(-1),
-          cl::desc("warps per decode CTA (-1: by shape, as convert-attn-to-gpu)"));
+static cl::opt<int64_t> warps(
+    "warps", cl::init(-1),
+    cl::desc("warps per decode CTA (-1: by shape, as convert-attn-to-gpu)"));
 static cl::opt<int64_t> unroll("unroll", cl::init(2),
                                cl::desc("keys per key group per iteration"));
 static cl::opt<int64_t>
@@ -219,6 +219,206 @@ std::string findPtxas() {
   return "";
 }
 
+using Generated =
+    SmallVector<std::pair<gpu::GPUFuncOp, flashir::attn::LaunchAttr>>;
+
+/// The kernels of `module` for `chip` (cp.async staging where the chip has
+/// it), before PTX; null after a diagnostic. The ABI is the same for every
+/// chip; shared memory is not.
+OwningOpRef<ModuleOp> kernelsFor(MLIRContext &ctx, ModuleOp module,
+                                 StringRef chip) {
+  OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
+  flashir::KernelOptions options;
+  options.chip = chip.str();
+  options.warps = warps;
+  options.unroll = unroll;
+  options.minBlocks = minBlocks;
+  const flashir::target::ChipInfo *info = flashir::target::lookupChip(chip);
+  options.stages = info && !info->hasCpAsync ? 0 : stages.getValue();
+  // Chips without bf16 mma.sync: the CUDA-core decode kernel (f16 prefill
+  // still gets tensor cores, by chip).
+  options.design =
+      info && !info->hasBF16 && kernelDesign == flashir::KernelDesign::MmaSync
+          ? flashir::KernelDesign::Auto
+          : kernelDesign.getValue();
+  options.copy = info && !info->hasMbarrierTx ? flashir::KVCopy::CpAsync
+                                              : kvCopy.getValue();
+  options.headsInnermost = headsInnermost;
+  options.splitPrefill = splitPrefill;
+  PassManager pm(&ctx);
+  if (!schedule.empty()) {
+    std::string error;
+    llvm::raw_string_ostream os(error);
+    if (failed(parsePassPipeline(schedule, pm, os))) {
+      llvm::errs() << "flashir-bundle: bad --schedule: " << error << "\n";
+      return nullptr;
+    }
+  }
+  flashir::buildAttnToKernelsPipeline(pm, options);
+  if (failed(pm.run(*copy)))
+    return nullptr;
+  return copy;
+}
+
+/// The ABI of each generated kernel into `out`; false (after a diagnostic)
+/// for a kernel without launch facts.
+bool signatureOf(const Generated &generated,
+                 std::vector<abi::KernelInfo> &out) {
+  out.clear();
+  for (auto [func, launch] : generated) {
+    if (!launch) {
+      func.emitError("generated kernel without #attn.launch");
+      return false;
+    }
+    out.push_back(describe(func, launch));
+  }
+  return true;
+}
+
+/// Whether two chips' kernels agree on what the manifest records once.
+bool sameKernels(const std::vector<abi::KernelInfo> &a,
+                 const std::vector<abi::KernelInfo> &b) {
+  auto same = [](const abi::KernelInfo &x, const abi::KernelInfo &y) {
+    return x.name == y.name && x.kind == y.kind && x.grid == y.grid &&
+           x.args.size() == y.args.size();
+  };
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), same);
+}
+
+/// The CUDA toolkit whose libdevice the NVVM lowering links (it calls
+/// libdevice for exp, log, tanh, fmax...: without it the PTX would reference
+/// functions nothing defines): the one that holds ptxas, $CUDA_HOME or
+/// /usr/local/cuda; empty (after a message) if none has libdevice.
+std::string findToolkit(StringRef ptxas) {
+  std::string toolkit;
+  if (!ptxas.empty())
+    toolkit =
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(ptxas)).str();
+  else if (const char *home = std::getenv("CUDA_HOME"))
+    toolkit = home;
+  else if (llvm::sys::fs::is_directory("/usr/local/cuda/nvvm/libdevice"))
+    toolkit = "/usr/local/cuda";
+  SmallString<128> libdevice(toolkit);
+  llvm::sys::path::append(libdevice, "nvvm", "libdevice");
+  if (toolkit.empty() || !llvm::sys::fs::is_directory(libdevice)) {
+    llvm::errs()
+        << "flashir-bundle: no CUDA toolkit with libdevice found "
+           "(looked next to ptxas, in $CUDA_HOME and /usr/local/cuda); "
+           "install the CUDA toolkit or set CUDA_HOME\n";
+    return "";
+  }
+  return toolkit;
+}
+
+/// Writes `text` to `dir`/`name`.
+LogicalResult writeFile(StringRef dir, StringRef name, StringRef text) {
+  SmallString<128> path(dir);
+  llvm::sys::path::append(path, name);
+  std::string error;
+  auto out = openOutputFile(path, &error);
+  if (!out) {
+    llvm::errs() << "flashir-bundle: " << error << "\n";
+    return failure();
+  }
+  out->os() << text;
+  out->keep();
+  return success();
+}
+
+/// The PTX the serializer attached to `module`'s gpu.binary.
+std::string ptxOf(ModuleOp module) {
+  std::string ptx;
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute object : binary.getObjects())
+      ptx = cast<gpu::ObjectAttr>(object).getObject().str();
+  });
+  // The serializer NUL-terminates the PTX (for cuModuleLoadData); ptxas
+  // reads a file and rejects the NUL.
+  while (!ptx.empty() && ptx.back() == '\0')
+    ptx.pop_back();
+  return ptx;
+}
+
+/// ptxas of `ptxName` to `cubinName` in the output directory.
+LogicalResult assemble(StringRef ptxas, StringRef chip, StringRef ptxName,
+                       StringRef cubinName) {
+  SmallString<128> ptxFile(outputDir), cubin(outputDir);
+  llvm::sys::path::append(ptxFile, ptxName);
+  llvm::sys::path::append(cubin, cubinName);
+  std::string arch = ("-arch=" + chip).str();
+  SmallVector<StringRef> argv = {ptxas, arch, "-O3", ptxFile, "-o", cubin};
+  std::string msg;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, {}, 0, 0, &msg);
+  if (rc != 0) {
+    llvm::errs() << "flashir-bundle: ptxas failed for " << chip << " (" << rc
+                 << ") " << msg << "\n";
+    return failure();
+  }
+  return success();
+}
+
+/// One chip's kernels, PTX (and cubin) into the output directory and its
+/// target entry into `manifest`, whose kernels every chip must generate
+/// alike.
+LogicalResult compileChip(MLIRContext &ctx, ModuleOp module,
+                          const std::string &chip, StringRef ptxas,
+                          StringRef toolkit, abi::Manifest &manifest) {
+  auto start = std::chrono::steady_clock::now();
+  OwningOpRef<ModuleOp> copy = kernelsFor(ctx, module, chip);
+  if (!copy)
+    return failure();
+  Generated generated = kernelsOf(*copy);
+  std::vector<abi::KernelInfo> kernels;
+  if (!signatureOf(generated, kernels))
+    return failure();
+  if (!sameKernels(kernels, manifest.kernels)) {
+    llvm::errs() << "flashir-bundle: " << chip << " gets other kernels than "
+                 << chips.front()
+                 << " (e.g. no bf16 prefill kernel on sm_75); bundle these "
+                    "chips separately (--chips)\n";
+    return failure();
+  }
+  // Per-chip launch facts: shared memory, pipelining, launch order.
+  abi::TargetInfo target;
+  target.chip = chip;
+  for (auto [func, launch] : generated)
+    target.kernels[func.getName().str()] = factsOf(func, launch);
+  PassManager pm(&ctx);
+  flashir::buildKernelsToPTXPipeline(pm, chip, "+ptx80", toolkit);
+  if (failed(pm.run(*copy)))
+    return failure();
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  target.ptx = "kernels." + chip + ".ptx";
+  target.compileMs = ms;
+  if (failed(writeFile(outputDir, target.ptx, ptxOf(*copy))))
+    return failure();
+  if (!ptxas.empty()) {
+    std::string cubin = "kernels." + chip + ".cubin";
+    if (failed(assemble(ptxas, chip, target.ptx, cubin)))
+      return failure();
+    target.cubin = cubin;
+  }
+  manifest.targets.push_back(std::move(target));
+  llvm::outs() << llvm::format("%s: %.0f ms attn -> PTX%s\n", chip.c_str(), ms,
+                               ptxas.empty() ? "" : " (+ cubin)");
+  return success();
+}
+
+/// manifest.json, after checking that the runtime's reader accepts it.
+LogicalResult writeManifestFile(const abi::Manifest &manifest) {
+  std::string text = abi::writeManifest(manifest), why;
+  abi::Manifest check;
+  if (!abi::parseManifest(text, check, why)) {
+    llvm::errs() << "flashir-bundle: internal error: the manifest breaks the "
+                    "kernel ABI: "
+                 << why << "\n";
+    return failure();
+  }
+  return writeFile(outputDir, "manifest.json", text);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -228,54 +428,6 @@ int main(int argc, char **argv) {
   if (chips.empty())
     for (const char *chip : {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90a"})
       chips.push_back(chip);
-
-  DialectRegistry registry;
-  flashir::registerFlashIRToolDialects(registry);
-  registry.insert<flashir::attn::AttnDialect>();
-  MLIRContext ctx(registry);
-
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(input, sourceMgr, ParserConfig(&ctx));
-  if (!module)
-    return 1;
-
-  // The kernels per chip (cp.async staging where the chip has it), then
-  // PTX. The ABI is the same for every chip; shared memory is not.
-  auto kernelsFor = [&](StringRef chip) -> OwningOpRef<ModuleOp> {
-    OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
-    flashir::KernelOptions options;
-    options.chip = chip.str();
-    options.warps = warps;
-    options.unroll = unroll;
-    options.minBlocks = minBlocks;
-    const flashir::target::ChipInfo *info = flashir::target::lookupChip(chip);
-    options.stages = info && !info->hasCpAsync ? 0 : stages.getValue();
-    // Chips without bf16 mma.sync: the CUDA-core decode kernel (f16 prefill
-    // still gets tensor cores, by chip).
-    options.design =
-        info && !info->hasBF16 && kernelDesign == flashir::KernelDesign::MmaSync
-            ? flashir::KernelDesign::Auto
-            : kernelDesign.getValue();
-    options.copy = info && !info->hasMbarrierTx ? flashir::KVCopy::CpAsync
-                                                : kvCopy.getValue();
-    options.headsInnermost = headsInnermost;
-    options.splitPrefill = splitPrefill;
-    PassManager pm(&ctx);
-    if (!schedule.empty()) {
-      std::string error;
-      llvm::raw_string_ostream os(error);
-      if (failed(parsePassPipeline(schedule, pm, os))) {
-        llvm::errs() << "flashir-bundle: bad --schedule: " << error << "\n";
-        return nullptr;
-      }
-    }
-    flashir::buildAttnToKernelsPipeline(pm, options);
-    if (failed(pm.run(*copy)))
-      return nullptr;
-    return copy;
-  };
   for (const std::string &chip : chips)
     if (!flashir::target::lookupChip(chip)) {
       llvm::errs() << "flashir-bundle: unknown chip '" << chip
@@ -283,26 +435,23 @@ int main(int argc, char **argv) {
                    << "\n";
       return 1;
     }
+
+  DialectRegistry registry;
+  flashir::registerFlashIRToolDialects(registry);
+  registry.insert<flashir::attn::AttnDialect>();
+  MLIRContext ctx(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(input, sourceMgr, ParserConfig(&ctx));
+  if (!module)
+    return 1;
+
   abi::Manifest manifest;
   manifest.source = llvm::sys::path::filename(input).str();
-  // The kernels of the first chip are the manifest's: every other chip must
-  // generate the same ones (names, kinds, grids, arguments).
-  using Generated =
-      SmallVector<std::pair<gpu::GPUFuncOp, flashir::attn::LaunchAttr>>;
-  auto signatureOf = [](const Generated &generated,
-                        std::vector<abi::KernelInfo> &out) {
-    out.clear();
-    for (auto [func, launch] : generated) {
-      if (!launch) {
-        func.emitError("generated kernel without #attn.launch");
-        return false;
-      }
-      out.push_back(describe(func, launch));
-    }
-    return true;
-  };
+  // The kernels of the first chip are the manifest's.
   {
-    OwningOpRef<ModuleOp> first = kernelsFor(chips.front());
+    OwningOpRef<ModuleOp> first = kernelsFor(ctx, *module, chips.front());
     if (!first || !signatureOf(kernelsOf(*first), manifest.kernels))
       return 1;
   }
@@ -317,121 +466,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   std::string ptxas = findPtxas();
-  // libdevice comes from the toolkit that holds ptxas (or CUDA_HOME).
-  std::string toolkit;
-  if (!ptxas.empty())
-    toolkit =
-        llvm::sys::path::parent_path(llvm::sys::path::parent_path(ptxas)).str();
-  else if (const char *home = std::getenv("CUDA_HOME"))
-    toolkit = home;
-  else if (llvm::sys::fs::is_directory("/usr/local/cuda/nvvm/libdevice"))
-    toolkit = "/usr/local/cuda";
-  // The NVVM lowering calls libdevice for exp, log, tanh, fmax...: without
-  // it the PTX would reference functions nothing defines.
-  SmallString<128> libdevice(toolkit);
-  llvm::sys::path::append(libdevice, "nvvm", "libdevice");
-  if (toolkit.empty() || !llvm::sys::fs::is_directory(libdevice)) {
-    llvm::errs()
-        << "flashir-bundle: no CUDA toolkit with libdevice found "
-           "(looked next to ptxas, in $CUDA_HOME and /usr/local/cuda); "
-           "install the CUDA toolkit or set CUDA_HOME\n";
+  std::string toolkit = findToolkit(ptxas);
+  if (toolkit.empty())
     return 2;
-  }
-
-  for (const std::string &chip : chips) {
-    auto start = std::chrono::steady_clock::now();
-    OwningOpRef<ModuleOp> copy = kernelsFor(chip);
-    if (!copy)
+  for (const std::string &chip : chips)
+    if (failed(compileChip(ctx, *module, chip, ptxas, toolkit, manifest)))
       return 1;
-    Generated generated = kernelsOf(*copy);
-    std::vector<abi::KernelInfo> kernels;
-    if (!signatureOf(generated, kernels))
-      return 1;
-    auto sameSignature = [](const abi::KernelInfo &a,
-                            const abi::KernelInfo &b) {
-      return a.name == b.name && a.kind == b.kind && a.grid == b.grid &&
-             a.args.size() == b.args.size();
-    };
-    if (!std::equal(kernels.begin(), kernels.end(), manifest.kernels.begin(),
-                    manifest.kernels.end(), sameSignature)) {
-      llvm::errs() << "flashir-bundle: " << chip << " gets other kernels than "
-                   << chips.front()
-                   << " (e.g. no bf16 prefill kernel on sm_75); bundle these "
-                      "chips separately (--chips)\n";
-      return 1;
-    }
-    // Per-chip launch facts: shared memory, pipelining, launch order.
-    abi::TargetInfo target;
-    target.chip = chip;
-    for (auto [func, launch] : generated)
-      target.kernels[func.getName().str()] = factsOf(func, launch);
-    PassManager pm(&ctx);
-    flashir::buildKernelsToPTXPipeline(pm, chip, "+ptx80", toolkit);
-    if (failed(pm.run(*copy)))
-      return 1;
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
-    std::string ptx;
-    copy->walk([&](gpu::BinaryOp binary) {
-      for (Attribute object : binary.getObjects())
-        ptx = cast<gpu::ObjectAttr>(object).getObject().str();
-    });
-    // The serializer NUL-terminates the PTX (for cuModuleLoadData); ptxas
-    // reads a file and rejects the NUL.
-    while (!ptx.empty() && ptx.back() == '\0')
-      ptx.pop_back();
-    SmallString<128> ptxFile(outputDir);
-    llvm::sys::path::append(ptxFile, "kernels." + chip + ".ptx");
-    std::string error;
-    auto out = openOutputFile(ptxFile, &error);
-    if (!out) {
-      llvm::errs() << "flashir-bundle: " << error << "\n";
-      return 1;
-    }
-    out->os() << ptx;
-    out->keep();
-    out.reset(); // closed before ptxas reads it
-    target.ptx = "kernels." + chip + ".ptx";
-    target.compileMs = ms;
-    if (!ptxas.empty()) {
-      SmallString<128> cubin(outputDir);
-      llvm::sys::path::append(cubin, "kernels." + chip + ".cubin");
-      std::string arch = "-arch=" + chip;
-      SmallVector<StringRef> argv = {ptxas, arch, "-O3", ptxFile, "-o", cubin};
-      std::string msg;
-      int rc =
-          llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, {}, 0, 0, &msg);
-      if (rc != 0) {
-        llvm::errs() << "flashir-bundle: ptxas failed for " << chip << " ("
-                     << rc << ") " << msg << "\n";
-        return 1;
-      }
-      target.cubin = "kernels." + chip + ".cubin";
-    }
-    manifest.targets.push_back(std::move(target));
-    llvm::outs() << llvm::format("%s: %.0f ms attn -> PTX%s\n", chip.c_str(),
-                                 ms, ptxas.empty() ? "" : " (+ cubin)");
-  }
-
-  SmallString<128> manifestFile(outputDir);
-  llvm::sys::path::append(manifestFile, "manifest.json");
-  std::string error;
-  auto out = openOutputFile(manifestFile, &error);
-  if (!out) {
-    llvm::errs() << "flashir-bundle: " << error << "\n";
-    return 1;
-  }
-  // The runtime's reader must accept what this writes.
-  std::string text = abi::writeManifest(manifest), why;
-  abi::Manifest check;
-  if (!abi::parseManifest(text, check, why)) {
-    llvm::errs() << "flashir-bundle: internal error: the manifest breaks the "
-                    "kernel ABI: "
-                 << why << "\n";
-    return 1;
-  }
-  out->os() << text;
-  out->keep();
-  return 0;
+  return failed(writeManifestFile(manifest)) ? 1 : 0;
 }
