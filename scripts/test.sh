@@ -55,6 +55,10 @@ echo "== Python sources compile (their tests need the GPU machine)"
 check python-compile python3 -m py_compile "$FLASHIR_ROOT"/python/flashir/*.py \
   "$FLASHIR_ROOT"/python/tests/*.py "$FLASHIR_ROOT"/bench/gpu/*.py
 
+echo "== Python JIT without a GPU: attn IR, flashir-bundle, the on-disk cache"
+check python-jit env FLASHIR_COMPILER="$FLASHIR_BUILD_DIR/bin/flashir-bundle" \
+  python3 -m unittest "$FLASHIR_ROOT/python/tests/test_jit.py"
+
 echo "== runtime-only build (no LLVM/MLIR)"
 rt="$FLASHIR_BUILD_DIR-runtime"
 check runtime-only-build bash -c "

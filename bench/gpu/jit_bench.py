@@ -1,0 +1,119 @@
+"""JIT latency on the GPU machine: a decode configuration's kernels compiled
+from an empty cache (cold) and found in it (warm) by flashir.jit, loaded by
+the plan/run runtime, planned and run once and checked against a float64
+reference; next to FlexAttention's cold compile of the same variant in the
+same process. Needs the static compiler (scripts/build-jit-compiler.sh;
+FLASHIR_COMPILER) and libflashir_c.so (FLASHIR_LIB or build-runtime/).
+
+    python3 bench/gpu/jit_bench.py --out OUT
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "python"))
+import flashir  # noqa: E402
+from flashir import ir, jit  # noqa: E402
+
+HQ, HKV, D, PAGE = 32, 8, 128, 16
+
+
+def batch(gen, lens):
+    pages = [(n + PAGE - 1) // PAGE for n in lens]
+    num_pages = sum(pages) + 4
+    perm = torch.randperm(num_pages, generator=gen).tolist()
+    indptr, indices = [0], []
+    for p in pages:
+        indices += perm[len(indices):len(indices) + p]
+        indptr.append(len(indices))
+    last = [n - (p - 1) * PAGE for n, p in zip(lens, pages)]
+    shape = (num_pages, PAGE, HKV, D)
+    kp = torch.randn(shape, generator=gen).to("cuda", torch.bfloat16)
+    vp = torch.randn(shape, generator=gen).to("cuda", torch.bfloat16)
+    q = torch.randn((len(lens), HQ, D), generator=gen).to("cuda", torch.bfloat16)
+    i32 = lambda x: torch.tensor(x, dtype=torch.int32)
+    return dict(q=q, kp=kp, vp=vp, qo=i32(list(range(len(lens) + 1))), indptr=i32(indptr),
+                indices=i32(indices), last=i32(last), num_pages=num_pages, lens=lens)
+
+
+def reference(b):
+    """float64 decode of every request (GQA)."""
+    out = []
+    for r, n in enumerate(b["lens"]):
+        ids = b["indices"][b["indptr"][r]:b["indptr"][r + 1]].long().cuda()
+        k = b["kp"][ids].reshape(-1, HKV, D)[:n].double()
+        v = b["vp"][ids].reshape(-1, HKV, D)[:n].double()
+        q = b["q"][r].double().view(HKV, HQ // HKV, D)
+        s = torch.einsum("hgd,nhd->hgn", q, k) / math.sqrt(D)
+        out.append(torch.einsum("hgn,nhd->hgd", s.softmax(-1), v).reshape(HQ, D))
+    return torch.stack(out)
+
+
+def jit_decode(spec, image):
+    """compile_spec + the runtime's wrapper (loads the kernels): ms and
+    the wrapper."""
+    start = time.perf_counter()
+    folder, info = jit.compile_spec(spec, image.split(":")[0])
+    wrapper = flashir.BatchDecodeWithPagedKVCacheWrapper(folder, spec.function_name(),
+                                                         max_requests=16, chip=image)
+    return (time.perf_counter() - start) * 1e3, info, wrapper
+
+
+def flex_cold(score_mod):
+    """First and second call of a compiled FlexAttention decode (ms)."""
+    from torch.nn.attention.flex_attention import flex_attention
+    torch._dynamo.reset()
+    fn = torch.compile(flex_attention)
+    q = torch.randn(4, HQ, 1, D, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(4, HKV, 1024, D, device="cuda", dtype=torch.bfloat16)
+    times = []
+    for _ in range(2):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn(q, k, k, score_mod=score_mod, enable_gqa=True)
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1e3)
+    return times
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=".")
+    args = ap.parse_args()
+    os.environ["FLASHIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="flashir-cache-")
+    chip, image = jit.detect_chip()
+    rows = {"device": torch.cuda.get_device_name(), "chip": chip, "image": image,
+            "compiler": jit.find_compiler()}
+    gen = torch.Generator().manual_seed(3)
+    b = batch(gen, [1, 300, 1000, 37])
+    for variant in ("plain", "causal", "soft_cap"):
+        spec = ir.AttentionSpec(HQ, HKV, D, PAGE, variant=variant)
+        cold_ms, cold, wrapper = jit_decode(spec, image)
+        warm_ms, warm, wrapper = jit_decode(spec, image)
+        row = {"cold_ms": cold_ms, "cold_cached": cold["cached"], "warm_ms": warm_ms,
+               "warm_cached": warm["cached"], "warm_lookup_ms": warm["ms"]}
+        if variant != "soft_cap":  # run() takes no variant parameters yet
+            wrapper.plan(b["qo"], b["indptr"], b["indices"], b["last"], b["num_pages"])
+            out, _ = wrapper.run(b["q"], (b["kp"], b["vp"]), b["indices"].cuda())
+            ref = reference(b)
+            row["rel_err"] = ((out.double() - ref).norm() / ref.norm()).item()
+            row["nan"] = bool(out.isnan().any())
+        rows[variant] = row
+        print(variant, json.dumps(row))
+    cap = 30.0
+    rows["flex_plain_ms"] = flex_cold(None)
+    rows["flex_soft_cap_ms"] = flex_cold(lambda s, b, h, q, k: cap * torch.tanh(s / cap))
+    print("flex", rows["flex_plain_ms"], rows["flex_soft_cap_ms"])
+    with open(os.path.join(args.out, "jit_bench.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

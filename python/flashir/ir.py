@@ -1,0 +1,154 @@
+"""attn IR for an attention configuration: what the JIT compiles.
+
+An ``AttentionSpec`` names everything that changes the kernels (head
+counts, head dim, page size, KV layout, data type, variant and its
+parameters); ``attention_module`` writes the attn function the compiler
+turns into kernels. Variants are the standard library's by name
+(``lib/Dialect/Attn/IR/StandardVariants.mlir``) or a user's ``attn.variant``
+text (docs/WritingVariants.md), whose parameters are read from its header.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["Param", "AttentionSpec", "STANDARD_VARIANTS", "variant_params",
+           "attention_module"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A variant parameter: its name, element type (``f32``, ``i32``,
+    ``i64``; ``tensor<?xi8>`` for buffers) and kind (``scalar``,
+    ``per_request``, ``per_head``, ``buffer``)."""
+    name: str
+    type: str
+    kind: str
+
+    def arg_type(self):
+        """The attn function argument's type that carries it."""
+        if self.kind == "scalar":
+            return self.type
+        if self.kind == "buffer":
+            return self.type
+        return f"tensor<?x{self.type}>"
+
+
+# The standard library's variants and their parameters, in order.
+STANDARD_VARIANTS = {
+    "plain": (),
+    "causal": (),
+    "sliding_window": (Param("window_left", "i32", "per_request"),),
+    "soft_cap": (Param("cap", "f32", "scalar"),),
+    "alibi": (Param("slope", "f32", "per_head"),),
+    "custom_mask": (Param("bits", "tensor<?xi8>", "buffer"),
+                    Param("row0", "i64", "per_request"),
+                    Param("stride", "i64", "per_request")),
+    "sigmoid": (Param("bias", "f32", "scalar"),),
+}
+
+_KINDS = ("scalar", "per_request", "per_head", "buffer")
+_HEADER = re.compile(r"attn\.variant\s+@([A-Za-z_][\w$.]*)\s+reduction\s+\w+\s*"
+                     r"(?:params\s*\(([^)]*)\))?")
+
+
+def variant_params(variant_ir):
+    """(name, params) of the first ``attn.variant`` in `variant_ir`."""
+    match = _HEADER.search(variant_ir)
+    if not match:
+        raise ValueError("variant_ir holds no 'attn.variant @name reduction ...' header")
+    params = []
+    for item in filter(None, (p.strip() for p in (match.group(2) or "").split(","))):
+        m = re.fullmatch(r"([A-Za-z_]\w*)\s*:\s*(\S+)\s+(\w+)", item)
+        if not m or m.group(3) not in _KINDS:
+            raise ValueError(f"variant parameter {item!r}: expected 'name : type kind' with "
+                             f"kind one of {', '.join(_KINDS)}")
+        params.append(Param(m.group(1), m.group(2), m.group(3)))
+    return match.group(1), tuple(params)
+
+
+_DTYPES = {"bf16": "bf16", "bfloat16": "bf16", "f16": "f16", "float16": "f16", "half": "f16"}
+
+
+@dataclass(frozen=True)
+class AttentionSpec:
+    """An attention over a paged KV cache (ragged queries), as
+    ``attn.attention`` sees it. ``variant``: a standard variant's name, or
+    the name inside ``variant_ir`` (a user's ``attn.variant``)."""
+    num_qo_heads: int
+    num_kv_heads: int
+    head_dim: int
+    page_size: int
+    kv_layout: str = "NHD"
+    dtype: str = "bf16"
+    variant: str = "plain"
+    variant_ir: str = ""
+    params: tuple = field(default=(), compare=False)
+
+    def __post_init__(self):
+        for name in ("num_qo_heads", "num_kv_heads", "head_dim", "page_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if self.num_qo_heads % self.num_kv_heads:
+            raise ValueError(f"num_qo_heads ({self.num_qo_heads}) must be a multiple of "
+                             f"num_kv_heads ({self.num_kv_heads})")
+        if self.kv_layout.upper() not in ("NHD", "HND"):
+            raise ValueError(f"kv_layout must be 'NHD' or 'HND', got {self.kv_layout!r}")
+        object.__setattr__(self, "kv_layout", self.kv_layout.upper())
+        dtype = _DTYPES.get(str(self.dtype).replace("torch.", ""))
+        if dtype is None:
+            raise ValueError(f"dtype must be bf16 or f16, got {self.dtype!r}")
+        object.__setattr__(self, "dtype", dtype)
+        if self.variant_ir:
+            name, params = variant_params(self.variant_ir)
+            if self.variant not in ("plain", name):
+                raise ValueError(f"variant {self.variant!r} is not the one variant_ir "
+                                 f"defines (@{name})")
+            object.__setattr__(self, "variant", name)
+        elif self.variant in STANDARD_VARIANTS:
+            params = STANDARD_VARIANTS[self.variant]
+        else:
+            raise ValueError(f"unknown variant {self.variant!r}: one of "
+                             f"{', '.join(STANDARD_VARIANTS)}, or pass its attn IR as "
+                             f"variant_ir")
+        object.__setattr__(self, "params", params)
+
+    def function_name(self):
+        g = self.num_qo_heads // self.num_kv_heads
+        return (f"{self.variant}_h{self.num_qo_heads}_g{g}_d{self.head_dim}_p{self.page_size}"
+                f"_{self.dtype}_{self.kv_layout.lower()}")
+
+
+def attention_module(spec):
+    """The attn program (variant text, if a user's, and one function) of
+    `spec`; its function is ``spec.function_name()``."""
+    d, e = spec.head_dim, spec.dtype
+    hq, hkv, p = spec.num_qo_heads, spec.num_kv_heads, spec.page_size
+    pool_dims = f"{p}x{hkv}" if spec.kv_layout == "NHD" else f"{hkv}x{p}"
+    pool = f"tensor<?x{pool_dims}x{d}x{e}>"
+    kv_type = (f"!attn.paged_kv<page_size = {p}, layout = {spec.kv_layout.lower()}, "
+               f"heads = {hkv}, head_dim = {d}, {e}>")
+    q_type = f"!attn.ragged_q<heads = {hq}, head_dim = {d}, {e}>"
+    out_types = f"tensor<?x{hq}x{d}x{e}>, tensor<?x{hq}xf32>"
+    args = [f"%k: {pool}", f"%v: {pool}", "%indptr: tensor<?xi32>", "%indices: tensor<?xi32>",
+            "%last: tensor<?xi32>", f"%queries: tensor<?x{hq}x{d}x{e}>", "%qo: tensor<?xi32>"]
+    args += [f"%p_{prm.name}: {prm.arg_type()}" for prm in spec.params]
+    params = ""
+    if spec.params:
+        names = ", ".join(f"%p_{prm.name}" for prm in spec.params)
+        types = ", ".join(prm.arg_type() for prm in spec.params)
+        params = f" params({names} : {types})"
+    lines = []
+    if spec.variant_ir:
+        lines += [spec.variant_ir.strip(), ""]
+    lines += [
+        f"func.func @{spec.function_name()}({', '.join(args)}) -> ({out_types}) {{",
+        f"  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : {pool}, {pool} -> {kv_type}",
+        f"  %q = attn.ragged_q %queries, %qo : tensor<?x{hq}x{d}x{e}> -> {q_type}",
+        f"  %o, %l = attn.attention @{spec.variant}(%q, %kv){params}",
+        f"      {{num_qo_heads = {hq} : i64, num_kv_heads = {hkv} : i64}} : {q_type}, {kv_type}",
+        f"      -> {out_types}",
+        f"  return %o, %l : {out_types}",
+        "}",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,189 @@
+"""JIT: kernel bundles compiled on first use and kept in an on-disk cache.
+
+``compile_bundle(ir, chip)`` returns the folder of the bundle that
+``flashir-bundle`` writes for an attn program (``flashir.ir``) and a chip:
+from the cache when a bundle of the same key is there, else compiled into
+it. The key covers everything that changes the code: the kernel ABI
+version, the compiler (its path, size and modification time), the program
+text, the chip and the compiler options. Processes that compile the same
+key at once serialize on a lock file; a bundle appears in the cache only
+whole (written to a temporary folder, then renamed).
+
+The compiler is ``$FLASHIR_COMPILER``, else this checkout's
+``build/jit/flashir-bundle`` (``scripts/build-jit-compiler.sh``: a static
+build for machines without LLVM) or ``build/bin/flashir-bundle``, else
+``flashir-bundle`` on the PATH. The cache is ``$FLASHIR_CACHE_DIR``, else
+``~/.cache/flashir``.
+
+AOT, ahead of serving: ``python -m flashir.jit CONFIG.json`` compiles every
+configuration of a JSON list of ``AttentionSpec`` fields (plus ``chip``)
+into the cache.
+"""
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import ir as _ir
+
+__all__ = ["ABI_VERSION", "SPLIT_KV_SCHEDULE", "JitError", "chip_for_capability",
+           "detect_chip", "find_compiler", "cache_dir", "cache_key", "compile_bundle",
+           "compile_spec"]
+
+# The manifest ABI the Python package reads (include/flashir/ABI/KernelABI.h).
+ABI_VERSION = 5
+# Split-KV kernels and their merge kernels (what the plan/run runtime runs).
+SPLIT_KV_SCHEDULE = "attn-import-variants,attn-split-kv{chunk-size=0}"
+
+
+class JitError(RuntimeError):
+    """No compiler, or the compiler refused the program (its diagnostics
+    are the message)."""
+
+
+def chip_for_capability(major, minor):
+    """(chip, image) the bundle serves a device of compute capability
+    major.minor with: its own cubin where FlashIR targets the chip, else
+    the newest older target's PTX for the driver to compile (a newer chip
+    than any target; sm_90a's PTX is specific to sm_90)."""
+    cap = (int(major), int(minor))
+    if cap == (9, 0):
+        return "sm_90a", "sm_90a"
+    own = {(7, 5): "sm_75", (8, 0): "sm_80", (8, 6): "sm_86", (8, 9): "sm_89"}
+    if cap in own:
+        return own[cap], own[cap]
+    if cap < (7, 5):
+        raise JitError(f"compute capability {major}.{minor}: FlashIR needs sm_75 or newer")
+    older = max(c for c in own if c <= cap)
+    return own[older], own[older] + ":ptx"
+
+
+def detect_chip(device=None):
+    """chip_for_capability of the current (or given) CUDA device."""
+    import torch
+    major, minor = torch.cuda.get_device_capability(device)
+    return chip_for_capability(major, minor)
+
+
+def _repo_root():
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def find_compiler():
+    """The flashir-bundle to run (see the module's doc), or JitError."""
+    env = os.environ.get("FLASHIR_COMPILER")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise JitError(f"FLASHIR_COMPILER={env} is not an executable")
+        return env
+    root = _repo_root()
+    for path in (os.path.join(root, "build", "jit", "flashir-bundle"),
+                 os.path.join(root, "build", "bin", "flashir-bundle")):
+        if os.access(path, os.X_OK):
+            return path
+    found = shutil.which("flashir-bundle")
+    if found:
+        return found
+    raise JitError("no FlashIR compiler: set FLASHIR_COMPILER to a flashir-bundle, build this "
+                   "checkout (scripts/setup.sh, or scripts/build-jit-compiler.sh for a static "
+                   "one), or fill the cache ahead of time (python -m flashir.jit CONFIG.json) "
+                   "on a machine that has one")
+
+
+def cache_dir():
+    return os.environ.get("FLASHIR_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "flashir")
+
+
+def _compiler_identity(compiler):
+    st = os.stat(compiler)
+    return [os.path.realpath(compiler), st.st_size, st.st_mtime_ns]
+
+
+def cache_key(program, chip, options=(), compiler=None):
+    """The cache key (hex) of `program` (attn IR text) compiled for `chip`
+    with `options` (compiler arguments) by `compiler` (None: no compiler
+    identity, for looking up bundles built elsewhere)."""
+    doc = {"abi": ABI_VERSION, "program": program, "chip": chip, "options": list(options),
+           "compiler": _compiler_identity(compiler) if compiler else None}
+    text = json.dumps(doc, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _valid_bundle(path):
+    try:
+        with open(os.path.join(path, "manifest.json")) as f:
+            return json.load(f).get("abi_version") == ABI_VERSION
+    except (OSError, ValueError):
+        return False
+
+
+def compile_bundle(program, chip, options=(), compiler=None, cache=None):
+    """(bundle folder, info) of `program` for `chip`: info has ``cached``
+    (found in the cache) and ``ms`` (the call's wall time)."""
+    start = time.perf_counter()
+    compiler = compiler or find_compiler()
+    cache = cache or cache_dir()
+    key = cache_key(program, chip, options, compiler)
+    final = os.path.join(cache, key)
+    if _valid_bundle(final):
+        return final, {"cached": True, "ms": (time.perf_counter() - start) * 1e3, "key": key}
+    os.makedirs(cache, exist_ok=True)
+    with open(final + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        cached = _valid_bundle(final)  # another process compiled it meanwhile
+        if not cached:
+            _compile_into(program, chip, options, compiler, cache, final)
+    return final, {"cached": cached, "ms": (time.perf_counter() - start) * 1e3, "key": key}
+
+
+def _compile_into(program, chip, options, compiler, cache, final):
+    work = tempfile.mkdtemp(prefix=".tmp-", dir=cache)
+    try:
+        source = os.path.join(work, "program.mlir")
+        with open(source, "w") as f:
+            f.write(program)
+        out = os.path.join(work, "bundle")
+        cmd = [compiler, source, "-o", out, f"--chips={chip}", *options]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            raise JitError(f"flashir-bundle failed ({run.returncode}) for {chip}:\n"
+                           f"{run.stderr.strip() or run.stdout.strip()}")
+        if os.path.isdir(final):  # an invalid leftover (older ABI, torn copy)
+            shutil.rmtree(final)
+        os.rename(out, final)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def compile_spec(spec, chip, split_kv=True, compiler=None, cache=None):
+    """compile_bundle of an AttentionSpec's program; with split_kv, its
+    split-KV kernels and merge kernels (SPLIT_KV_SCHEDULE)."""
+    options = (f"--schedule={SPLIT_KV_SCHEDULE}",) if split_kv else ()
+    return compile_bundle(_ir.attention_module(spec), chip, options, compiler, cache)
+
+
+def _aot(path):
+    with open(path) as f:
+        configs = json.load(f)
+    for config in configs:
+        config = dict(config)
+        chip = config.pop("chip")
+        split = config.pop("split_kv", True)
+        spec = _ir.AttentionSpec(**config)
+        folder, info = compile_spec(spec, chip, split)
+        state = "cached" if info["cached"] else f"compiled in {info['ms']:.0f} ms"
+        print(f"{spec.function_name()} {chip}: {state} -> {folder}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m flashir.jit CONFIG.json  (a JSON list of AttentionSpec "
+                 "fields, each with a 'chip')")
+    _aot(sys.argv[1])

@@ -1,0 +1,162 @@
+"""The JIT's host side without a GPU (CI): attn IR of every standard variant
+and a user variant compiled by flashir-bundle, the manifest's kernels and
+argument roles, the on-disk cache (hits, keys, concurrent processes),
+compiler errors and chip selection.
+
+    FLASHIR_COMPILER=build/bin/flashir-bundle python3 -m unittest python/tests/test_jit.py
+"""
+import json
+import multiprocessing
+import os
+import re
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from flashir import ir, jit  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def rope_variant():
+    """The RoPE variant of the GPU lit tests (query and key hooks, three
+    parameters)."""
+    with open(os.path.join(ROOT, "test", "Conversion", "AttnToGPU", "variant-hooks.mlir")) as f:
+        text = f.read()
+    return re.search(r"^attn\.variant @rope .*?^}\n", text, re.S | re.M).group(0)
+
+
+def manifest(folder):
+    with open(os.path.join(folder, "manifest.json")) as f:
+        return json.load(f)
+
+
+def compile_in(args):
+    program, cache = args
+    return jit.compile_bundle(program, "sm_80", cache=cache)
+
+
+class IRTest(unittest.TestCase):
+    def test_user_variant_params(self):
+        name, params = ir.variant_params(rope_variant())
+        self.assertEqual(name, "rope")
+        self.assertEqual([(p.name, p.type, p.kind) for p in params],
+                         [("log2_theta", "f32", "scalar"), ("half_dim", "i32", "scalar"),
+                          ("offset", "i32", "per_request")])
+        self.assertEqual([p.arg_type() for p in params], ["f32", "i32", "tensor<?xi32>"])
+
+    def test_bad_specs_name_the_argument(self):
+        cases = [(dict(num_qo_heads=12, num_kv_heads=8), "num_qo_heads"),
+                 (dict(head_dim=0), "head_dim"), (dict(page_size=2.0), "page_size"),
+                 (dict(kv_layout="NDH"), "kv_layout"), (dict(dtype="f32"), "dtype"),
+                 (dict(variant="nope"), "unknown variant"),
+                 (dict(variant_ir="attn.variant oops"), "variant_ir"),
+                 (dict(variant_ir="attn.variant @v reduction softmax params(x : f32 sometimes) {}"),
+                  "kind one of")]
+        for change, needle in cases:
+            fields = dict(num_qo_heads=32, num_kv_heads=8, head_dim=128, page_size=16)
+            fields.update(change)
+            with self.subTest(change=change):
+                with self.assertRaisesRegex(ValueError, needle):
+                    ir.AttentionSpec(**fields)
+
+    def test_chip_for_capability(self):
+        self.assertEqual(jit.chip_for_capability(9, 0), ("sm_90a", "sm_90a"))
+        self.assertEqual(jit.chip_for_capability(8, 0), ("sm_80", "sm_80"))
+        self.assertEqual(jit.chip_for_capability(8, 7), ("sm_86", "sm_86:ptx"))
+        self.assertEqual(jit.chip_for_capability(10, 0), ("sm_89", "sm_89:ptx"))
+        self.assertEqual(jit.chip_for_capability(12, 0), ("sm_89", "sm_89:ptx"))
+        with self.assertRaisesRegex(jit.JitError, "sm_75 or newer"):
+            jit.chip_for_capability(7, 0)
+
+
+class JitTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.cache = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_every_standard_variant_compiles(self):
+        for variant, params in ir.STANDARD_VARIANTS.items():
+            for layout in ("NHD", "HND"):
+                spec = ir.AttentionSpec(16, 4, 64, 16, layout, "f16", variant)
+                with self.subTest(variant=variant, layout=layout):
+                    folder, info = jit.compile_spec(spec, "sm_80", cache=self.cache)
+                    self.assertFalse(info["cached"])
+                    m = manifest(folder)
+                    kinds = sorted(k["kind"] for k in m["kernels"])
+                    self.assertIn("merge", kinds)
+                    split = [k for k in m["kernels"] if k["kind"] != "merge"]
+                    self.assertTrue(split)
+                    for k in split:
+                        self.assertEqual(k["variant"], variant)
+                        self.assertEqual(k["kv_layout"], layout.lower())
+                        got = [(a["name"], a["param_kind"]) for a in k["args"]
+                               if a["role"] == "param"]
+                        self.assertEqual(got, [(p.name, p.kind) for p in params])
+
+    def test_user_variant_compiles(self):
+        spec = ir.AttentionSpec(32, 8, 128, 16, variant_ir=rope_variant())
+        self.assertEqual(spec.variant, "rope")
+        folder, _ = jit.compile_spec(spec, "sm_90a", cache=self.cache)
+        m = manifest(folder)
+        names = [a["name"] for a in m["kernels"][0]["args"] if a["role"] == "param"]
+        self.assertEqual(names, ["log2_theta", "half_dim", "offset"])
+
+    def test_cache_hits_and_keys(self):
+        spec = ir.AttentionSpec(8, 8, 64, 16, variant="causal")
+        first, info = jit.compile_spec(spec, "sm_80", split_kv=False, cache=self.cache)
+        self.assertFalse(info["cached"])
+        again, info = jit.compile_spec(spec, "sm_80", split_kv=False, cache=self.cache)
+        self.assertTrue(info["cached"])
+        self.assertEqual(first, again)
+        program = ir.attention_module(spec)
+        compiler = jit.find_compiler()
+        key = jit.cache_key(program, "sm_80", (), compiler)
+        self.assertEqual(os.path.basename(first), key)
+        others = {jit.cache_key(program + " ", "sm_80", (), compiler),
+                  jit.cache_key(program, "sm_86", (), compiler),
+                  jit.cache_key(program, "sm_80", ("--warps=2",), compiler),
+                  jit.cache_key(program, "sm_80", (), None)}
+        self.assertEqual(len(others), 4)
+        self.assertNotIn(key, others)
+        # A torn or older bundle under the key is compiled again.
+        with open(os.path.join(first, "manifest.json"), "w") as f:
+            f.write('{"abi_version": 4}')
+        _, info = jit.compile_spec(spec, "sm_80", split_kv=False, cache=self.cache)
+        self.assertFalse(info["cached"])
+        self.assertEqual(manifest(first)["abi_version"], jit.ABI_VERSION)
+
+    def test_concurrent_processes_compile_once(self):
+        program = ir.attention_module(ir.AttentionSpec(8, 2, 64, 16))
+        with multiprocessing.get_context("spawn").Pool(4) as pool:
+            results = pool.map(compile_in, [(program, self.cache)] * 4)
+        self.assertEqual(len({folder for folder, _ in results}), 1)
+        self.assertEqual(sum(not info["cached"] for _, info in results), 1)
+        left = [n for n in os.listdir(self.cache) if n.startswith(".tmp-")]
+        self.assertEqual(left, [])
+
+    def test_compiler_errors_are_jit_errors(self):
+        spec = ir.AttentionSpec(8, 2, 12, 16)  # head dims are multiples of 8
+        with self.assertRaisesRegex(jit.JitError, "head_dim|head dim"):
+            jit.compile_spec(spec, "sm_80", cache=self.cache)
+        self.assertEqual([n for n in os.listdir(self.cache) if not n.endswith(".lock")], [])
+
+    def test_missing_compiler(self):
+        old = os.environ.get("FLASHIR_COMPILER")
+        os.environ["FLASHIR_COMPILER"] = os.path.join(self.cache, "no-such-compiler")
+        try:
+            with self.assertRaisesRegex(jit.JitError, "FLASHIR_COMPILER"):
+                jit.find_compiler()
+        finally:
+            if old is None:
+                del os.environ["FLASHIR_COMPILER"]
+            else:
+                os.environ["FLASHIR_COMPILER"] = old
+
+
+if __name__ == "__main__":
+    unittest.main()
