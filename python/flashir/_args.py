@@ -1,0 +1,51 @@
+"""Checks of the tensors a wrapper's plan() and run() take: each error names
+the argument."""
+
+from ._lib import _torch
+
+
+def _int32_host(name, t):
+    torch = _torch()
+    if not isinstance(t, torch.Tensor) or t.dim() != 1:
+        raise TypeError(f"{name} must be a 1-D tensor")
+    if t.dtype != torch.int32:
+        raise TypeError(f"{name} must be int32, got {t.dtype}")
+    return t.detach().to("cpu").contiguous()
+
+
+def _page_ids_for(kv_indptr, kv_indices):
+    """Host kv_indices checked to hold the kv_indptr's pages; an empty one
+    becomes one zero (the C API takes a non-null array)."""
+    if kv_indices.numel() < int(kv_indptr.max()):
+        raise ValueError(f"kv_indices has {kv_indices.numel()} entries; kv_indptr "
+                         f"reaches {int(kv_indptr.max())}")
+    if kv_indices.numel() == 0:
+        return _torch().zeros(1, dtype=_torch().int32)
+    return kv_indices
+
+
+def _check_step_tensors(w, q, rows, k_pool, v_pool):
+    """q [rows, Hq, D] and the pools [num_pages, page_size, Hkv, D] of
+    wrapper `w`: CUDA, w.dtype, contiguous, the kernels' shapes."""
+    torch = _torch()
+    for name, t in (("q", q), ("k_pool", k_pool), ("v_pool", v_pool)):
+        if not isinstance(t, torch.Tensor) or not t.is_cuda:
+            raise ValueError(f"{name} must be a CUDA tensor")
+        if t.dtype != w.dtype:
+            raise TypeError(f"{name} must be {w.dtype}, got {t.dtype}")
+        if not t.is_contiguous():
+            raise ValueError(f"{name} must be contiguous")
+    if tuple(q.shape) != (rows, w.num_qo_heads, w.head_dim):
+        raise ValueError(f"q must be [{rows}, {w.num_qo_heads}, {w.head_dim}] "
+                         f"for the planned step, got {list(q.shape)}")
+    # The kernels' pool layout (the manifest's kv_layout).
+    layout = getattr(w, "kv_layout", "nhd")
+    inner = (w.page_size, w.num_kv_heads, w.head_dim)
+    if layout == "hnd":
+        inner = (w.num_kv_heads, w.page_size, w.head_dim)
+    for name, t in (("k_pool", k_pool), ("v_pool", v_pool)):
+        if t.dim() != 4 or tuple(t.shape[1:]) != inner:
+            raise ValueError(f"{name} must be [num_pages, {', '.join(map(str, inner))}] "
+                             f"({layout.upper()}), got {list(t.shape)}")
+    if v_pool.shape[0] != k_pool.shape[0]:
+        raise ValueError("k_pool and v_pool hold different numbers of pages")
