@@ -57,7 +57,7 @@ check python-compile python3 -m py_compile "$FLASHIR_ROOT"/python/flashir/*.py \
 
 echo "== Python JIT without a GPU: attn IR, flashir-bundle, the on-disk cache"
 check python-jit env FLASHIR_COMPILER="$FLASHIR_BUILD_DIR/bin/flashir-bundle" \
-  python3 -m unittest "$FLASHIR_ROOT/python/tests/test_jit.py"
+  python3 "$FLASHIR_ROOT/python/tests/test_jit.py"
 
 echo "== runtime-only build (no LLVM/MLIR)"
 rt="$FLASHIR_BUILD_DIR-runtime"

@@ -3,7 +3,7 @@ and a user variant compiled by flashir-bundle, the manifest's kernels and
 argument roles, the on-disk cache (hits, keys, concurrent processes),
 compiler errors and chip selection.
 
-    FLASHIR_COMPILER=build/bin/flashir-bundle python3 -m unittest python/tests/test_jit.py
+    FLASHIR_COMPILER=build/bin/flashir-bundle python3 python/tests/test_jit.py
 """
 import json
 import multiprocessing
