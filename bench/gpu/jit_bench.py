@@ -43,8 +43,9 @@ def batch(gen, lens):
                 indices=i32(indices), last=i32(last), num_pages=num_pages, lens=lens)
 
 
-def reference(b):
-    """float64 decode of every request (GQA)."""
+def reference(b, cap=None, window=None):
+    """float64 decode of every request (GQA); with a soft-cap `cap` or the
+    per-request `window` (keys kpos >= n - 1 - window[r] where >= 0)."""
     out = []
     for r, n in enumerate(b["lens"]):
         ids = b["indices"][b["indptr"][r]:b["indptr"][r + 1]].long().cuda()
@@ -52,6 +53,10 @@ def reference(b):
         v = b["vp"][ids].reshape(-1, HKV, D)[:n].double()
         q = b["q"][r].double().view(HKV, HQ // HKV, D)
         s = torch.einsum("hgd,nhd->hgn", q, k) / math.sqrt(D)
+        if cap is not None:
+            s = cap * torch.tanh(s / cap)
+        if window is not None and window[r] >= 0:
+            s[..., :max(0, n - 1 - int(window[r]))] = -math.inf
         out.append(torch.einsum("hgn,nhd->hgd", s.softmax(-1), v).reshape(HQ, D))
     return torch.stack(out)
 
@@ -93,18 +98,25 @@ def main():
             "compiler": jit.find_compiler()}
     gen = torch.Generator().manual_seed(3)
     b = batch(gen, [1, 300, 1000, 37])
-    for variant in ("plain", "causal", "soft_cap"):
+    window = torch.tensor([-1, 0, 200, 5], dtype=torch.int32)
+    runs = {"plain": ([], {}), "causal": ([], {}), "soft_cap": ([30.0], {"cap": 30.0}),
+            "sliding_window": ([window.cuda()], {"window": window})}
+    for variant, (params, ref_args) in runs.items():
         spec = ir.AttentionSpec(HQ, HKV, D, PAGE, variant=variant)
         cold_ms, cold, wrapper = jit_decode(spec, image)
         warm_ms, warm, wrapper = jit_decode(spec, image)
         row = {"cold_ms": cold_ms, "cold_cached": cold["cached"], "warm_ms": warm_ms,
                "warm_cached": warm["cached"], "warm_lookup_ms": warm["ms"]}
-        if variant != "soft_cap":  # run() takes no variant parameters yet
-            wrapper.plan(b["qo"], b["indptr"], b["indices"], b["last"], b["num_pages"])
-            out, _ = wrapper.run(b["q"], (b["kp"], b["vp"]), b["indices"].cuda())
-            ref = reference(b)
-            row["rel_err"] = ((out.double() - ref).norm() / ref.norm()).item()
-            row["nan"] = bool(out.isnan().any())
+        wrapper.plan(b["qo"], b["indptr"], b["indices"], b["last"], b["num_pages"])
+        out, _ = wrapper.run(b["q"], (b["kp"], b["vp"]), b["indices"].cuda(), params=params)
+        ref = reference(b, **ref_args)
+        row["rel_err"] = ((out.double() - ref).norm() / ref.norm()).item()
+        row["nan"] = bool(out.isnan().any())
+        try:  # a missing parameter is refused, naming the count
+            wrapper.run(b["q"], (b["kp"], b["vp"]), b["indices"].cuda())
+            row["missing_params_refused"] = not params
+        except TypeError as e:
+            row["missing_params_refused"] = bool(params) and "params" in str(e)
         rows[variant] = row
         print(variant, json.dumps(row))
     cap = 30.0

@@ -73,6 +73,23 @@ FLASHIR_C_EXPORT int flashirSplitKVRun(FlashIRSplitKV *decode, void *q,
                                       int64_t num_indices, void *out, void *lse,
                                       void *stream, int capacity_grids);
 
+/* A variant parameter of a run, in the variant's declaration order: a device
+ * pointer and element count for tensor parameters (per-request, per-head,
+ * buffer), the value for f32 scalars. */
+typedef struct FlashIRParam {
+  void *pointer;
+  int64_t size;
+  float scalar;
+} FlashIRParam;
+
+/* flashirSplitKVRun with the variant's parameters (`num_params` of them at
+ * `params`; checked against the kernels' variant: count, kinds and sizes). */
+FLASHIR_C_EXPORT int flashirSplitKVRunWithParams(
+    FlashIRSplitKV *decode, void *q, void *k_pool, void *v_pool,
+    int64_t num_pages, void *kv_indices, int64_t num_indices, void *out,
+    void *lse, const FlashIRParam *params, int64_t num_params, void *stream,
+    int capacity_grids);
+
 FLASHIR_C_EXPORT void flashirSplitKVDestroy(FlashIRSplitKV *decode);
 
 /* Shared-prefix (cascade) decode: one-row requests that share a prefix (see

@@ -109,11 +109,16 @@ flashirSplitKVPlan(FlashIRSplitKV *decode, const int32_t *qoIndptr,
   return FLASHIR_OK;
 }
 
-extern "C" int flashirSplitKVRun(FlashIRSplitKV *decode, void *q, void *kPool,
-                                 void *vPool, int64_t numPages, void *kvIndices,
-                                 int64_t numIndices, void *out, void *lse,
-                                 void *stream, int capacityGrids) {
+extern "C" int
+flashirSplitKVRunWithParams(FlashIRSplitKV *decode, void *q, void *kPool,
+                            void *vPool, int64_t numPages, void *kvIndices,
+                            int64_t numIndices, void *out, void *lse,
+                            const FlashIRParam *params, int64_t numParams,
+                            void *stream, int capacityGrids) {
   lastError.clear();
+  if (numParams < 0 || (numParams > 0 && !params))
+    return invalid("flashirSplitKVRunWithParams: " + std::to_string(numParams) +
+                   " parameters at " + (params ? "an array" : "null"));
   if (!decode)
     return invalid("flashirSplitKVRun: null handle");
   if (!q || !kPool || !vPool || !kvIndices || !out || !lse)
@@ -127,9 +132,25 @@ extern "C" int flashirSplitKVRun(FlashIRSplitKV *decode, void *q, void *kPool,
   buffers.lse = lse;
   buffers.numPages = numPages;
   buffers.numIndices = numIndices;
+  for (int64_t i = 0; i < numParams; ++i) {
+    AttentionBuffers::Param param;
+    param.pointer = params[i].pointer;
+    param.size = params[i].size;
+    param.scalar = params[i].scalar;
+    buffers.params.push_back(param);
+  }
   if (Status s = decode->runner->run(buffers, stream, capacityGrids != 0); !s)
     return report(s);
   return FLASHIR_OK;
+}
+
+extern "C" int flashirSplitKVRun(FlashIRSplitKV *decode, void *q, void *kPool,
+                                 void *vPool, int64_t numPages, void *kvIndices,
+                                 int64_t numIndices, void *out, void *lse,
+                                 void *stream, int capacityGrids) {
+  return flashirSplitKVRunWithParams(decode, q, kPool, vPool, numPages,
+                                     kvIndices, numIndices, out, lse, nullptr,
+                                     0, stream, capacityGrids);
 }
 
 extern "C" void flashirSplitKVDestroy(FlashIRSplitKV *decode) { delete decode; }

@@ -1,7 +1,9 @@
 """Checks of the tensors a wrapper's plan() and run() take: each error names
 the argument."""
 
-from ._lib import _torch
+import ctypes
+
+from ._lib import Param, _torch
 
 
 def _int32_host(name, t):
@@ -49,3 +51,41 @@ def _check_step_tensors(w, q, rows, k_pool, v_pool):
                              f"({layout.upper()}), got {list(t.shape)}")
     if v_pool.shape[0] != k_pool.shape[0]:
         raise ValueError("k_pool and v_pool hold different numbers of pages")
+
+
+_ELEMENTS = {"f32": "float32", "i32": "int32", "i64": "int64", "i8": "int8"}
+
+
+def _param_array(specs, params):
+    """`params` (the variant's, in declaration order: a number per scalar, a
+    CUDA tensor per per-request / per-head / buffer parameter) checked
+    against the kernel's manifest arguments `specs`, as a FlashIRParam
+    array (None for none)."""
+    torch = _torch()
+    params = list(params or ())
+    if len(params) != len(specs):
+        names = ", ".join(s["name"] for s in specs) or "none"
+        raise TypeError(f"params: the variant takes {len(specs)} parameters ({names}), "
+                        f"got {len(params)}")
+    if not specs:
+        return None
+    array = (Param * len(specs))()
+    for slot, spec, value in zip(array, specs, params):
+        name = f"params[{spec['name']}]"
+        if spec["kind"] != "memref":
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+            slot.scalar = float(value)
+            continue
+        if not isinstance(value, torch.Tensor) or not value.is_cuda:
+            raise TypeError(f"{name} must be a CUDA tensor ({spec['param_kind']})")
+        wanted = _ELEMENTS.get(spec["element"])
+        allowed = {wanted} | ({"uint8"} if wanted == "int8" else set())
+        if str(value.dtype).replace("torch.", "") not in allowed:
+            raise TypeError(f"{name} must be {wanted}, got {value.dtype}")
+        if value.dim() != 1 or not value.is_contiguous():
+            raise ValueError(f"{name} must be a contiguous 1-D tensor, got "
+                             f"{list(value.shape)}")
+        slot.pointer = ctypes.c_void_p(value.data_ptr())
+        slot.size = value.numel()
+    return array

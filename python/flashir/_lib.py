@@ -11,6 +11,12 @@ class FlashIRError(RuntimeError):
     """A failure reported by the runtime (CUDA driver, bundle, capacity)."""
 
 
+class Param(ctypes.Structure):
+    """FlashIRParam (include/flashir-c/Runtime.h)."""
+    _fields_ = [("pointer", ctypes.c_void_p), ("size", ctypes.c_int64),
+                ("scalar", ctypes.c_float)]
+
+
 _STATUS = {1: ValueError, 2: IndexError, 3: FlashIRError}
 _lib = None
 
@@ -37,6 +43,8 @@ def _library():
     lib.flashirSplitKVPlan.argtypes = [vp, i32p, i32p, i32p, i32p, i64, i64, vp,
                                       ctypes.POINTER(i64)]
     lib.flashirSplitKVRun.argtypes = [vp, vp, vp, vp, i64, vp, i64, vp, vp, vp, ctypes.c_int]
+    lib.flashirSplitKVRunWithParams.argtypes = [vp, vp, vp, vp, i64, vp, i64, vp, vp,
+                                                ctypes.POINTER(Param), i64, vp, ctypes.c_int]
     lib.flashirSplitKVDestroy.argtypes = [vp]
     lib.flashirSplitKVDestroy.restype = None
     lib.flashirCascadeCreate.argtypes = [ctypes.c_char_p] * 6 + [i64] * 2 + [ctypes.POINTER(vp)]

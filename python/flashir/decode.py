@@ -3,7 +3,7 @@ safe)."""
 
 import ctypes
 
-from ._args import _check_step_tensors, _int32_host, _page_ids_for
+from ._args import _check_step_tensors, _int32_host, _page_ids_for, _param_array
 from ._bundle import _arg, _kernel_named, _manifest
 from ._lib import _check, _library, _torch
 
@@ -53,6 +53,8 @@ class BatchDecodeWithPagedKVCacheWrapper:
         self.max_requests = max_requests
         self.dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[_arg(entry, "q")["element"]]
         self.kv_layout = entry.get("kv_layout", "nhd")
+        self.variant = entry.get("variant")
+        self._param_specs = [a for a in entry["args"] if a["role"] == "param"]
         self._planned = None
 
     def __del__(self):
@@ -81,12 +83,14 @@ class BatchDecodeWithPagedKVCacheWrapper:
         self._planned = dict(rows=int(qo[-1]), batch=batch, chunks=chunks.value)
         return self._planned
 
-    def run(self, q, paged_kv_cache, kv_indices, capacity_grids=False):
+    def run(self, q, paged_kv_cache, kv_indices, capacity_grids=False, params=None):
         """Attention of the planned step: q [rows, Hq, D]; paged_kv_cache =
         (k_pool, v_pool), each [num_pages, page_size, Hkv, D]; kv_indices on
         the device (int32). capacity_grids: grids sized for the capacity
         (launches identical for every step, as a CUDA graph captured once
-        needs). Returns (out [rows, Hq, D], lse [rows, Hq])."""
+        needs). params: the variant's parameters in declaration order (a
+        number per scalar, a CUDA tensor per per-request, per-head or buffer
+        parameter). Returns (out [rows, Hq, D], lse [rows, Hq])."""
         torch = _torch()
         if self._planned is None:
             raise RuntimeError("run() before plan()")
@@ -95,6 +99,7 @@ class BatchDecodeWithPagedKVCacheWrapper:
         _check_step_tensors(self, q, rows, k_pool, v_pool)
         if not kv_indices.is_cuda or kv_indices.dtype != torch.int32:
             raise ValueError("kv_indices must be an int32 CUDA tensor")
+        param_array = _param_array(self._param_specs, params)
         # Capacity-sized outputs (the kernels address rows up to the
         # capacity's; unused ones are not written).
         cap = self.max_requests * self._max_qo_len
@@ -105,10 +110,11 @@ class BatchDecodeWithPagedKVCacheWrapper:
         stream = torch.cuda.current_stream().cuda_stream
         indices = kv_indices if kv_indices.numel() else torch.zeros(1, dtype=torch.int32,
                                                                     device=q.device)
-        _check(_library().flashirSplitKVRun(
+        _check(_library().flashirSplitKVRunWithParams(
             self._handle, ctypes.c_void_p(q.data_ptr()), ctypes.c_void_p(k_pool.data_ptr()),
             ctypes.c_void_p(v_pool.data_ptr()), k_pool.shape[0],
             ctypes.c_void_p(indices.data_ptr()), indices.numel(),
             ctypes.c_void_p(out.data_ptr()), ctypes.c_void_p(lse.data_ptr()),
-            ctypes.c_void_p(stream), int(bool(capacity_grids))))
+            param_array, len(self._param_specs), ctypes.c_void_p(stream),
+            int(bool(capacity_grids))))
         return out[:rows], lse[:rows]

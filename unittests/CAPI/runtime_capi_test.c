@@ -32,12 +32,22 @@ int main(void) {
              says("null argument"),
          "flashirSplitKVCreate refuses a null bundle");
   expect(flashirSplitKVPlan(NULL, &zero, &zero, &zero, &zero, 0, 1, NULL,
-                           NULL) == FLASHIR_INVALID_ARGUMENT &&
+                            NULL) == FLASHIR_INVALID_ARGUMENT &&
              says("null handle"),
          "flashirSplitKVPlan refuses a null handle");
   expect(flashirSplitKVRun(NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, NULL,
-                          0) == FLASHIR_INVALID_ARGUMENT,
+                           0) == FLASHIR_INVALID_ARGUMENT,
          "flashirSplitKVRun refuses a null handle");
+  expect(flashirSplitKVRunWithParams(NULL, NULL, NULL, NULL, 0, NULL, 0, NULL,
+                                     NULL, NULL, 2, NULL,
+                                     0) == FLASHIR_INVALID_ARGUMENT &&
+             says("2 parameters at null"),
+         "flashirSplitKVRunWithParams refuses parameters at null");
+  expect(flashirSplitKVRunWithParams(NULL, NULL, NULL, NULL, 0, NULL, 0, NULL,
+                                     NULL, NULL, 0, NULL,
+                                     0) == FLASHIR_INVALID_ARGUMENT &&
+             says("null handle"),
+         "flashirSplitKVRunWithParams refuses a null handle");
   expect(flashirCascadeCreate("b", "p", "b", "d", NULL, "sm_90a", 1, 0,
                               &cascade) == FLASHIR_INVALID_ARGUMENT &&
              says("null argument"),
