@@ -8,11 +8,12 @@ turns into kernels. Variants are the standard library's by name
 text (docs/WritingVariants.md), whose parameters are read from its header.
 """
 
+import math
 import re
 from dataclasses import dataclass, field
 
 __all__ = ["Param", "AttentionSpec", "STANDARD_VARIANTS", "variant_params",
-           "attention_module"]
+           "composed_variant", "attention_module"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,69 @@ def variant_params(variant_ir):
     return match.group(1), tuple(params)
 
 
+def composed_variant(causal=False, window=False, soft_cap=False, alibi=False):
+    """(variant name, variant IR) of FlashInfer's attention options: a
+    bottom-right `causal` mask, a sliding `window` (per-request window_left:
+    kpos >= qpos - window_left where >= 0), logits `soft_cap` (cap * tanh(s /
+    cap)) and `alibi` (s + slope[head] * (kpos - qpos), before the soft-cap).
+    The standard variant where one is exactly that (IR ""), else a composed
+    one; its parameters, in order: cap (f32 scalar), window_left (i32
+    per_request), slope (f32 per_head)."""
+    flags = (bool(causal), bool(window), bool(soft_cap), bool(alibi))
+    standard = {(False, False, False, False): "plain", (True, False, False, False): "causal",
+                (True, True, False, False): "sliding_window",
+                (True, False, True, False): "soft_cap", (True, False, False, True): "alibi"}
+    if flags in standard:
+        return standard[flags], ""
+    causal, window, soft_cap, alibi = flags
+    name = "fi" + "".join(f"_{n}" for n, on in zip(("causal", "window", "softcap", "alibi"),
+                                                     flags) if on)
+    params = [p for p, on in (("cap : f32 scalar", soft_cap),
+                              ("window_left : i32 per_request", window),
+                              ("slope : f32 per_head", alibi)) if on]
+    args = "".join(a for a, on in ((", %cap: f32", soft_cap), (", %window_left: i32", window),
+                                   (", %slope: f32", alibi)) if on)
+    lines = [f"attn.variant @{name} reduction softmax"
+             + (f" params({', '.join(params)})" if params else "") + " {"]
+    if soft_cap or alibi:
+        lines.append(f"  logits(%s: f32, %qpos: index, %kpos: index, %head: index{args}) {{")
+        value = "%s"
+        if alibi:
+            lines += ["    %k = arith.index_cast %kpos : index to i64",
+                      "    %q = arith.index_cast %qpos : index to i64",
+                      "    %d = arith.subi %k, %q : i64",
+                      "    %df = arith.sitofp %d : i64 to f32",
+                      "    %bias = arith.mulf %slope, %df : f32",
+                      "    %biased = arith.addf %s, %bias : f32"]
+            value = "%biased"
+        if soft_cap:
+            lines += [f"    %x = arith.divf {value}, %cap : f32",
+                      "    %t = math.tanh %x : f32",
+                      "    %capped = arith.mulf %t, %cap : f32"]
+            value = "%capped"
+        lines += [f"    attn.yield {value} : f32", "  }"]
+    if causal or window:
+        lines.append(f"  mask(%qpos: index, %kpos: index, %head: index{args}) {{")
+        keep = []
+        if causal:
+            lines.append("    %causal = arith.cmpi sle, %kpos, %qpos : index")
+            keep.append("%causal")
+        if window:
+            lines += ["    %zero = arith.constant 0 : i32",
+                      "    %unbounded = arith.cmpi slt, %window_left, %zero : i32",
+                      "    %w = arith.index_cast %window_left : i32 to index",
+                      "    %reach = arith.addi %kpos, %w : index",
+                      "    %inside = arith.cmpi sge, %reach, %qpos : index",
+                      "    %near = arith.ori %unbounded, %inside : i1"]
+            keep.append("%near")
+        if len(keep) == 2:
+            lines.append("    %keep = arith.andi %causal, %near : i1")
+            keep = ["%keep"]
+        lines += [f"    attn.yield {keep[0]} : i1", "  }"]
+    lines.append("}")
+    return name, "\n".join(lines) + "\n"
+
+
 _DTYPES = {"bf16": "bf16", "bfloat16": "bf16", "f16": "f16", "float16": "f16", "half": "f16"}
 
 
@@ -82,6 +146,7 @@ class AttentionSpec:
     dtype: str = "bf16"
     variant: str = "plain"
     variant_ir: str = ""
+    sm_scale: float = None
     params: tuple = field(default=(), compare=False)
 
     def __post_init__(self):
@@ -99,6 +164,12 @@ class AttentionSpec:
         if dtype is None:
             raise ValueError(f"dtype must be bf16 or f16, got {self.dtype!r}")
         object.__setattr__(self, "dtype", dtype)
+        if self.sm_scale is not None:
+            if (isinstance(self.sm_scale, bool) or not isinstance(self.sm_scale, (int, float))
+                    or not math.isfinite(self.sm_scale) or self.sm_scale <= 0):
+                raise ValueError(f"sm_scale must be a positive finite number, got "
+                                 f"{self.sm_scale!r}")
+            object.__setattr__(self, "sm_scale", float(self.sm_scale))
         if self.variant_ir:
             name, params = variant_params(self.variant_ir)
             if self.variant not in ("plain", name):
@@ -115,8 +186,12 @@ class AttentionSpec:
 
     def function_name(self):
         g = self.num_qo_heads // self.num_kv_heads
-        return (f"{self.variant}_h{self.num_qo_heads}_g{g}_d{self.head_dim}_p{self.page_size}"
+        name = (f"{self.variant}_h{self.num_qo_heads}_g{g}_d{self.head_dim}_p{self.page_size}"
                 f"_{self.dtype}_{self.kv_layout.lower()}")
+        if self.sm_scale is not None:
+            name += "_scale" + f"{self.sm_scale:.6e}".replace(".", "p").replace("-", "m").replace(
+                "+", "")
+        return name
 
 
 def attention_module(spec):
@@ -133,6 +208,9 @@ def attention_module(spec):
     args = [f"%k: {pool}", f"%v: {pool}", "%indptr: tensor<?xi32>", "%indices: tensor<?xi32>",
             "%last: tensor<?xi32>", f"%queries: tensor<?x{hq}x{d}x{e}>", "%qo: tensor<?xi32>"]
     args += [f"%p_{prm.name}: {prm.arg_type()}" for prm in spec.params]
+    attrs = f"num_qo_heads = {hq} : i64, num_kv_heads = {hkv} : i64"
+    if spec.sm_scale is not None:
+        attrs += f", scale = {spec.sm_scale:.9e} : f32"
     params = ""
     if spec.params:
         names = ", ".join(f"%p_{prm.name}" for prm in spec.params)
@@ -146,7 +224,7 @@ def attention_module(spec):
         f"  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : {pool}, {pool} -> {kv_type}",
         f"  %q = attn.ragged_q %queries, %qo : tensor<?x{hq}x{d}x{e}> -> {q_type}",
         f"  %o, %l = attn.attention @{spec.variant}(%q, %kv){params}",
-        f"      {{num_qo_heads = {hq} : i64, num_kv_heads = {hkv} : i64}} : {q_type}, {kv_type}",
+        f"      {{{attrs}}} : {q_type}, {kv_type}",
         f"      -> {out_types}",
         f"  return %o, %l : {out_types}",
         "}",

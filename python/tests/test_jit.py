@@ -110,6 +110,59 @@ class JitTest(unittest.TestCase):
                                if a["role"] == "param"]
                         self.assertEqual(got, [(p.name, p.kind) for p in params])
 
+    def test_composed_variants_compile(self):
+        import itertools
+        for flags in itertools.product((False, True), repeat=4):
+            name, text = ir.composed_variant(*flags)
+            causal, window, soft_cap, alibi = flags
+            spec = ir.AttentionSpec(8, 2, 64, 16, variant=name, variant_ir=text)
+            expected = [n for n, on in (("cap", soft_cap), ("window_left", window),
+                                        ("slope", alibi)) if on]
+            if not text:  # a standard variant: its own parameter names
+                expected = [p.name for p in ir.STANDARD_VARIANTS[name]]
+            with self.subTest(flags=flags, variant=name):
+                self.assertEqual([p.name for p in spec.params], expected)
+                folder, _ = jit.compile_spec(spec, "sm_80", cache=self.cache)
+                k = [k for k in manifest(folder)["kernels"] if k["kind"] != "merge"][0]
+                self.assertEqual(k["variant"], name)
+                self.assertEqual([a["name"] for a in k["args"] if a["role"] == "param"],
+                                 expected)
+
+    def test_composed_variants_run_on_cpu(self):
+        """flashir-run: each composed variant JIT-run on the CPU against the
+        float64 interpretation of its hooks (ragged paged batch)."""
+        import itertools
+        import subprocess
+        run = os.path.join(os.path.dirname(jit.find_compiler()), "flashir-run")
+        if not os.access(run, os.X_OK):
+            self.skipTest("no flashir-run next to the compiler")
+        for flags in itertools.product((False, True), repeat=4):
+            name, text = ir.composed_variant(*flags)
+            if not text:
+                continue
+            path = os.path.join(self.cache, name + ".mlir")
+            with open(path, "w") as f:
+                f.write(text)
+            with self.subTest(variant=name):
+                done = subprocess.run(
+                    [run, f"--variants-file={path}", f"--variant={name}", "--cap=30",
+                     "--qo-heads=8", "--kv-heads=2", "--head-dim=64", "--qo-lens=3,1,7",
+                     "--kv-lens=40,70,9", "--page-size=16", "--dtype=f32"],
+                    capture_output=True, text=True)
+                self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+                self.assertIn("PASS", done.stdout + done.stderr)
+
+    def test_sm_scale(self):
+        spec = ir.AttentionSpec(8, 2, 64, 16, sm_scale=0.05)
+        self.assertIn("scale = 5.000000000e-02 : f32", ir.attention_module(spec))
+        self.assertNotEqual(spec.function_name(),
+                            ir.AttentionSpec(8, 2, 64, 16).function_name())
+        folder, _ = jit.compile_spec(spec, "sm_80", cache=self.cache)
+        self.assertTrue(manifest(folder)["kernels"])
+        for bad in (0, -1.0, float("nan"), True, "0.1"):
+            with self.assertRaisesRegex(ValueError, "sm_scale"):
+                ir.AttentionSpec(8, 2, 64, 16, sm_scale=bad)
+
     def test_user_variant_compiles(self):
         spec = ir.AttentionSpec(32, 8, 128, 16, variant_ir=rope_variant())
         self.assertEqual(spec.variant, "rope")
