@@ -15,8 +15,9 @@ path if it is not in ``build/lib/CAPI`` or ``build-runtime/lib/CAPI``.
 (``max_qo_len``) with the same calls.
 
 Modules: ``decode``, ``prefill``, ``cascade`` (the wrappers), ``merge``
-(state merges), ``ir`` (attn programs of a configuration), ``jit`` (compile
-on first use, on-disk cache), ``_lib`` (the C library), ``_bundle``
+(state merges), ``ir`` (attn programs of a configuration), ``options``
+(FlashInfer's plan() options as a configuration and its parameters), ``jit``
+(compile on first use, on-disk cache), ``_lib`` (the C library), ``_bundle``
 (manifests), ``_args`` (argument checks).
 """
 

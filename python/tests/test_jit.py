@@ -14,7 +14,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from flashir import ir, jit  # noqa: E402
+from flashir import ir, jit, options  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -71,6 +71,46 @@ class IRTest(unittest.TestCase):
             with self.subTest(change=change):
                 with self.assertRaisesRegex(ValueError, needle):
                     ir.AttentionSpec(**fields)
+
+    def test_alibi_slopes(self):
+        self.assertEqual(options.alibi_slopes(8), tuple(2.0 ** -i for i in range(1, 9)))
+        twelve = options.alibi_slopes(12)
+        self.assertEqual(twelve[:8], options.alibi_slopes(8))
+        self.assertEqual(twelve[8:], tuple(2.0 ** (-(2 * i + 1) / 2) for i in range(4)))
+        with self.assertRaisesRegex(ValueError, "num_heads"):
+            options.alibi_slopes(0)
+
+    def test_flashinfer_options(self):
+        base = dict(num_qo_heads=32, num_kv_heads=8, head_dim=128, page_size=16)
+        spec, recipes = options.attention_options(**base)
+        self.assertEqual((spec.variant, spec.dtype, recipes), ("plain", "f16", []))
+        spec, recipes = options.attention_options(**base, causal=True, window_left=255,
+                                                  q_data_type="bfloat16")
+        self.assertEqual((spec.variant, spec.dtype), ("sliding_window", "bf16"))
+        self.assertEqual(recipes, [options.ParamRecipe("window_left", "per_request", 255)])
+        spec, recipes = options.attention_options(**base, logits_soft_cap=30.0,
+                                                  window_left=4096, sm_scale=0.0625,
+                                                  pos_encoding_mode="ALIBI")
+        self.assertEqual(spec.variant, "fi_window_softcap_alibi")
+        self.assertEqual(spec.sm_scale, 0.0625)
+        self.assertEqual([(r.name, r.kind) for r in recipes],
+                         [("cap", "scalar"), ("window_left", "per_request"),
+                          ("slope", "per_head")])
+        self.assertEqual(recipes[0].value, 30.0)
+        self.assertEqual(recipes[2].values, options.alibi_slopes(32))
+        spec, _ = options.attention_options(**base, logits_soft_cap=0.0)
+        self.assertEqual(spec.variant, "plain")
+        bad = [(dict(q_data_type="float16", kv_data_type="bfloat16"), ValueError,
+                "kv_data_type"),
+               (dict(pos_encoding_mode="ROPE_LLAMA"), ValueError, "pos_encoding_mode"),
+               (dict(window_left=3.0), TypeError, "window_left"),
+               (dict(logits_soft_cap=-1.0), ValueError, "logits_soft_cap"),
+               (dict(kv_layout="NDH"), ValueError, "kv_layout"),
+               (dict(sm_scale=-1.0), ValueError, "sm_scale")]
+        for change, error, needle in bad:
+            with self.subTest(change=change):
+                with self.assertRaisesRegex(error, needle):
+                    options.attention_options(**base, **change)
 
     def test_chip_for_capability(self):
         self.assertEqual(jit.chip_for_capability(9, 0), ("sm_90a", "sm_90a"))
@@ -151,6 +191,17 @@ class JitTest(unittest.TestCase):
                     capture_output=True, text=True)
                 self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
                 self.assertIn("PASS", done.stdout + done.stderr)
+
+    def test_flashinfer_options_compile(self):
+        # Gemma-2-like: head dim 256, soft-cap 50, a 4096-key window, bf16.
+        spec, recipes = options.attention_options(
+            16, 8, 256, 16, "HND", window_left=4095, logits_soft_cap=50.0,
+            sm_scale=256 ** -0.5, q_data_type="bfloat16")
+        folder, _ = jit.compile_spec(spec, "sm_90a", cache=self.cache)
+        k = [k for k in manifest(folder)["kernels"] if k["kind"] != "merge"][0]
+        self.assertEqual([a["name"] for a in k["args"] if a["role"] == "param"],
+                         [r.name for r in recipes])
+        self.assertEqual(k["kv_layout"], "hnd")
 
     def test_sm_scale(self):
         spec = ir.AttentionSpec(8, 2, 64, 16, sm_scale=0.05)

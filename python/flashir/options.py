@@ -1,0 +1,79 @@
+"""FlashInfer's plan() options as FlashIR kernels and their parameters.
+
+``attention_options(...)`` takes the options a FlashInfer user passes to
+``plan()`` (head counts, head dim, page size, layout, causal, window_left,
+logits_soft_cap, sm_scale, pos_encoding_mode, data types) and returns the
+``AttentionSpec`` the JIT compiles and ``ParamRecipe``s of the values its
+run() takes, in the variant's parameter order. Pure Python (no torch).
+"""
+
+import math
+from dataclasses import dataclass
+
+from . import ir
+
+__all__ = ["ParamRecipe", "alibi_slopes", "attention_options"]
+
+
+@dataclass(frozen=True)
+class ParamRecipe:
+    """One run() parameter: ``kind`` "scalar" (``value``), "per_request"
+    (``value`` repeated for each request: int32) or "per_head" (``values``:
+    float32 per query head)."""
+    name: str
+    kind: str
+    value: float = 0.0
+    values: tuple = ()
+
+
+def alibi_slopes(num_heads):
+    """ALiBi's head slopes (Press et al.; FlashInfer's get_alibi_slopes):
+    2^(-8 i / n) for the closest power of two n <= num_heads, then every
+    other slope of 2n for the remaining heads."""
+    if not isinstance(num_heads, int) or num_heads < 1:
+        raise ValueError(f"num_heads must be a positive int, got {num_heads!r}")
+    n = 2 ** int(math.floor(math.log2(num_heads)))
+    slopes = [2.0 ** (-8.0 * (i + 1) / n) for i in range(n)]
+    extra = [2.0 ** (-4.0 * (2 * i + 1) / n) for i in range(num_heads - n)]
+    return tuple(slopes + extra)
+
+
+def attention_options(num_qo_heads, num_kv_heads, head_dim, page_size, kv_layout="NHD",
+                      causal=False, window_left=-1, logits_soft_cap=None, sm_scale=None,
+                      pos_encoding_mode="NONE", q_data_type="float16", kv_data_type=None):
+    """(AttentionSpec, [ParamRecipe]) of FlashInfer's plan() options.
+    Decode is causal=False (one query row sees every key either way)."""
+    kv_data_type = kv_data_type or q_data_type
+    if str(q_data_type).replace("torch.", "") != str(kv_data_type).replace("torch.", ""):
+        raise ValueError(f"kv_data_type ({kv_data_type}) must equal q_data_type "
+                         f"({q_data_type}): FlashIR's kernels read one element type")
+    if isinstance(window_left, bool) or not isinstance(window_left, int):
+        raise TypeError(f"window_left must be an int, got {window_left!r}")
+    soft_cap = logits_soft_cap is not None and logits_soft_cap != 0
+    if soft_cap and (isinstance(logits_soft_cap, bool)
+                     or not isinstance(logits_soft_cap, (int, float))
+                     or not math.isfinite(logits_soft_cap) or logits_soft_cap < 0):
+        raise ValueError(f"logits_soft_cap must be a positive finite number (or None), got "
+                         f"{logits_soft_cap!r}")
+    modes = ("NONE", "ALIBI")
+    if pos_encoding_mode not in modes:
+        raise ValueError(f"pos_encoding_mode must be one of {', '.join(modes)}, got "
+                         f"{pos_encoding_mode!r} (ROPE_LLAMA: not yet in FlashIR's Python "
+                         f"API; apply RoPE before the cache, or write it as a variant)")
+    alibi = pos_encoding_mode == "ALIBI"
+    window = window_left >= 0
+    name, text = ir.composed_variant(causal, window, soft_cap, alibi)
+    spec = ir.AttentionSpec(num_qo_heads, num_kv_heads, head_dim, page_size, kv_layout,
+                            q_data_type, name, text, sm_scale)
+    recipes = []
+    for param in spec.params:
+        if param.name == "cap":
+            recipes.append(ParamRecipe("cap", "scalar", value=float(logits_soft_cap)))
+        elif param.name == "window_left":
+            recipes.append(ParamRecipe("window_left", "per_request", value=window_left))
+        elif param.name == "slope":
+            recipes.append(ParamRecipe("slope", "per_head",
+                                       values=alibi_slopes(num_qo_heads)))
+        else:  # composed_variant declares no other parameter
+            raise AssertionError(f"no recipe for parameter {param.name}")
+    return spec, recipes
