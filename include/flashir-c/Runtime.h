@@ -48,9 +48,9 @@ FLASHIR_C_EXPORT int flashirSplitKVCreate(
 
 /* Kernel shape read from the bundle. */
 FLASHIR_C_EXPORT int flashirSplitKVShape(const FlashIRSplitKV *decode,
-                                        int64_t *num_qo_heads,
-                                        int64_t *num_kv_heads,
-                                        int64_t *head_dim, int64_t *page_size);
+                                         int64_t *num_qo_heads,
+                                         int64_t *num_kv_heads,
+                                         int64_t *head_dim, int64_t *page_size);
 
 /* Validates and plans a batch (host int32 arrays: qo_indptr[batch + 1],
  * kv_indptr[batch + 1], kv_indices[kv_indptr[batch]],
@@ -59,36 +59,38 @@ FLASHIR_C_EXPORT int flashirSplitKVShape(const FlashIRSplitKV *decode,
  * default stream). `num_chunks` (optional) receives the plan's chunk count. */
 FLASHIR_C_EXPORT int
 flashirSplitKVPlan(FlashIRSplitKV *decode, const int32_t *qo_indptr,
-                  const int32_t *kv_indptr, const int32_t *kv_indices,
-                  const int32_t *last_page_len, int64_t batch,
-                  int64_t num_pages, void *stream, int64_t *num_chunks);
+                   const int32_t *kv_indptr, const int32_t *kv_indices,
+                   const int32_t *last_page_len, int64_t batch,
+                   int64_t num_pages, void *stream, int64_t *num_chunks);
 
 /* Runs the planned step: device pointers q [rows, Hq, D], k_pool and v_pool
  * [num_pages, page_size, Hkv, D], kv_indices [num_indices] (int32), out
  * [rows, Hq, D], lse [rows, Hq] (f32), all at fixed addresses if the call
  * is captured in a CUDA graph (`capacity_grids` = 1 then). */
-FLASHIR_C_EXPORT int flashirSplitKVRun(FlashIRSplitKV *decode, void *q,
-                                      void *k_pool, void *v_pool,
-                                      int64_t num_pages, void *kv_indices,
-                                      int64_t num_indices, void *out, void *lse,
-                                      void *stream, int capacity_grids);
+FLASHIR_C_EXPORT int
+flashirSplitKVRun(FlashIRSplitKV *decode, void *q, void *k_pool, void *v_pool,
+                  int64_t num_pages, void *kv_indices, int64_t num_indices,
+                  void *out, void *lse, void *stream, int capacity_grids);
 
 /* A variant parameter of a run, in the variant's declaration order: a device
  * pointer and element count for tensor parameters (per-request, per-head,
- * buffer), the value for f32 scalars. */
+ * buffer), the value for scalars (`scalar` for f32, `integer` for i32 and
+ * i64). */
 typedef struct FlashIRParam {
   void *pointer;
   int64_t size;
   float scalar;
+  int64_t integer;
 } FlashIRParam;
 
 /* flashirSplitKVRun with the variant's parameters (`num_params` of them at
  * `params`; checked against the kernels' variant: count, kinds and sizes). */
-FLASHIR_C_EXPORT int flashirSplitKVRunWithParams(
-    FlashIRSplitKV *decode, void *q, void *k_pool, void *v_pool,
-    int64_t num_pages, void *kv_indices, int64_t num_indices, void *out,
-    void *lse, const FlashIRParam *params, int64_t num_params, void *stream,
-    int capacity_grids);
+FLASHIR_C_EXPORT int
+flashirSplitKVRunWithParams(FlashIRSplitKV *decode, void *q, void *k_pool,
+                            void *v_pool, int64_t num_pages, void *kv_indices,
+                            int64_t num_indices, void *out, void *lse,
+                            const FlashIRParam *params, int64_t num_params,
+                            void *stream, int capacity_grids);
 
 FLASHIR_C_EXPORT void flashirSplitKVDestroy(FlashIRSplitKV *decode);
 

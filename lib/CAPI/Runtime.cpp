@@ -137,6 +137,7 @@ flashirSplitKVRunWithParams(FlashIRSplitKV *decode, void *q, void *kPool,
     param.pointer = params[i].pointer;
     param.size = params[i].size;
     param.scalar = params[i].scalar;
+    param.integer = params[i].integer;
     buffers.params.push_back(param);
   }
   if (Status s = decode->runner->run(buffers, stream, capacityGrids != 0); !s)

@@ -4,6 +4,7 @@
 #include "Internal.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -98,12 +99,6 @@ struct ParamPack {
     }
     for (int64_t s : strides)
       pushWord(s);
-  }
-  void pushFloat(float f) {
-    int64_t word = 0;
-    static_assert(sizeof(float) <= sizeof(int64_t));
-    std::memcpy(&word, &f, sizeof(float));
-    pushWord(word);
   }
   std::vector<void *> pointers() {
     std::vector<void *> out;
@@ -219,6 +214,30 @@ Status checkViews(const KernelInfo &kernel, const AttentionBuffers &buffers) {
       return s;
   }
   return Status::ok();
+}
+
+Status scalarArgWord(const std::string &what, const std::string &element,
+                     float scalar, int64_t integer, int64_t &word) {
+  word = 0;
+  if (element == "f32") {
+    static_assert(sizeof(float) <= sizeof(int64_t));
+    std::memcpy(&word, &scalar, sizeof(float));
+    return Status::ok();
+  }
+  if (element == "i64") {
+    word = integer;
+    return Status::ok();
+  }
+  if (element == "i32") {
+    if (integer < INT32_MIN || integer > INT32_MAX)
+      return invalid(what +
+                     " (i32) is out of range: " + std::to_string(integer));
+    auto value = static_cast<int32_t>(integer);
+    std::memcpy(&word, &value, sizeof(value));
+    return Status::ok();
+  }
+  return invalid(what + ": unsupported scalar type " + element +
+                 " (f32, i32 and i64 are)");
 }
 
 Status checkParams(const KernelInfo &kernel,
@@ -359,13 +378,16 @@ Status KernelBundle::launchOn(const KernelInfo &info,
       continue;
     }
     const AttentionBuffers::Param &p = buffers.params[i - kFixed];
-    if (arg.memref)
+    if (arg.memref) {
       pack.pushMemref(p.pointer, {p.size});
-    else if (arg.element == "f32")
-      pack.pushFloat(p.scalar);
-    else
-      return invalid(kernel + ": unsupported scalar parameter type " +
-                     arg.element);
+      continue;
+    }
+    int64_t word = 0;
+    if (Status s = scalarArgWord(kernel + ": parameter '" + arg.name + "'",
+                                 arg.element, p.scalar, p.integer, word);
+        !s)
+      return s;
+    pack.pushWord(word);
   }
   std::vector<void *> params = pack.pointers();
   return driver->launch(functions[index], gridX, gridY,
@@ -384,6 +406,7 @@ KernelBundle::paramArgs(const std::vector<AttentionBuffers::Param> &params) {
     } else {
       a.isScalar = true;
       a.scalar = p.scalar;
+      a.integer = p.integer;
     }
     out.push_back(a);
   }
@@ -472,10 +495,13 @@ Status KernelBundle::launchPacked(const std::string &kernel,
       return invalid(kernel + ": argument " + expected.name + " must be " +
                      (expected.memref ? "a memref" : "a scalar"));
     if (!expected.memref) {
-      if (expected.element != "f32")
-        return invalid(kernel + ": unsupported scalar parameter type " +
-                       expected.element);
-      pack.pushFloat(args[i].scalar);
+      int64_t word = 0;
+      if (Status s = scalarArgWord(kernel + ": argument " + expected.name,
+                                   expected.element, args[i].scalar,
+                                   args[i].integer, word);
+          !s)
+        return s;
+      pack.pushWord(word);
       continue;
     }
     if (args[i].sizes.size() != expected.shape.size())

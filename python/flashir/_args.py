@@ -73,6 +73,14 @@ def _param_array(specs, params):
     for slot, spec, value in zip(array, specs, params):
         name = f"params[{spec['name']}]"
         if spec["kind"] != "memref":
+            if spec["element"] in ("i32", "i64"):
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise TypeError(f"{name} must be an int ({spec['element']}), got "
+                                    f"{type(value).__name__}")
+                if spec["element"] == "i32" and not -2**31 <= value < 2**31:
+                    raise ValueError(f"{name} is out of the i32 range: {value}")
+                slot.integer = value
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{name} must be a number, got {type(value).__name__}")
             slot.scalar = float(value)

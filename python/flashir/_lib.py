@@ -14,7 +14,7 @@ class FlashIRError(RuntimeError):
 class Param(ctypes.Structure):
     """FlashIRParam (include/flashir-c/Runtime.h)."""
     _fields_ = [("pointer", ctypes.c_void_p), ("size", ctypes.c_int64),
-                ("scalar", ctypes.c_float)]
+                ("scalar", ctypes.c_float), ("integer", ctypes.c_int64)]
 
 
 _STATUS = {1: ValueError, 2: IndexError, 3: FlashIRError}

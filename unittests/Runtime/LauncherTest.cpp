@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -185,3 +186,25 @@ TEST(CudaDriver, OpensOrExplains) {
 }
 
 } // namespace
+
+// Scalar parameters as cuLaunchKernel reads them: f32 bits, i32 in the low
+// four bytes, i64 whole; other types and out-of-range i32 values refused.
+TEST(Launcher, ScalarArgWords) {
+  int64_t word = -1;
+  ASSERT_TRUE(scalarArgWord("k: cap", "f32", 30.0f, 0, word));
+  float f = 0;
+  std::memcpy(&f, &word, sizeof f);
+  EXPECT_EQ(f, 30.0f);
+  EXPECT_EQ(word >> 32, 0);
+  ASSERT_TRUE(scalarArgWord("k: half", "i32", 0, -5, word));
+  int32_t i = 0;
+  std::memcpy(&i, &word, sizeof i);
+  EXPECT_EQ(i, -5);
+  ASSERT_TRUE(scalarArgWord("k: n", "i64", 0, int64_t(1) << 40, word));
+  EXPECT_EQ(word, int64_t(1) << 40);
+  EXPECT_EQ(
+      scalarArgWord("k: half", "i32", 0, int64_t(1) << 31, word).message(),
+      "k: half (i32) is out of range: 2147483648");
+  EXPECT_EQ(scalarArgWord("k: x", "f16", 1.0f, 0, word).message(),
+            "k: x: unsupported scalar type f16 (f32, i32 and i64 are)");
+}

@@ -137,11 +137,13 @@ struct AttentionBuffers {
   };
   std::vector<View> moreViews;
   /// Variant parameters in declaration order: a device pointer and element
-  /// count for tensor parameters, a value for f32 scalars.
+  /// count for tensor parameters, the value for scalars (`scalar` for f32,
+  /// `integer` for i32 and i64).
   struct Param {
     void *pointer = nullptr;
     int64_t size = 0;
     float scalar = 0;
+    int64_t integer = 0;
   };
   std::vector<Param> params;
 };
@@ -150,6 +152,13 @@ struct AttentionBuffers {
 /// requests: a value per scalar, an array of at least `batch` entries per
 /// per-request parameter and of Hq entries per per-head one, a buffer of at
 /// least its static elements; the error names the parameter.
+/// The kernel-parameter word of a scalar argument of element type `element`
+/// (f32: `scalar`'s bits; i32, i64: `integer`, which must fit), as
+/// cuLaunchKernel reads it from the word's address (little endian); fails
+/// naming `what` for other types or an i32 out of range.
+Status scalarArgWord(const std::string &what, const std::string &element,
+                     float scalar, int64_t integer, int64_t &word);
+
 Status checkParams(const KernelInfo &kernel,
                    const std::vector<AttentionBuffers::Param> &params,
                    int64_t batch);
@@ -214,11 +223,12 @@ public:
                        void *stream = nullptr);
 
   /// One argument of launchArgs: a memref (device pointer + sizes; strides
-  /// are row-major) or an f32 scalar.
+  /// are row-major) or a scalar (`scalar` for f32, `integer` for i32/i64).
   struct Arg {
     void *pointer = nullptr;
     std::vector<int64_t> sizes;
     float scalar = 0;
+    int64_t integer = 0;
     bool isScalar = false;
     static Arg memref(void *pointer, std::vector<int64_t> sizes) {
       Arg a;
@@ -230,7 +240,7 @@ public:
   /// Arguments by role (the fixed arguments of any kernel kind).
   using RoleArgs = std::map<ArgRole, Arg>;
   /// Variant parameters as launch arguments (a memref for a buffer or
-  /// per-request / per-head array, else an f32 scalar).
+  /// per-request / per-head array, else a scalar).
   static std::vector<Arg>
   paramArgs(const std::vector<AttentionBuffers::Param> &);
   /// `kernel`'s arguments in its order: its fixed arguments from `fixed` by
