@@ -246,6 +246,31 @@ class JitTest(unittest.TestCase):
         self.assertFalse(info["cached"])
         self.assertEqual(manifest(first)["abi_version"], jit.ABI_VERSION)
 
+    def test_aot_command(self):
+        import subprocess
+        config = os.path.join(self.cache, "aot.json")
+        with open(config, "w") as f:
+            json.dump([{"num_qo_heads": 8, "num_kv_heads": 2, "head_dim": 64, "page_size": 16,
+                        "variant": "soft_cap", "chip": "sm_80"},
+                       {"num_qo_heads": 8, "num_kv_heads": 8, "head_dim": 128, "page_size": 1,
+                        "kv_layout": "HND", "dtype": "f16", "chip": "sm_75",
+                        "split_kv": False}], f)
+        env = dict(os.environ, FLASHIR_CACHE_DIR=self.cache,
+                   PYTHONPATH=os.path.join(ROOT, "python"))
+        outputs = []
+        for _ in range(2):
+            done = subprocess.run([sys.executable, "-m", "flashir.jit", config], env=env,
+                                  capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            outputs.append(done.stdout.splitlines())
+        self.assertEqual([("compiled in" in line) for line in outputs[0]], [True, True])
+        self.assertEqual([line.split(": ")[1].startswith("cached") for line in outputs[1]],
+                         [True, True])
+        bad = subprocess.run([sys.executable, "-m", "flashir.jit"], env=env,
+                             capture_output=True, text=True)
+        self.assertNotEqual(bad.returncode, 0)
+        self.assertIn("usage", bad.stderr)
+
     def test_concurrent_processes_compile_once(self):
         program = ir.attention_module(ir.AttentionSpec(8, 2, 64, 16))
         with multiprocessing.get_context("spawn").Pool(4) as pool:
