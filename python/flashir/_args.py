@@ -97,3 +97,15 @@ def _param_array(specs, params):
         slot.pointer = ctypes.c_void_p(value.data_ptr())
         slot.size = value.numel()
     return array
+
+
+def _planned_step(w, q, paged_kv_cache, rows_key):
+    """(k_pool, v_pool, rows) of run() on wrapper `w` after its plan():
+    q and the pools checked against the planned step (`rows_key` of
+    w._planned: its query rows)."""
+    if w._planned is None:
+        raise RuntimeError("run() before plan()")
+    k_pool, v_pool = paged_kv_cache
+    rows = w._planned[rows_key]
+    _check_step_tensors(w, q, rows, k_pool, v_pool)
+    return k_pool, v_pool, rows

@@ -2,7 +2,7 @@
 
 import ctypes
 
-from ._args import _check_step_tensors, _int32_host, _page_ids_for
+from ._args import _int32_host, _page_ids_for, _planned_step
 from ._bundle import _arg, _kernel_named, _manifest
 from ._lib import _check, _library, _torch
 
@@ -93,11 +93,7 @@ class BatchSharedPrefixDecodeWrapper:
         capacity_grids: grids sized for max_requests (what a CUDA graph
         captured once needs). Returns (out [B, Hq, D], lse [B, Hq])."""
         torch = _torch()
-        if self._planned is None:
-            raise RuntimeError("run() before plan()")
-        k_pool, v_pool = paged_kv_cache
-        b = self._planned["batch"]
-        _check_step_tensors(self, q, b, k_pool, v_pool)
+        k_pool, v_pool, b = _planned_step(self, q, paged_kv_cache, "batch")
         for name, t in (("prefix_indices", prefix_indices), ("kv_indices", kv_indices)):
             if not isinstance(t, torch.Tensor) or not t.is_cuda or t.dtype != torch.int32:
                 raise ValueError(f"{name} must be an int32 CUDA tensor")

@@ -3,7 +3,7 @@ safe)."""
 
 import ctypes
 
-from ._args import _check_step_tensors, _int32_host, _page_ids_for, _param_array
+from ._args import _int32_host, _page_ids_for, _param_array, _planned_step
 from ._bundle import _arg, _kernel_named, _manifest
 from ._lib import _check, _library, _torch
 
@@ -92,11 +92,7 @@ class BatchDecodeWithPagedKVCacheWrapper:
         number per scalar, a CUDA tensor per per-request, per-head or buffer
         parameter). Returns (out [rows, Hq, D], lse [rows, Hq])."""
         torch = _torch()
-        if self._planned is None:
-            raise RuntimeError("run() before plan()")
-        k_pool, v_pool = paged_kv_cache
-        rows = self._planned["rows"]
-        _check_step_tensors(self, q, rows, k_pool, v_pool)
+        k_pool, v_pool, rows = _planned_step(self, q, paged_kv_cache, "rows")
         if not kv_indices.is_cuda or kv_indices.dtype != torch.int32:
             raise ValueError("kv_indices must be an int32 CUDA tensor")
         param_array = _param_array(self._param_specs, params)
