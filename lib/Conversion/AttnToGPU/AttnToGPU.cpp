@@ -68,6 +68,9 @@ std::optional<PlannedKernel> planKernel(const KernelOptions &options,
   if (!why.empty())
     return fail(KernelKind::Decode, why);
   KernelPlan base = planAttention(options, op, variant, index);
+  // Why the prefill family passed an attention with prefill tiles on: the
+  // decode kernel's refusal alone would hide it.
+  std::string prefillPassed;
   for (const KernelFamily *family : attentionFamilies()) {
     KernelPlan plan = base;
     Match match = consult(*family, options, plan);
@@ -76,8 +79,16 @@ std::optional<PlannedKernel> planKernel(const KernelOptions &options,
                  << DEBUG_TYPE ": " << family->name() << " passes on "
                  << plan.symbolName(family->kind()) << ": " << match.reason
                  << "\n");
+      TileConfigAttr tiles = op.getTilesAttr();
+      if (family->kind() == KernelKind::Prefill && tiles && tiles.getQ() >= 16)
+        prefillPassed = match.reason;
       continue;
     }
+    if (!match.serves() && !prefillPassed.empty() &&
+        family->kind() != KernelKind::Prefill)
+      return fail(family->kind(), match.reason +
+                                      " (the prefill kernel passed it on: " +
+                                      prefillPassed + ")");
     if (!match.serves())
       return fail(family->kind(), match.reason);
     PlannedKernel kernel{family, plan, std::nullopt};
@@ -162,8 +173,7 @@ struct ConvertAttnToGPUPass
 
 std::optional<KernelOptions>
 ConvertAttnToGPUPass::resolveOptions(ModuleOp module) {
-  if ((warps != -1 && (warps < 1 || warps > 32)) || unroll < 1 ||
-      unroll > 16) {
+  if ((warps != -1 && (warps < 1 || warps > 32)) || unroll < 1 || unroll > 16) {
     module.emitError("convert-attn-to-gpu: warps must be in 1..32 (or -1) "
                      "and unroll in 1..16, got warps = ")
         << static_cast<int64_t>(warps)

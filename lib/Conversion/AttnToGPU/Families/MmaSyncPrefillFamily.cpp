@@ -35,10 +35,13 @@ public:
     bool turing = !options.chip->hasCpAsync &&
                   options.design != KernelDesign::Simt && s.element.isF16();
     TileConfigAttr tiles = plan.op.getTilesAttr();
-    if (!options.tensorCores && !turing)
-      return Match::skip("no tensor-core prefill on this chip and design");
     if (!tiles || tiles.getQ() < 16)
       return Match::skip("tiles of fewer than 16 query rows");
+    if (!options.chip->hasBF16 && s.element.isBF16())
+      return Match::skip("bf16 prefill tiles need sm_80 or newer (sm_75's "
+                         "tensor cores take f16)");
+    if (!options.tensorCores && !turing)
+      return Match::skip("no tensor-core prefill on this chip and design");
     if (s.chunked && !options.splitPrefill)
       return Match::skip("split-KV without split-prefill");
     s.tensorCores = true;
