@@ -1,8 +1,8 @@
-"""JIT latency on the GPU machine: a decode configuration's kernels compiled
-from an empty cache (cold) and found in it (warm) by flashir.jit, loaded by
-the plan/run runtime, planned and run once and checked against a float64
-reference; next to FlexAttention's cold compile of the same variant in the
-same process. Needs the static compiler (scripts/build-jit-compiler.sh;
+"""JIT latency on the GPU machine: the first plan() of a FlashInfer-named
+wrapper for a new configuration from an empty cache (cold: compile, load,
+plan), a new wrapper's plan() of it from the disk cache (warm) and a
+re-plan; each run once and checked against a float64 reference; next to
+FlexAttention's cold compile of the same variant in the same process. Needs the static compiler (scripts/build-jit-compiler.sh;
 FLASHIR_COMPILER) and libflashir_c.so (FLASHIR_LIB or build-runtime/).
 
     python3 bench/gpu/jit_bench.py --out OUT
@@ -20,7 +20,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "python"))
 import flashir  # noqa: E402
-from flashir import ir, jit  # noqa: E402
+from flashir import jit  # noqa: E402
 
 HQ, HKV, D, PAGE = 32, 8, 128, 16
 
@@ -61,14 +61,22 @@ def reference(b, cap=None, window=None):
     return torch.stack(out)
 
 
-def jit_decode(spec, image):
-    """compile_spec + the runtime's wrapper (loads the kernels): ms and
-    the wrapper."""
+def timed_plan(wrapper_class, b, plan_kw, wrapper=None):
+    """(ms, wrapper): a wrapper (new unless given) and its plan() of batch
+    `b` with FlashInfer's options `plan_kw` -- from an empty cache the
+    compile, the kernels' load and the plan."""
+    torch.cuda.synchronize()
     start = time.perf_counter()
-    folder, info = jit.compile_spec(spec, image.split(":")[0])
-    wrapper = flashir.BatchDecodeWithPagedKVCacheWrapper(folder, spec.function_name(),
-                                                         max_requests=16, chip=image)
-    return (time.perf_counter() - start) * 1e3, info, wrapper
+    wrapper = wrapper or wrapper_class(torch.empty(1 << 20, dtype=torch.uint8, device="cuda"))
+    n = len(b["lens"])
+    if wrapper_class is flashir.BatchDecodeWithPagedKVCacheWrapper:
+        wrapper.plan(b["indptr"], b["indices"], b["last"], HQ, HKV, D, PAGE,
+                     q_data_type=torch.bfloat16, **plan_kw)
+    else:
+        wrapper.plan(torch.arange(n + 1, dtype=torch.int32), b["indptr"], b["indices"],
+                     b["last"], HQ, HKV, D, PAGE, q_data_type=torch.bfloat16, **plan_kw)
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) * 1e3, wrapper
 
 
 def flex_cold(score_mod):
@@ -98,27 +106,30 @@ def main():
             "compiler": jit.find_compiler()}
     gen = torch.Generator().manual_seed(3)
     b = batch(gen, [1, 300, 1000, 37])
-    window = torch.tensor([-1, 0, 200, 5], dtype=torch.int32)
-    runs = {"plain": ([], {}), "causal": ([], {}), "soft_cap": ([30.0], {"cap": 30.0}),
-            "sliding_window": ([window.cuda()], {"window": window})}
-    for variant, (params, ref_args) in runs.items():
-        spec = ir.AttentionSpec(HQ, HKV, D, PAGE, variant=variant)
-        cold_ms, cold, wrapper = jit_decode(spec, image)
-        warm_ms, warm, wrapper = jit_decode(spec, image)
-        row = {"cold_ms": cold_ms, "cold_cached": cold["cached"], "warm_ms": warm_ms,
-               "warm_cached": warm["cached"], "warm_lookup_ms": warm["ms"]}
-        wrapper.plan(b["qo"], b["indptr"], b["indices"], b["last"], b["num_pages"])
-        out, _ = wrapper.run(b["q"], (b["kp"], b["vp"]), b["indices"].cuda(), params=params)
-        ref = reference(b, **ref_args)
-        row["rel_err"] = ((out.double() - ref).norm() / ref.norm()).item()
+    decode, prefill = flashir.BatchDecodeWithPagedKVCacheWrapper, \
+        flashir.BatchPrefillWithPagedKVCacheWrapper
+    runs = {"decode_plain": (decode, {}, {}),
+            "decode_soft_cap": (decode, dict(logits_soft_cap=30.0), {"cap": 30.0}),
+            "decode_window": (decode, dict(window_left=200),
+                              {"window": [200] * len(b["lens"])}),
+            "decode_rope": (decode, dict(pos_encoding_mode="ROPE_LLAMA"), None),
+            "prefill_causal": (prefill, dict(causal=True), {})}
+    for name, (cls, plan_kw, ref_args) in runs.items():
+        cold_ms, wrapper = timed_plan(cls, b, plan_kw)
+        cold = wrapper.compile_info
+        warm_ms, fresh = timed_plan(cls, b, plan_kw)
+        replan_ms, _ = timed_plan(cls, b, plan_kw, wrapper)
+        row = {"cold_plan_ms": cold_ms, "cold_cached": cold["cached"],
+               "cold_compile_ms": cold["ms"], "warm_plan_ms": warm_ms,
+               "warm_cached": fresh.compile_info["cached"],
+               "warm_lookup_ms": fresh.compile_info["ms"], "replan_ms": replan_ms}
+        out = wrapper.run(b["q"], (b["kp"], b["vp"]))
         row["nan"] = bool(out.isnan().any())
-        try:  # a missing parameter is refused, naming the count
-            wrapper.run(b["q"], (b["kp"], b["vp"]), b["indices"].cuda())
-            row["missing_params_refused"] = not params
-        except TypeError as e:
-            row["missing_params_refused"] = bool(params) and "params" in str(e)
-        rows[variant] = row
-        print(variant, json.dumps(row))
+        if ref_args is not None:  # rope: tests/test_api.py checks it
+            ref = reference(b, **ref_args)
+            row["rel_err"] = ((out.double() - ref).norm() / ref.norm()).item()
+        rows[name] = row
+        print(name, json.dumps(row))
     cap = 30.0
     rows["flex_plain_ms"] = flex_cold(None)
     rows["flex_soft_cap_ms"] = flex_cold(lambda s, b, h, q, k: cap * torch.tanh(s / cap))

@@ -422,7 +422,7 @@ def main():
                                             "..", "python"))
             import flashir
             for b in (64, 16):
-                runtime[b] = {"runtime": flashir.BatchSharedPrefixDecodeWrapper(
+                runtime[b] = {"runtime": flashir.SharedPrefixRunner(
                     prefill_split, "plain_d128_g4_p16_bf16_fused", split, "plain_h32_p16",
                     max_requests=b)}
         except Exception as e:  # reported, not fatal: the kernels' path still runs

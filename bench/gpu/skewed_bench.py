@@ -137,7 +137,7 @@ def main():
     ap.add_argument("--kernel", default="plain_h32_p16")
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
-    wrapper = flashir.BatchDecodeWithPagedKVCacheWrapper(args.bundle, args.kernel, max_requests=64)
+    wrapper = flashir.SplitKVRunner(args.bundle, args.kernel, max_requests=64)
     gen = torch.Generator().manual_seed(7)
     rows = []
     for name, lens in (("1x32768 + 63x512", [32768] + [512] * 63), ("B16 L32768", [32768] * 16)):

@@ -146,6 +146,33 @@ FLASHIR_C_EXPORT int flashirCascadeRun(FlashIRCascade *cascade, void *q,
 
 FLASHIR_C_EXPORT void flashirCascadeDestroy(FlashIRCascade *cascade);
 
+/* Attention-state merges (eq. 6) with a bundle's split-KV merge kernel. */
+typedef struct FlashIRMerge FlashIRMerge;
+
+/* Loads `merge_kernel` (a kernel of kind merge) of `bundle_dir` for `chip`. */
+FLASHIR_C_EXPORT int flashirMergeCreate(const char *bundle_dir,
+                                        const char *chip,
+                                        const char *merge_kernel,
+                                        FlashIRMerge **out);
+
+/* The merge kernel's query heads and head dim. */
+FLASHIR_C_EXPORT int flashirMergeShape(const FlashIRMerge *merge,
+                                       int64_t *num_heads, int64_t *head_dim);
+
+/* Merges `states_per_row` (>= 2) states of each of `rows` rows (device
+ * pointers): row_indptr and state_indptr int32 [rows + 1] (0, 1, ..., rows
+ * and 0, n, ..., rows * n), states [rows * n, H, D] in the kernel's element
+ * type with row r's states at r * n ..., state_lse [rows * n, H] f32, out
+ * [rows, H, D], lse [rows, H] f32. */
+FLASHIR_C_EXPORT int flashirMergeRun(FlashIRMerge *merge,
+                                     const void *row_indptr,
+                                     const void *state_indptr, void *states,
+                                     void *state_lse, void *out, void *lse,
+                                     int64_t rows, int64_t states_per_row,
+                                     void *stream);
+
+FLASHIR_C_EXPORT void flashirMergeDestroy(FlashIRMerge *merge);
+
 #ifdef __cplusplus
 }
 #endif

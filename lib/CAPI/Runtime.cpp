@@ -3,6 +3,7 @@
 #include "flashir-c/Runtime.h"
 
 #include "flashir/Runtime/Cascade.h"
+#include "flashir/Runtime/MergeStates.h"
 #include "flashir/Runtime/SplitKV.h"
 
 #include <string>
@@ -279,3 +280,69 @@ extern "C" int flashirCascadeRun(FlashIRCascade *cascade, void *q, void *kPool,
 extern "C" void flashirCascadeDestroy(FlashIRCascade *cascade) {
   delete cascade;
 }
+
+struct FlashIRMerge {
+  std::unique_ptr<CudaDriver> driver;
+  std::unique_ptr<KernelBundle> bundle;
+  std::string kernel;
+  int64_t numHeads = 0, headDim = 0;
+};
+
+extern "C" int flashirMergeCreate(const char *bundleDir, const char *chip,
+                                  const char *mergeKernel, FlashIRMerge **out) {
+  lastError.clear();
+  if (!bundleDir || !chip || !mergeKernel || !out)
+    return invalid("flashirMergeCreate: null argument");
+  auto merge = std::make_unique<FlashIRMerge>();
+  if (Status s = CudaDriver::open(0, merge->driver); !s)
+    return report(s);
+  if (Status s =
+          KernelBundle::open(*merge->driver, bundleDir, chip, merge->bundle);
+      !s)
+    return report(s);
+  const KernelInfo *k = merge->bundle->find(mergeKernel);
+  if (!k || k->kind != flashir::abi::KernelKind::Merge)
+    return invalid(std::string("the bundle has no merge kernel ") +
+                   mergeKernel);
+  merge->kernel = mergeKernel;
+  merge->numHeads = k->numQoHeads();
+  merge->headDim = k->headDim();
+  *out = merge.release();
+  return FLASHIR_OK;
+}
+
+extern "C" int flashirMergeShape(const FlashIRMerge *merge, int64_t *numHeads,
+                                 int64_t *headDim) {
+  if (!merge)
+    return invalid("flashirMergeShape: null handle");
+  if (numHeads)
+    *numHeads = merge->numHeads;
+  if (headDim)
+    *headDim = merge->headDim;
+  return FLASHIR_OK;
+}
+
+extern "C" int flashirMergeRun(FlashIRMerge *merge, const void *rowIndptr,
+                               const void *stateIndptr, void *states,
+                               void *stateLse, void *out, void *lse,
+                               int64_t rows, int64_t statesPerRow,
+                               void *stream) {
+  lastError.clear();
+  if (!merge)
+    return invalid("flashirMergeRun: null handle");
+  MergeBuffers buffers;
+  buffers.rowIndptr = rowIndptr;
+  buffers.stateIndptr = stateIndptr;
+  buffers.states = states;
+  buffers.stateLse = stateLse;
+  buffers.out = out;
+  buffers.lse = lse;
+  buffers.rows = rows;
+  buffers.statesPerRow = statesPerRow;
+  if (Status s = mergeStates(*merge->bundle, merge->kernel, buffers, stream);
+      !s)
+    return report(s);
+  return FLASHIR_OK;
+}
+
+extern "C" void flashirMergeDestroy(FlashIRMerge *merge) { delete merge; }

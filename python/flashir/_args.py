@@ -26,11 +26,16 @@ def _page_ids_for(kv_indptr, kv_indices):
     return kv_indices
 
 
-def _check_step_tensors(w, q, rows, k_pool, v_pool):
+_STEP_NAMES = ("q", "k_pool", "v_pool")
+
+
+def _check_step_tensors(w, q, rows, k_pool, v_pool, names=_STEP_NAMES):
     """q [rows, Hq, D] and the pools [num_pages, page_size, Hkv, D] of
-    wrapper `w`: CUDA, w.dtype, contiguous, the kernels' shapes."""
+    wrapper `w`: CUDA, w.dtype, contiguous, the kernels' shapes; errors
+    name the arguments by `names` (q's, then the pools')."""
     torch = _torch()
-    for name, t in (("q", q), ("k_pool", k_pool), ("v_pool", v_pool)):
+    q_name, k_name, v_name = names
+    for name, t in ((q_name, q), (k_name, k_pool), (v_name, v_pool)):
         if not isinstance(t, torch.Tensor) or not t.is_cuda:
             raise ValueError(f"{name} must be a CUDA tensor")
         if t.dtype != w.dtype:
@@ -38,19 +43,19 @@ def _check_step_tensors(w, q, rows, k_pool, v_pool):
         if not t.is_contiguous():
             raise ValueError(f"{name} must be contiguous")
     if tuple(q.shape) != (rows, w.num_qo_heads, w.head_dim):
-        raise ValueError(f"q must be [{rows}, {w.num_qo_heads}, {w.head_dim}] "
+        raise ValueError(f"{q_name} must be [{rows}, {w.num_qo_heads}, {w.head_dim}] "
                          f"for the planned step, got {list(q.shape)}")
     # The kernels' pool layout (the manifest's kv_layout).
     layout = getattr(w, "kv_layout", "nhd")
     inner = (w.page_size, w.num_kv_heads, w.head_dim)
     if layout == "hnd":
         inner = (w.num_kv_heads, w.page_size, w.head_dim)
-    for name, t in (("k_pool", k_pool), ("v_pool", v_pool)):
+    for name, t in ((k_name, k_pool), (v_name, v_pool)):
         if t.dim() != 4 or tuple(t.shape[1:]) != inner:
             raise ValueError(f"{name} must be [num_pages, {', '.join(map(str, inner))}] "
                              f"({layout.upper()}), got {list(t.shape)}")
     if v_pool.shape[0] != k_pool.shape[0]:
-        raise ValueError("k_pool and v_pool hold different numbers of pages")
+        raise ValueError(f"{k_name} and {v_name} hold different numbers of pages")
 
 
 _ELEMENTS = {"f32": "float32", "i32": "int32", "i64": "int64", "i8": "int8"}
@@ -99,7 +104,7 @@ def _param_array(specs, params):
     return array
 
 
-def _planned_step(w, q, paged_kv_cache, rows_key):
+def _planned_step(w, q, paged_kv_cache, rows_key, names=_STEP_NAMES):
     """(k_pool, v_pool, rows) of run() on wrapper `w` after its plan():
     q and the pools checked against the planned step (`rows_key` of
     w._planned: its query rows)."""
@@ -107,5 +112,5 @@ def _planned_step(w, q, paged_kv_cache, rows_key):
         raise RuntimeError("run() before plan()")
     k_pool, v_pool = paged_kv_cache
     rows = w._planned[rows_key]
-    _check_step_tensors(w, q, rows, k_pool, v_pool)
+    _check_step_tensors(w, q, rows, k_pool, v_pool, names)
     return k_pool, v_pool, rows

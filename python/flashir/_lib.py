@@ -55,6 +55,11 @@ def _library():
                                       ctypes.c_int]
     lib.flashirCascadeDestroy.argtypes = [vp]
     lib.flashirCascadeDestroy.restype = None
+    lib.flashirMergeCreate.argtypes = [ctypes.c_char_p] * 3 + [ctypes.POINTER(vp)]
+    lib.flashirMergeShape.argtypes = [vp] + [ctypes.POINTER(i64)] * 2
+    lib.flashirMergeRun.argtypes = [vp] * 7 + [i64, i64, vp]
+    lib.flashirMergeDestroy.argtypes = [vp]
+    lib.flashirMergeDestroy.restype = None
     _lib = lib
     return lib
 

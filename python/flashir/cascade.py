@@ -1,112 +1,149 @@
-"""Shared-prefix (cascade) decode: the prefix read once for every request."""
+"""Shared-prefix (cascade) decode, FlashInfer's
+``MultiLevelCascadeAttentionWrapper`` with two levels: a prefix every
+request shares, read once by the split-KV prefill kernel for all the
+requests' query rows, then each request's own suffix by the split-KV decode
+kernel, the states merged per request (flashir.runner.SharedPrefixRunner)."""
 
-import ctypes
+from . import ir, jit
+from ._lib import _torch
+from ._wrapper import _check_layout, _check_workspace, _indptr, _pow2_at_least
+from ._args import _int32_host
+from .runner import SharedPrefixRunner
 
-from ._args import _int32_host, _page_ids_for, _planned_step
-from ._bundle import _arg, _kernel_named, _manifest
-from ._lib import _check, _library, _torch
-
-__all__ = ["BatchSharedPrefixDecodeWrapper"]
+__all__ = ["MultiLevelCascadeAttentionWrapper"]
 
 
-class BatchSharedPrefixDecodeWrapper:
-    """Shared-prefix (cascade) decode: B one-row requests attend to a prefix
-    they all share plus their own suffix. The prefix's pages are read once,
-    by the split-KV prefill kernel for all B query rows (in chunks); each
-    suffix by the split-KV decode kernel; the merge kernel merges each
-    request's states. ``prefill_kernel``: a function of a ``--split-prefill``
-    bundle with a non-causal variant (decode queries see the whole prefix),
-    e.g. fused head groups; ``decode_kernel``: a function of a split-KV decode
-    bundle with the same heads, head dim, page size and dtype.
-    ``prefix_chunks``: every step's prefix chunks; default a capacity of one
-    wave of the prefill kernel, each step planning ceil(prefix tokens / 256)
-    of them (at least 2; ``planned_prefix_chunks``)."""
+class MultiLevelCascadeAttentionWrapper:
+    """``num_levels`` must be 2: level 0 one shared prefix over every query
+    (qo_indptr_arr[0] = [0, batch]), level 1 one query row per request
+    (qo_indptr_arr[1] = [0, 1, ..., batch]: decode). Plain attention
+    (the variant options other than sm_scale are refused)."""
 
-    def __init__(self, prefill_bundle, prefill_kernel, decode_bundle, decode_kernel,
-                 max_requests=64, prefix_chunks=None, chip="sm_90a"):
-        torch = _torch()
-        pre = _kernel_named(_manifest(prefill_bundle), prefill_kernel, "prefill")
-        dec = _kernel_named(_manifest(decode_bundle), decode_kernel, "decode")
-        if pre is None:
-            raise ValueError(f"bundle {prefill_bundle} has no split-KV prefill kernel for "
-                             f"{prefill_kernel!r} (flashir-bundle --split-prefill)")
-        if dec is None:
-            raise ValueError(f"bundle {decode_bundle} has no split-KV decode kernel for "
-                             f"{decode_kernel!r}")
-        merge = dec["merge_kernel"]
-        handle = ctypes.c_void_p()
-        _check(_library().flashirCascadeCreate(
-            prefill_bundle.encode(), pre["name"].encode(), decode_bundle.encode(),
-            dec["name"].encode(), merge.encode(), chip.encode(), max_requests,
-            prefix_chunks or 0, ctypes.byref(handle)))
-        self._handle = handle
-        shape = [ctypes.c_int64() for _ in range(5)]
-        _check(_library().flashirCascadeShape(handle, *[ctypes.byref(s) for s in shape]))
-        (self.num_qo_heads, self.num_kv_heads, self.head_dim, self.page_size,
-         self.prefix_chunks) = [s.value for s in shape]
-        self.max_requests = max_requests
-        self.dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[_arg(dec, "q")["element"]]
-        if pre.get("kv_layout", "nhd") != dec.get("kv_layout", "nhd"):
-            raise ValueError("the prefix and suffix kernels read different KV layouts")
-        self.kv_layout = dec.get("kv_layout", "nhd")
+    def __init__(self, num_levels, float_workspace_buffer=None, kv_layout="NHD",
+                 use_cuda_graph=False, max_batch_size=None):
+        if num_levels != 2:
+            raise ValueError(f"num_levels: FlashIR's cascade has 2 levels (a shared prefix, "
+                             f"then each request's suffix), got {num_levels!r}")
+        self._workspace = _check_workspace(float_workspace_buffer)
+        self._kv_layout = _check_layout(kv_layout)
+        self._graph = bool(use_cuda_graph)
+        self._max_batch = max_batch_size
+        self._runner = None
+        self._runner_key = None
         self._planned = None
+        self._prefix_ids = None
+        self._suffix_ids = None
+        self.compile_info = None
 
-    def __del__(self):
-        if getattr(self, "_handle", None):
-            _library().flashirCascadeDestroy(self._handle)
-            self._handle = None
-
-    def plan(self, prefix_indices, prefix_len, kv_indptr, kv_indices, kv_last_page_len,
-             num_pages):
-        """prefix_indices: the prefix's page ids (prefix_len tokens);
-        kv_indptr / kv_indices / kv_last_page_len: each request's own suffix
-        pages (int32 tensors, copied to the host)."""
+    def plan(self, qo_indptr_arr, paged_kv_indptr_arr, paged_kv_indices_arr,
+             paged_kv_last_page_len, num_qo_heads, num_kv_heads, head_dim, page_size,
+             causal=False, pos_encoding_mode="NONE", use_fp16_qk_reduction=False,
+             sm_scale=None, window_left=-1, logits_soft_cap=None, rope_scale=None,
+             rope_theta=None, q_data_type="float16", kv_data_type=None):
+        """Per-level lists (length 2) of int32 tensors, as FlashInfer's."""
         torch = _torch()
-        pre = _int32_host("prefix_indices", prefix_indices)
-        kvp = _int32_host("kv_indptr", kv_indptr)
-        idx = _int32_host("kv_indices", kv_indices)
-        last = _int32_host("kv_last_page_len", kv_last_page_len)
-        batch = last.numel()
-        if kvp.numel() != batch + 1:
-            raise ValueError(f"kv_indptr needs {batch + 1} entries (kv_last_page_len has "
-                             f"{batch}), got {kvp.numel()}")
-        idx = _page_ids_for(kvp, idx)
-        p = lambda t: ctypes.cast(t.data_ptr(), ctypes.POINTER(ctypes.c_int32))
-        stream = torch.cuda.current_stream().cuda_stream
-        _check(_library().flashirCascadePlan(self._handle, p(pre), pre.numel(), int(prefix_len),
-                                             p(kvp), p(idx), p(last), batch, num_pages,
-                                             ctypes.c_void_p(stream)))
-        chunks = ctypes.c_int64()
-        _check(_library().flashirCascadePlannedChunks(self._handle, ctypes.byref(chunks)))
-        self._planned = dict(batch=batch, prefix_chunks=chunks.value)
-        return self._planned
+        for name, value in (("qo_indptr_arr", qo_indptr_arr),
+                            ("paged_kv_indptr_arr", paged_kv_indptr_arr),
+                            ("paged_kv_indices_arr", paged_kv_indices_arr),
+                            ("paged_kv_last_page_len", paged_kv_last_page_len)):
+            if not isinstance(value, (list, tuple)) or len(value) != 2:
+                raise TypeError(f"{name} must be a list of 2 tensors (one per level)")
+        refused = [n for n, on in (("causal", causal), ("pos_encoding_mode",
+                                                        pos_encoding_mode != "NONE"),
+                                   ("window_left", window_left >= 0),
+                                   ("logits_soft_cap", bool(logits_soft_cap))) if on]
+        if refused:
+            raise ValueError(f"the cascade runs plain attention; got {', '.join(refused)}")
+        if ir.element_type(kv_data_type or q_data_type) != ir.element_type(q_data_type):
+            raise ValueError("kv_data_type must equal q_data_type")
+        spec = ir.AttentionSpec(num_qo_heads, num_kv_heads, head_dim, page_size,
+                                self._kv_layout, q_data_type, "plain", "", sm_scale)
+        last1 = _int32_host("paged_kv_last_page_len[1]", paged_kv_last_page_len[1])
+        batch = last1.numel()
+        qo0 = _indptr("qo_indptr_arr[0]", qo_indptr_arr[0], 2)
+        qo1 = _indptr("qo_indptr_arr[1]", qo_indptr_arr[1], batch + 1)
+        if int(qo0[1]) != batch or not torch.equal(qo1, torch.arange(batch + 1,
+                                                                     dtype=torch.int32)):
+            raise ValueError(f"qo_indptr_arr: level 0 must be [0, {batch}] (one prefix for "
+                             f"every request) and level 1 [0, 1, ..., {batch}] (decode)")
+        kvp0 = _indptr("paged_kv_indptr_arr[0]", paged_kv_indptr_arr[0], 2)
+        prefix = _int32_host("paged_kv_indices_arr[0]", paged_kv_indices_arr[0])
+        last0 = _int32_host("paged_kv_last_page_len[0]", paged_kv_last_page_len[0])
+        n0 = int(kvp0[1])
+        if last0.numel() != 1 or prefix.numel() < n0:
+            raise ValueError("level 0 needs one last_page_len and paged_kv_indptr_arr[0][1] "
+                             "page ids")
+        if n0 and not 1 <= int(last0[0]) <= page_size:
+            raise ValueError(f"paged_kv_last_page_len[0][0] is {int(last0[0])}: 1..page_size "
+                             f"({page_size}) keys on the prefix's last page")
+        prefix = prefix[:n0]
+        prefix_len = (n0 - 1) * page_size + int(last0[0]) if n0 else 0
+        kvp1 = _indptr("paged_kv_indptr_arr[1]", paged_kv_indptr_arr[1], batch + 1)
+        suffix = _int32_host("paged_kv_indices_arr[1]", paged_kv_indices_arr[1])
+        if suffix.numel() < int(kvp1[-1]):
+            raise ValueError(f"paged_kv_indices_arr[1] has {suffix.numel()} entries; "
+                             f"paged_kv_indptr_arr[1] reaches {int(kvp1[-1])}")
+        suffix = suffix[:int(kvp1[-1])]
+        ids = torch.cat([prefix, suffix])
+        if ids.numel() and int(ids.min()) < 0:
+            raise IndexError("paged_kv_indices_arr holds a negative page id")
+        num_pages = int(ids.max()) + 1 if ids.numel() else 1
 
-    @property
-    def planned_prefix_chunks(self):
-        """The last plan's prefix chunks (short prefixes take fewer than
-        ``prefix_chunks``, the capacity's)."""
-        return self._planned["prefix_chunks"] if self._planned else 0
+        chip, image = jit.detect_chip()
+        pre_dir, pre_info = jit.compile_spec(spec, chip, prefill=True)
+        dec_dir, dec_info = jit.compile_spec(spec, chip)
+        self.compile_info = dict(cached=pre_info["cached"] and dec_info["cached"],
+                                 ms=pre_info["ms"] + dec_info["ms"])
+        cap = self._runner_key[3] if self._runner_key else None
+        if cap is None or (batch > cap and not self._graph):
+            cap = self._max_batch or _pow2_at_least(batch, 16)
+        if batch > cap:
+            raise ValueError(f"capacity: the step has {batch} requests; this CUDA-graph "
+                             f"wrapper was sized for {cap} (max_batch_size)")
+        key = (pre_dir, dec_dir, image, cap)
+        if key != self._runner_key:
+            self._runner = None
+            self._runner = SharedPrefixRunner(pre_dir, spec.function_name(), dec_dir,
+                                              spec.function_name(), max_requests=cap,
+                                              chip=image)
+            self._runner_key = key
+        self._runner.plan(prefix if n0 else torch.zeros(1, dtype=torch.int32), prefix_len,
+                          kvp1, suffix if suffix.numel() else torch.zeros(1, dtype=torch.int32),
+                          last1, num_pages)
+        self._prefix_ids = self._upload(self._prefix_ids, prefix, "prefix")
+        self._suffix_ids = self._upload(self._suffix_ids, suffix, "suffix")
+        self._planned = dict(batch=batch, num_pages=num_pages, prefix=prefix.numel(),
+                             suffix=suffix.numel())
 
-    def run(self, q, paged_kv_cache, prefix_indices, kv_indices, capacity_grids=False):
-        """q [B, Hq, D]; paged_kv_cache = (k_pool, v_pool), each [num_pages,
-        page_size, Hkv, D]; prefix_indices, kv_indices: int32 CUDA tensors.
-        capacity_grids: grids sized for max_requests (what a CUDA graph
-        captured once needs). Returns (out [B, Hq, D], lse [B, Hq])."""
+    def _upload(self, buffer, ids, what):
         torch = _torch()
-        k_pool, v_pool, b = _planned_step(self, q, paged_kv_cache, "batch")
-        for name, t in (("prefix_indices", prefix_indices), ("kv_indices", kv_indices)):
-            if not isinstance(t, torch.Tensor) or not t.is_cuda or t.dtype != torch.int32:
-                raise ValueError(f"{name} must be an int32 CUDA tensor")
-        cap = self.max_requests
-        out = torch.empty((cap, self.num_qo_heads, self.head_dim), dtype=self.dtype,
-                          device=q.device)
-        lse = torch.empty((cap, self.num_qo_heads), dtype=torch.float32, device=q.device)
-        indices = kv_indices if kv_indices.numel() else torch.zeros(1, dtype=torch.int32,
-                                                                    device=q.device)
-        stream = torch.cuda.current_stream().cuda_stream
-        v = lambda t: ctypes.c_void_p(t.data_ptr())
-        _check(_library().flashirCascadeRun(
-            self._handle, v(q), v(k_pool), v(v_pool), k_pool.shape[0], v(prefix_indices),
-            prefix_indices.numel(), v(indices), indices.numel(), v(out), v(lse),
-            ctypes.c_void_p(stream), int(bool(capacity_grids))))
-        return out[:b], lse[:b]
+        n = max(1, ids.numel())
+        if buffer is None or buffer.numel() < n:
+            if self._graph and buffer is not None:
+                raise ValueError(f"capacity: the {what} has {ids.numel()} pages; this CUDA-graph "
+                                 f"wrapper's buffer holds {buffer.numel()} (plan the largest "
+                                 f"step first)")
+            buffer = torch.zeros(_pow2_at_least(n, 256), dtype=torch.int32, device="cuda")
+        if ids.numel():
+            buffer[:ids.numel()].copy_(ids)
+        return buffer
+
+    def run(self, q, paged_kv_cache):
+        """q [batch, Hq, D]; paged_kv_cache = (k_cache, v_cache). Returns
+        out [batch, Hq, D]."""
+        torch = _torch()
+        if self._planned is None:
+            raise RuntimeError("run() before plan()")
+        if isinstance(paged_kv_cache, torch.Tensor) or len(paged_kv_cache) != 2:
+            raise ValueError("paged_kv_cache must be a (k_cache, v_cache) pair")
+        k, v = paged_kv_cache
+        for name, t in (("paged_kv_cache[0]", k), ("paged_kv_cache[1]", v)):
+            if isinstance(t, torch.Tensor) and t.dim() == 4 and \
+                    t.shape[0] < self._planned["num_pages"]:
+                raise IndexError(f"{name} holds {t.shape[0]} pages; the planned page ids "
+                                 f"reach {self._planned['num_pages'] - 1}")
+        out, _ = self._runner.run(q, (k, v), self._prefix_ids, self._suffix_ids,
+                                  capacity_grids=self._graph)
+        return out
+
+    forward = run

@@ -12,7 +12,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Param", "AttentionSpec", "STANDARD_VARIANTS", "variant_params",
+__all__ = ["Param", "AttentionSpec", "STANDARD_VARIANTS", "element_type", "variant_params",
            "composed_variant", "attention_module"]
 
 
@@ -67,30 +67,76 @@ def variant_params(variant_ir):
     return match.group(1), tuple(params)
 
 
-def composed_variant(causal=False, window=False, soft_cap=False, alibi=False):
+def _rope_hook(hook, pos, half, args):
+    """A `query` or `key` hook rotating x by LLaMA's RoPE (rotate-half
+    pairs, dim i and i + half): angle = pos * rcp_scale * theta^(-i/half),
+    theta = 2^log2_theta."""
+    return [
+        f"  {hook}(%x: f32, %xr: f32, %d: index, %{pos}: index, %head: index{args}) {{",
+        f"    %half = arith.constant {half} : index",
+        f"    %halff = arith.constant {float(half)!r} : f32",
+        "    %i = arith.remui %d, %half : index",
+        "    %ii = arith.index_cast %i : index to i32",
+        "    %if = arith.uitofp %ii : i32 to f32",
+        "    %frac = arith.divf %if, %halff : f32",
+        "    %e = arith.mulf %frac, %log2_theta : f32",
+        "    %ne = arith.negf %e : f32",
+        "    %freq = math.exp2 %ne : f32",
+        f"    %p = arith.index_cast %{pos} : index to i32",
+        "    %pf = arith.sitofp %p : i32 to f32",
+        "    %ps = arith.mulf %pf, %rcp_scale : f32",
+        "    %a = arith.mulf %ps, %freq : f32",
+        "    %c = math.cos %a : f32",
+        "    %s = math.sin %a : f32",
+        "    %first = arith.cmpi ult, %d, %half : index",
+        "    %nxr = arith.negf %xr : f32",
+        "    %rot = arith.select %first, %nxr, %xr : f32",
+        "    %xc = arith.mulf %x, %c : f32",
+        "    %rs = arith.mulf %rot, %s : f32",
+        "    %y = arith.addf %xc, %rs : f32",
+        "    attn.yield %y : f32",
+        "  }"]
+
+
+def composed_variant(causal=False, window=False, soft_cap=False, alibi=False, rope_dim=None):
     """(variant name, variant IR) of FlashInfer's attention options: a
     bottom-right `causal` mask, a sliding `window` (per-request window_left:
     kpos >= qpos - window_left where >= 0), logits `soft_cap` (cap * tanh(s /
-    cap)) and `alibi` (s + slope[head] * (kpos - qpos), before the soft-cap).
-    The standard variant where one is exactly that (IR ""), else a composed
-    one; its parameters, in order: cap (f32 scalar), window_left (i32
-    per_request), slope (f32 per_head)."""
+    cap)), `alibi` (s + slope[head] * (kpos - qpos), before the soft-cap) and,
+    with `rope_dim` (the head dim), LLaMA's RoPE applied to queries at qpos
+    and keys at kpos. The standard variant where one is exactly that (IR
+    ""), else a composed one; its parameters, in order: cap (f32 scalar),
+    window_left (i32 per_request), slope (f32 per_head), log2_theta and
+    rcp_scale (f32 scalars: log2 of rope_theta, 1 / rope_scale)."""
+    rope = rope_dim is not None
+    if rope and (isinstance(rope_dim, bool) or not isinstance(rope_dim, int) or rope_dim < 2
+                 or rope_dim % 2):
+        raise ValueError(f"rope_dim must be an even head dim, got {rope_dim!r}")
+    if rope and alibi:
+        raise ValueError("alibi and rope_dim: one position encoding at a time (the key hook "
+                         "that RoPE adds sees KV heads, ALiBi's slopes are per query head)")
     flags = (bool(causal), bool(window), bool(soft_cap), bool(alibi))
     standard = {(False, False, False, False): "plain", (True, False, False, False): "causal",
                 (True, True, False, False): "sliding_window",
                 (True, False, True, False): "soft_cap", (True, False, False, True): "alibi"}
-    if flags in standard:
+    if flags in standard and not rope:
         return standard[flags], ""
     causal, window, soft_cap, alibi = flags
-    name = "fi" + "".join(f"_{n}" for n, on in zip(("causal", "window", "softcap", "alibi"),
-                                                     flags) if on)
+    name = "fi" + "".join(f"_{n}" for n, on in zip(
+        ("causal", "window", "softcap", "alibi", "rope"), flags + (rope,)) if on)
     params = [p for p, on in (("cap : f32 scalar", soft_cap),
                               ("window_left : i32 per_request", window),
-                              ("slope : f32 per_head", alibi)) if on]
+                              ("slope : f32 per_head", alibi),
+                              ("log2_theta : f32 scalar", rope),
+                              ("rcp_scale : f32 scalar", rope)) if on]
     args = "".join(a for a, on in ((", %cap: f32", soft_cap), (", %window_left: i32", window),
-                                   (", %slope: f32", alibi)) if on)
+                                   (", %slope: f32", alibi), (", %log2_theta: f32", rope),
+                                   (", %rcp_scale: f32", rope)) if on)
     lines = [f"attn.variant @{name} reduction softmax"
              + (f" params({', '.join(params)})" if params else "") + " {"]
+    if rope:
+        lines += _rope_hook("query", "qpos", rope_dim // 2, args)
+        lines += _rope_hook("key", "kpos", rope_dim // 2, args)
     if soft_cap or alibi:
         lines.append(f"  logits(%s: f32, %qpos: index, %kpos: index, %head: index{args}) {{")
         value = "%s"
@@ -133,6 +179,12 @@ def composed_variant(causal=False, window=False, soft_cap=False, alibi=False):
 _DTYPES = {"bf16": "bf16", "bfloat16": "bf16", "f16": "f16", "float16": "f16", "half": "f16"}
 
 
+def element_type(dtype):
+    """attn's element type ("bf16" or "f16") of a dtype name or torch dtype,
+    or None."""
+    return _DTYPES.get(str(dtype).replace("torch.", ""))
+
+
 @dataclass(frozen=True)
 class AttentionSpec:
     """An attention over a paged KV cache (ragged queries), as
@@ -160,7 +212,7 @@ class AttentionSpec:
         if self.kv_layout.upper() not in ("NHD", "HND"):
             raise ValueError(f"kv_layout must be 'NHD' or 'HND', got {self.kv_layout!r}")
         object.__setattr__(self, "kv_layout", self.kv_layout.upper())
-        dtype = _DTYPES.get(str(self.dtype).replace("torch.", ""))
+        dtype = element_type(self.dtype)
         if dtype is None:
             raise ValueError(f"dtype must be bf16 or f16, got {self.dtype!r}")
         object.__setattr__(self, "dtype", dtype)

@@ -16,8 +16,8 @@ build for machines without LLVM) or ``build/bin/flashir-bundle``, else
 ``~/.cache/flashir``.
 
 AOT, ahead of serving: ``python -m flashir.jit CONFIG.json`` compiles every
-configuration of a JSON list of ``AttentionSpec`` fields (plus ``chip``)
-into the cache.
+configuration of a JSON list of ``AttentionSpec`` fields (plus ``chip``,
+and optionally ``split_kv`` and ``prefill``) into the cache.
 """
 
 import fcntl
@@ -34,7 +34,7 @@ from . import ir as _ir
 
 __all__ = ["ABI_VERSION", "SPLIT_KV_SCHEDULE", "JitError", "chip_for_capability",
            "detect_chip", "find_compiler", "cache_dir", "cache_key", "compile_bundle",
-           "compile_spec"]
+           "spec_options", "compile_spec"]
 
 # The manifest ABI the Python package reads (include/flashir/ABI/KernelABI.h).
 ABI_VERSION = 5
@@ -162,11 +162,25 @@ def _compile_into(program, chip, options, compiler, cache, final):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def compile_spec(spec, chip, split_kv=True, compiler=None, cache=None):
-    """compile_bundle of an AttentionSpec's program; with split_kv, its
-    split-KV kernels and merge kernels (SPLIT_KV_SCHEDULE)."""
-    options = (f"--schedule={SPLIT_KV_SCHEDULE}",) if split_kv else ()
-    return compile_bundle(_ir.attention_module(spec), chip, options, compiler, cache)
+def spec_options(chip, split_kv=True, prefill=False):
+    """flashir-bundle's options for a spec's kernels: with split_kv, its
+    split-KV kernels and merge kernels (SPLIT_KV_SCHEDULE); with prefill
+    too, tiles chosen for long queries (attn-select-tiles) and the
+    tensor-core split-KV prefill kernel (--split-prefill)."""
+    if prefill and not split_kv:
+        raise ValueError("prefill kernels are split-KV kernels (split_kv=True)")
+    if not split_kv:
+        return ()
+    if not prefill:
+        return (f"--schedule={SPLIT_KV_SCHEDULE}",)
+    tiles = f"attn-select-tiles{{chip={chip} avg-qo-len=128}}"
+    return (f"--schedule={SPLIT_KV_SCHEDULE},{tiles}", "--split-prefill")
+
+
+def compile_spec(spec, chip, split_kv=True, compiler=None, cache=None, prefill=False):
+    """compile_bundle of an AttentionSpec's program with spec_options."""
+    return compile_bundle(_ir.attention_module(spec), chip,
+                          spec_options(chip, split_kv, prefill), compiler, cache)
 
 
 def _aot(path):
@@ -176,8 +190,9 @@ def _aot(path):
         config = dict(config)
         chip = config.pop("chip")
         split = config.pop("split_kv", True)
+        prefill = config.pop("prefill", False)
         spec = _ir.AttentionSpec(**config)
-        folder, info = compile_spec(spec, chip, split)
+        folder, info = compile_spec(spec, chip, split, prefill=prefill)
         state = "cached" if info["cached"] else f"compiled in {info['ms']:.0f} ms"
         print(f"{spec.function_name()} {chip}: {state} -> {folder}")
 

@@ -109,7 +109,7 @@ def check_close(out, lse, ref_o, ref_l):
 
 @requires_gpu
 def test_plan_run_matches_float64():
-    wrapper = flashir.BatchDecodeWithPagedKVCacheWrapper(BUNDLE, KERNEL, max_requests=64)
+    wrapper = flashir.SplitKVRunner(BUNDLE, KERNEL, max_requests=64)
     b = make_batch([700, 0, 16, 1, 3000, 77, 128, 5000, 33, 2], seed=1)
     out, lse = run(wrapper, b)
     torch.cuda.synchronize()
@@ -118,7 +118,7 @@ def test_plan_run_matches_float64():
 
 @requires_gpu
 def test_one_wrapper_many_steps():
-    wrapper = flashir.BatchDecodeWithPagedKVCacheWrapper(BUNDLE, KERNEL, max_requests=64)
+    wrapper = flashir.SplitKVRunner(BUNDLE, KERNEL, max_requests=64)
     gen = torch.Generator().manual_seed(3)
     for step in range(4):
         lens = torch.randint(0, 2500, (int(torch.randint(1, 64, (1,), generator=gen)),),
@@ -132,7 +132,7 @@ def test_one_wrapper_many_steps():
 
 @requires_gpu
 def test_errors_raise_with_clear_messages():
-    wrapper = flashir.BatchDecodeWithPagedKVCacheWrapper(BUNDLE, KERNEL, max_requests=8)
+    wrapper = flashir.SplitKVRunner(BUNDLE, KERNEL, max_requests=8)
     b = make_batch([40, 17], seed=2)
     with raises(ValueError, match="outside the page pool"):
         wrapper.plan(b["qo"], b["indptr"], torch.tensor([600, 1, 2, 3, 4], dtype=torch.int32),
@@ -163,7 +163,7 @@ def test_errors_raise_with_clear_messages():
     with raises(ValueError, match="k_pool must be"):
         wrapper.run(b["q"], (b["k"][:, :8].contiguous(), b["v"]), idx)
     with raises(ValueError, match="no split-KV kernels"):
-        flashir.BatchDecodeWithPagedKVCacheWrapper(BUNDLE, "no_such_kernel")
+        flashir.SplitKVRunner(BUNDLE, "no_such_kernel")
 
 
 @requires_gpu
@@ -177,7 +177,7 @@ def test_prefill_wrapper_takes_several_rows_per_request():
     q = torch.randn(rows, 32, 128, generator=gen).to("cuda", torch.bfloat16)
     qo = torch.tensor([sum(qo_lens[:i]) for i in range(len(qo_lens) + 1)],
                       dtype=torch.int32)
-    wrapper = flashir.BatchPrefillWithPagedKVCacheWrapper(BUNDLE, KERNEL, max_requests=8,
+    wrapper = flashir.SplitKVRunner(BUNDLE, KERNEL, max_requests=8,
                                                           max_qo_len=5)
     wrapper.plan(qo, b["indptr"], b["indices"], b["last"], b["pool_pages"])
     out, lse = wrapper.run(q, (b["k"], b["v"]), b["indices"].cuda())
@@ -200,7 +200,7 @@ def test_prefill_wrapper_takes_several_rows_per_request():
     with raises(flashir.FlashIRError, match="maxQueryRowsPerRequest"):
         wrapper.plan(too_long, b["indptr"][:2], b["indices"], b["last"][:1], b["pool_pages"])
     with raises(ValueError, match="max_qo_len"):
-        flashir.BatchPrefillWithPagedKVCacheWrapper(BUNDLE, KERNEL, max_qo_len=0)
+        flashir.SplitKVRunner(BUNDLE, KERNEL, max_qo_len=0)
 
 
 def ragged_reference(b, q, qo_lens, kv_lens, causal):
@@ -237,7 +237,7 @@ def test_prefill_wrapper_runs_split_kv_tensor_core_kernels():
     # wrapper; causal rows with no visible key.
     for kernel, causal in (("causal_d128_g4_p16_bf16", True),
                            ("plain_d128_g4_p16_bf16_fused", False)):
-        wrapper = flashir.BatchPrefillWithPagedKVCacheWrapper(
+        wrapper = flashir.SplitKVRunner(
             PREFILL_BUNDLE, kernel, max_requests=8, max_qo_len=512)
         for step, (qo_lens, kv_lens) in enumerate((
                 ([300, 1, 130, 17, 0], [1000, 40, 300, 17, 5]),
@@ -264,7 +264,7 @@ def test_shared_prefix_wrapper_matches_float64():
     # One prefix read once for all rows (split-KV prefill kernel, fused head
     # groups) + each request's suffix (split-KV decode kernel), merged by the
     # merge kernel; partial prefix pages, an empty suffix, several steps.
-    w = flashir.BatchSharedPrefixDecodeWrapper(PREFILL_BUNDLE, "plain_d128_g4_p16_bf16_fused",
+    w = flashir.SharedPrefixRunner(PREFILL_BUNDLE, "plain_d128_g4_p16_bf16_fused",
                                                BUNDLE, KERNEL, max_requests=16)
     assert w.prefix_chunks >= 2
     hq, hkv, d = 32, 8, 128
@@ -303,7 +303,7 @@ def test_shared_prefix_wrapper_matches_float64():
     with raises(ValueError, match="takes 2 pages of 16"):
         w.plan(prefix_pages[:1], 17, s_indptr, s_indices, b["last"][1:], b["pool_pages"])
     with raises(ValueError, match="no split-KV prefill kernel"):
-        flashir.BatchSharedPrefixDecodeWrapper(PREFILL_BUNDLE, "no_such", BUNDLE, KERNEL)
+        flashir.SharedPrefixRunner(PREFILL_BUNDLE, "no_such", BUNDLE, KERNEL)
 
 
 @requires_gpu
@@ -320,8 +320,9 @@ def test_merge_state_matches_attention_over_all_keys():
 
     full_v, full_s = attend(k, v)
     parts = [attend(k[a:b], v[a:b]) for a, b in ((0, 100), (100, 250), (250, 300))]
-    mv, ms = flashir.merge_states(torch.stack([p[0] for p in parts]).float(),
-                                  torch.stack([p[1] for p in parts]).float())
+    # The PyTorch path (float32 on the host); tests/test_api.py checks the kernel's.
+    mv, ms = flashir.merge_states(torch.stack([p[0] for p in parts], 1).float(),
+                                  torch.stack([p[1] for p in parts], 1).float())
     assert (mv.double() - full_v).abs().max().item() < 1e-5
     assert (ms.double() - full_s).abs().max().item() < 1e-5
     empty_v, empty_s = torch.zeros_like(full_v), torch.full_like(full_s, -math.inf)
@@ -329,8 +330,8 @@ def test_merge_state_matches_attention_over_all_keys():
     assert torch.equal(ev, full_v.float()) and torch.equal(es, full_s.float())
     zv, zs = flashir.merge_state(empty_v, empty_s, empty_v, empty_s)
     assert bool((zs == -math.inf).all()) and not torch.isnan(zv).any()
-    with raises(ValueError, match="equal shapes"):
-        flashir.merge_state(full_v, full_s, full_v[:1], full_s)
+    with raises(ValueError, match="v_a and v_b"):
+        flashir.merge_state(full_v, full_s, full_v[:1], full_s[:1])
 
 
 if __name__ == "__main__":

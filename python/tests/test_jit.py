@@ -6,6 +6,7 @@ compiler errors and chip selection.
     FLASHIR_COMPILER=build/bin/flashir-bundle python3 python/tests/test_jit.py
 """
 import json
+import math
 import multiprocessing
 import os
 import re
@@ -100,9 +101,16 @@ class IRTest(unittest.TestCase):
         self.assertEqual(recipes[2].values, options.alibi_slopes(32))
         spec, _ = options.attention_options(**base, logits_soft_cap=0.0)
         self.assertEqual(spec.variant, "plain")
+        spec, _ = options.attention_options(**base, q_data_type="half", kv_data_type="float16")
+        self.assertEqual(spec.dtype, "f16")
         bad = [(dict(q_data_type="float16", kv_data_type="bfloat16"), ValueError,
                 "kv_data_type"),
-               (dict(pos_encoding_mode="ROPE_LLAMA"), ValueError, "pos_encoding_mode"),
+               (dict(pos_encoding_mode="ROPE_NEOX"), ValueError, "pos_encoding_mode"),
+               (dict(pos_encoding_mode="ROPE_LLAMA", rope_theta=0.0), ValueError,
+                "rope_theta"),
+               (dict(pos_encoding_mode="ROPE_LLAMA", rope_scale=-2), ValueError, "rope_scale"),
+               (dict(custom_mask=True, causal=True), ValueError, "causal"),
+               (dict(custom_mask=True, logits_soft_cap=5.0), ValueError, "logits_soft_cap"),
                (dict(window_left=3.0), TypeError, "window_left"),
                (dict(logits_soft_cap=-1.0), ValueError, "logits_soft_cap"),
                (dict(kv_layout="NDH"), ValueError, "kv_layout"),
@@ -111,6 +119,41 @@ class IRTest(unittest.TestCase):
             with self.subTest(change=change):
                 with self.assertRaisesRegex(error, needle):
                     options.attention_options(**base, **change)
+
+    def test_rope_and_custom_mask_options(self):
+        base = dict(num_qo_heads=32, num_kv_heads=8, head_dim=128, page_size=16)
+        spec, recipes = options.attention_options(**base, pos_encoding_mode="ROPE_LLAMA",
+                                                  rope_theta=5e5, rope_scale=8.0)
+        self.assertEqual(spec.variant, "fi_rope")
+        self.assertEqual([(r.name, r.kind) for r in recipes],
+                         [("log2_theta", "scalar"), ("rcp_scale", "scalar")])
+        self.assertAlmostEqual(recipes[0].value, math.log2(5e5))
+        self.assertEqual(recipes[1].value, 0.125)
+        self.assertIn("query(", spec.variant_ir)
+        self.assertIn("key(", spec.variant_ir)
+        self.assertIn("arith.constant 64 : index", spec.variant_ir)  # half of 128
+        spec, recipes = options.attention_options(**base, causal=True, logits_soft_cap=30.0,
+                                                  pos_encoding_mode="ROPE_LLAMA")
+        self.assertEqual(spec.variant, "fi_causal_softcap_rope")
+        self.assertEqual([r.name for r in recipes], ["cap", "log2_theta", "rcp_scale"])
+        self.assertAlmostEqual(recipes[1].value, math.log2(1e4))
+        spec, recipes = options.attention_options(**base, custom_mask=True)
+        self.assertEqual(spec.variant, "custom_mask")
+        self.assertEqual([(r.name, r.kind) for r in recipes],
+                         [("bits", "custom_mask"), ("row0", "custom_mask"),
+                          ("stride", "custom_mask")])
+        for bad in (0, 3, True, 64.0):
+            with self.assertRaisesRegex(ValueError, "rope_dim"):
+                ir.composed_variant(rope_dim=bad)
+
+    def test_spec_options(self):
+        self.assertEqual(jit.spec_options("sm_80", split_kv=False), ())
+        self.assertEqual(jit.spec_options("sm_80"), (f"--schedule={jit.SPLIT_KV_SCHEDULE}",))
+        schedule, flag = jit.spec_options("sm_90a", prefill=True)
+        self.assertIn("attn-select-tiles{chip=sm_90a", schedule)
+        self.assertEqual(flag, "--split-prefill")
+        with self.assertRaisesRegex(ValueError, "split_kv"):
+            jit.spec_options("sm_80", split_kv=False, prefill=True)
 
     def test_chip_for_capability(self):
         self.assertEqual(jit.chip_for_capability(9, 0), ("sm_90a", "sm_90a"))
@@ -152,12 +195,17 @@ class JitTest(unittest.TestCase):
 
     def test_composed_variants_compile(self):
         import itertools
-        for flags in itertools.product((False, True), repeat=4):
-            name, text = ir.composed_variant(*flags)
-            causal, window, soft_cap, alibi = flags
+        for flags in itertools.product((False, True), repeat=5):
+            causal, window, soft_cap, alibi, rope = flags
+            if alibi and rope:
+                with self.assertRaisesRegex(ValueError, "one position encoding"):
+                    ir.composed_variant(*flags[:4], rope_dim=64)
+                continue
+            name, text = ir.composed_variant(*flags[:4], rope_dim=64 if rope else None)
             spec = ir.AttentionSpec(8, 2, 64, 16, variant=name, variant_ir=text)
             expected = [n for n, on in (("cap", soft_cap), ("window_left", window),
-                                        ("slope", alibi)) if on]
+                                        ("slope", alibi), ("log2_theta", rope),
+                                        ("rcp_scale", rope)) if on]
             if not text:  # a standard variant: its own parameter names
                 expected = [p.name for p in ir.STANDARD_VARIANTS[name]]
             with self.subTest(flags=flags, variant=name):
@@ -176,8 +224,10 @@ class JitTest(unittest.TestCase):
         run = os.path.join(os.path.dirname(jit.find_compiler()), "flashir-run")
         if not os.access(run, os.X_OK):
             self.skipTest("no flashir-run next to the compiler")
-        for flags in itertools.product((False, True), repeat=4):
-            name, text = ir.composed_variant(*flags)
+        for flags in itertools.product((False, True), repeat=5):
+            if flags[3] and flags[4]:  # alibi with rope: refused (test above)
+                continue
+            name, text = ir.composed_variant(*flags[:4], rope_dim=64 if flags[4] else None)
             if not text:
                 continue
             path = os.path.join(self.cache, name + ".mlir")
@@ -202,6 +252,19 @@ class JitTest(unittest.TestCase):
         self.assertEqual([a["name"] for a in k["args"] if a["role"] == "param"],
                          [r.name for r in recipes])
         self.assertEqual(k["kv_layout"], "hnd")
+
+    def test_prefill_kernels(self):
+        """prefill=True: the tensor-core split-KV prefill kernel (tiles of 16+
+        rows) and its merge kernel, per chip."""
+        for chip, dtype in (("sm_90a", "bf16"), ("sm_80", "f16"), ("sm_75", "f16")):
+            spec = ir.AttentionSpec(32, 8, 128, 16, dtype=dtype, variant="causal")
+            with self.subTest(chip=chip):
+                folder, _ = jit.compile_spec(spec, chip, prefill=True, cache=self.cache)
+                kinds = sorted(k["kind"] for k in manifest(folder)["kernels"])
+                self.assertEqual(kinds, ["merge", "prefill"])
+                split = [k for k in manifest(folder)["kernels"] if k["kind"] == "prefill"][0]
+                self.assertGreaterEqual(split["q_tokens"], 16)
+                self.assertTrue(split["name"].startswith(spec.function_name() + "_prefill_"))
 
     def test_sm_scale(self):
         spec = ir.AttentionSpec(8, 2, 64, 16, sm_scale=0.05)

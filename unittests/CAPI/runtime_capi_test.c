@@ -71,6 +71,21 @@ int main(void) {
                            "d", "m", "sm_90a", 4, 0, &cascade);
   expect(rc != FLASHIR_OK && cascade == NULL && strlen(flashirLastError()) > 0,
          "flashirCascadeCreate without a driver or bundle reports an error");
+  FlashIRMerge *merge = NULL;
+  expect(flashirMergeCreate("b", "sm_90a", NULL, &merge) ==
+                 FLASHIR_INVALID_ARGUMENT &&
+             says("null argument"),
+         "flashirMergeCreate refuses a null kernel name");
+  expect(flashirMergeRun(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 2,
+                         NULL) == FLASHIR_INVALID_ARGUMENT &&
+             says("null handle"),
+         "flashirMergeRun refuses a null handle");
+  expect(flashirMergeShape(NULL, NULL, NULL) == FLASHIR_INVALID_ARGUMENT,
+         "flashirMergeShape refuses a null handle");
+  rc = flashirMergeCreate("/nonexistent-bundle", "sm_90a", "m", &merge);
+  expect(rc != FLASHIR_OK && merge == NULL && strlen(flashirLastError()) > 0,
+         "flashirMergeCreate without a driver or bundle reports an error");
+  flashirMergeDestroy(NULL);
   flashirCascadeDestroy(NULL);
   flashirSplitKVDestroy(NULL);
   if (failures)

@@ -111,7 +111,7 @@ def main():
               round(gc.time_ms(c, reps=20), 4), "prefix alone ms",
               round(gc.time_ms(c.prefix, reps=20), 4))
     try:  # the runtime's step, where libflashir_c.so is built
-        wrapper = flashir.BatchSharedPrefixDecodeWrapper(
+        wrapper = flashir.SharedPrefixRunner(
             args.prefill_bundle + "-split", "plain_d128_g4_p16_bf16_fused",
             args.decode_bundle + "-split", "plain_h32_p16", max_requests=b)
         wrapper.plan(torch.tensor(shared, dtype=torch.int32), prefix,

@@ -18,7 +18,7 @@ kp, vp, q, num_pages = b["kp"], b["vp"], b["q"], b["num_pages"]
 idx_gpu = b["indices"].cuda()
 real = sum(lens) * HKV * D * 4
 for ctas in [None] + [int(a) for a in sys.argv[2:]]:
-    w = flashir.BatchDecodeWithPagedKVCacheWrapper(bundle, "plain_h32_p16", max_requests=64,
+    w = flashir.SplitKVRunner(bundle, "plain_h32_p16", max_requests=64,
                                                    num_ctas=ctas, max_chunks=4096)
     info = w.plan(b["qo"], b["indptr"], b["indices"], b["last"], num_pages)
     fn = lambda: w.run(q, (kp, vp), idx_gpu)

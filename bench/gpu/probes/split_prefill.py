@@ -23,7 +23,7 @@ for qo_lens, kv_lens in (([128], [32768]), ([128] * 4, [16384] * 4), ([512] * 2,
     batch = gc.make_batch(k, qo_lens, kv_lens, gen, shared_pages=False)
     out, lse, call = gc.run_kernel(k, batch)
     plain_ms = gc.time_ms(call, reps=20)
-    w = flashir.BatchPrefillWithPagedKVCacheWrapper(split_dir, func, max_requests=len(qo_lens),
+    w = flashir.SplitKVRunner(split_dir, func, max_requests=len(qo_lens),
                                                     max_qo_len=max(qo_lens))
     cpu = lambda t: t.cpu()
     info = w.plan(cpu(batch["qo"]), cpu(batch["indptr"]), cpu(batch["indices"]), cpu(batch["last"]),

@@ -148,10 +148,6 @@ struct AttentionBuffers {
   std::vector<Param> params;
 };
 
-/// Whether `params` fit `kernel`'s variant parameters for a step of `batch`
-/// requests: a value per scalar, an array of at least `batch` entries per
-/// per-request parameter and of Hq entries per per-head one, a buffer of at
-/// least its static elements; the error names the parameter.
 /// The kernel-parameter word of a scalar argument of element type `element`
 /// (f32: `scalar`'s bits; i32, i64: `integer`, which must fit), as
 /// cuLaunchKernel reads it from the word's address (little endian); fails
@@ -159,6 +155,10 @@ struct AttentionBuffers {
 Status scalarArgWord(const std::string &what, const std::string &element,
                      float scalar, int64_t integer, int64_t &word);
 
+/// Whether `params` fit `kernel`'s variant parameters for a step of `batch`
+/// requests: a value per scalar, an array of at least `batch` entries per
+/// per-request parameter and of Hq entries per per-head one, a buffer of at
+/// least its static elements; the error names the parameter.
 Status checkParams(const KernelInfo &kernel,
                    const std::vector<AttentionBuffers::Param> &params,
                    int64_t batch);

@@ -70,6 +70,8 @@ std::optional<PlannedKernel> planKernel(const KernelOptions &options,
   KernelPlan base = planAttention(options, op, variant, index);
   // Why the prefill family passed an attention with prefill tiles on: the
   // decode kernel's refusal alone would hide it.
+  TileConfigAttr tiles = op.getTilesAttr();
+  bool prefillTiles = tiles && tiles.getQ() >= 16;
   std::string prefillPassed;
   for (const KernelFamily *family : attentionFamilies()) {
     KernelPlan plan = base;
@@ -79,18 +81,16 @@ std::optional<PlannedKernel> planKernel(const KernelOptions &options,
                  << DEBUG_TYPE ": " << family->name() << " passes on "
                  << plan.symbolName(family->kind()) << ": " << match.reason
                  << "\n");
-      TileConfigAttr tiles = op.getTilesAttr();
-      if (family->kind() == KernelKind::Prefill && tiles && tiles.getQ() >= 16)
+      if (family->kind() == KernelKind::Prefill && prefillTiles)
         prefillPassed = match.reason;
       continue;
     }
-    if (!match.serves() && !prefillPassed.empty() &&
-        family->kind() != KernelKind::Prefill)
-      return fail(family->kind(), match.reason +
-                                      " (the prefill kernel passed it on: " +
-                                      prefillPassed + ")");
-    if (!match.serves())
-      return fail(family->kind(), match.reason);
+    if (!match.serves()) {
+      std::string why = match.reason;
+      if (!prefillPassed.empty() && family->kind() != KernelKind::Prefill)
+        why += " (the prefill kernel passed it on: " + prefillPassed + ")";
+      return fail(family->kind(), why);
+    }
     PlannedKernel kernel{family, plan, std::nullopt};
     KernelPlan merge = plan;
     Match mergeMatch = consult(splitMergeFamily(), options, merge);

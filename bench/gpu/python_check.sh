@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, in one device call: the runtime's C library
+# (build-runtime/), the static compiler the Python JIT runs (carry
+# build/jit/flashir-bundle.xz: scripts/build-jit-compiler.sh), then the
+# public Python API's GPU tests from an empty JIT cache
+# (python/tests/test_api.py) and the JIT latency benchmark (jit_bench.py).
+#   bench/gpu/python_check.sh OUT [STEP...]   (steps: test bench)
+set -uo pipefail
+out=${1:-${OUT:-.}}
+shift || true
+steps=${*:-test bench}
+export PYTHONUNBUFFERED=1
+status=0
+cmake -S . -B build-runtime -G Ninja -DFLASHIR_ENABLE_COMPILER=OFF \
+  -DFLASHIR_ENABLE_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+  cmake --build build-runtime >"$out/runtime_build.log" 2>&1 || {
+  echo "runtime build failed"; tail -20 "$out/runtime_build.log"; exit 1; }
+xz -dkf build/jit/flashir-bundle.xz || exit 1
+export FLASHIR_COMPILER=$PWD/build/jit/flashir-bundle
+for step in $steps; do
+  case $step in
+  test)
+    FLASHIR_CACHE_DIR=$(mktemp -d) timeout 420 python3 -m pytest -q -s \
+      python/tests/test_api.py >"$out/test_api.log" 2>&1 || status=1
+    grep -E "rel err|passed|failed|Error|error" "$out/test_api.log" | tail -40
+    ;;
+  bench)
+    timeout 240 python3 bench/gpu/jit_bench.py --out "$out" >"$out/jit_bench.log" 2>&1 ||
+      status=1
+    tail -12 "$out/jit_bench.log"
+    ;;
+  esac
+done
+exit $status
