@@ -106,6 +106,10 @@ class SplitKVRunner:
         if not kv_indices.is_cuda or kv_indices.dtype != torch.int32:
             raise ValueError("kv_indices must be an int32 CUDA tensor")
         param_array = _param_array(self._param_specs, params)
+        if rows == 0:  # an empty step: nothing to launch (q has no storage)
+            return (torch.empty((0, self.num_qo_heads, self.head_dim), dtype=self.dtype,
+                                device=q.device),
+                    torch.empty((0, self.num_qo_heads), dtype=torch.float32, device=q.device))
         # Capacity-sized outputs (the kernels address rows up to the
         # capacity's; unused ones are not written).
         cap = self.max_requests * self._max_qo_len
