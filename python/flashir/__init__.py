@@ -25,6 +25,8 @@ cache), ``_wrapper`` (what the wrappers share), ``_lib`` (the C library),
 ``_bundle`` (manifests), ``_args`` (argument checks).
 """
 
+__version__ = "0.1.0"
+
 from ._lib import FlashIRError
 from .cascade import MultiLevelCascadeAttentionWrapper
 from .decode import BatchDecodeWithPagedKVCacheWrapper

@@ -25,8 +25,12 @@ def _library():
     global _lib
     if _lib is not None:
         return _lib
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    candidates = [os.environ.get("FLASHIR_LIB", "")] + [
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(here))
+    # $FLASHIR_LIB, the installed package's copy (pip install .), this
+    # checkout's builds.
+    candidates = [os.environ.get("FLASHIR_LIB", ""),
+                  os.path.join(here, "lib", "libflashir_c.so")] + [
         os.path.join(root, d, "lib", "CAPI", "libflashir_c.so")
         for d in ("build", "build-runtime")]
     for path in candidates:

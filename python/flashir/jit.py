@@ -9,7 +9,8 @@ text, the chip and the compiler options. Processes that compile the same
 key at once serialize on a lock file; a bundle appears in the cache only
 whole (written to a temporary folder, then renamed).
 
-The compiler is ``$FLASHIR_COMPILER``, else this checkout's
+The compiler is ``$FLASHIR_COMPILER``, else the installed package's
+(``pip install . -C compiler=PATH``), else this checkout's
 ``build/jit/flashir-bundle`` (``scripts/build-jit-compiler.sh``: a static
 build for machines without LLVM) or ``build/bin/flashir-bundle``, else
 ``flashir-bundle`` on the PATH. The cache is ``$FLASHIR_CACHE_DIR``, else
@@ -83,7 +84,8 @@ def find_compiler():
             raise JitError(f"FLASHIR_COMPILER={env} is not an executable")
         return env
     root = _repo_root()
-    for path in (os.path.join(root, "build", "jit", "flashir-bundle"),
+    packaged = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "flashir-bundle")
+    for path in (packaged, os.path.join(root, "build", "jit", "flashir-bundle"),
                  os.path.join(root, "build", "bin", "flashir-bundle")):
         if os.access(path, os.X_OK):
             return path
