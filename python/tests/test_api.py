@@ -9,11 +9,11 @@ flashir.jit.find_compiler); skipped where any is missing."""
 
 import math
 import os
-import re
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 try:
     import torch
@@ -23,6 +23,7 @@ except ImportError:  # pragma: no cover
 
 import flashir  # noqa: E402
 from flashir import jit, options  # noqa: E402
+from gpu_test_support import raises, run_as_script, skip_unless  # noqa: E402
 
 try:
     jit.find_compiler()
@@ -34,27 +35,7 @@ if HAVE_GPU and HAVE_COMPILER and "FLASHIR_CACHE_DIR" not in os.environ:
     # An empty cache: every configuration below compiles on first use.
     os.environ["FLASHIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="flashir-cache-")
 
-try:
-    import pytest
-    requires_gpu = pytest.mark.skipif(not (HAVE_GPU and HAVE_COMPILER),
-                                      reason="needs a CUDA GPU and flashir-bundle")
-    raises = pytest.raises
-except ImportError:  # plain-script mode
-    requires_gpu = lambda f: f  # noqa: E731
-
-    class raises:  # noqa: N801 - mimics pytest.raises
-        def __init__(self, exc, match=None):
-            self.exc, self.match = exc, match
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, typ, value, tb):
-            assert typ is not None and issubclass(typ, self.exc), \
-                f"expected {self.exc.__name__}, got {typ}: {value}"
-            assert self.match is None or re.search(self.match, str(value)), \
-                f"{self.match!r} not in {str(value)!r}"
-            return True
+requires_gpu = skip_unless(HAVE_GPU and HAVE_COMPILER, "needs a CUDA GPU and flashir-bundle")
 
 
 # -- data and the float64 reference --------------------------------------------
@@ -495,20 +476,4 @@ def test_bad_inputs_name_the_argument_and_leave_the_wrapper_usable():
 
 
 if __name__ == "__main__":
-    if not (HAVE_GPU and HAVE_COMPILER):
-        print("skipped: needs a CUDA GPU and flashir-bundle")
-        sys.exit(0)
-    failed = ran = 0
-    for name, fn in list(globals().items()):
-        if name.startswith("test_"):
-            ran += 1
-            try:
-                fn()
-                print("PASS", name)
-            except Exception as e:  # report every test
-                failed += 1
-                import traceback
-                traceback.print_exc()
-                print("FAIL", name, type(e).__name__, e)
-    print(f"{ran - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    run_as_script(globals(), HAVE_GPU and HAVE_COMPILER, "needs a CUDA GPU and flashir-bundle")

@@ -6,10 +6,10 @@ overrides). Skipped where any of these is missing."""
 
 import math
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 try:
     import torch
@@ -24,31 +24,13 @@ KERNEL = "plain_h32_p16"  # bf16, Hq 32, Hkv 8, d 128, page 16
 PREFILL_BUNDLE = os.environ.get("FLASHIR_BUNDLE_PREFILL_SPLIT",
                                 os.path.join(ROOT, "build-gpu", "bundle-prefill-split"))
 
-try:
-    import pytest
-    requires_gpu = pytest.mark.skipif(
-        not HAVE_GPU or not os.path.exists(os.path.join(BUNDLE, "manifest.json")),
-        reason="needs a CUDA GPU and a split-KV bundle")
-    requires_prefill_bundle = pytest.mark.skipif(
-        not HAVE_GPU or not os.path.exists(os.path.join(PREFILL_BUNDLE, "manifest.json")),
-        reason="needs a CUDA GPU and a split-KV prefill bundle")
-    raises = pytest.raises
-except ImportError:  # plain-script mode
-    requires_gpu = requires_prefill_bundle = lambda f: f
+from gpu_test_support import raises, run_as_script, skip_unless  # noqa: E402
 
-    class raises:  # noqa: N801 - mimics pytest.raises
-        def __init__(self, exc, match=None):
-            self.exc, self.match = exc, match
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, typ, value, tb):
-            assert typ is not None and issubclass(typ, self.exc), \
-                f"expected {self.exc.__name__}, got {typ}"
-            assert self.match is None or re.search(self.match, str(value)), \
-                f"{self.match!r} not in {str(value)!r}"
-            return True
+HAVE_BUNDLE = HAVE_GPU and os.path.exists(os.path.join(BUNDLE, "manifest.json"))
+requires_gpu = skip_unless(HAVE_BUNDLE, "needs a CUDA GPU and a split-KV bundle")
+requires_prefill_bundle = skip_unless(
+    HAVE_GPU and os.path.exists(os.path.join(PREFILL_BUNDLE, "manifest.json")),
+    "needs a CUDA GPU and a split-KV prefill bundle")
 
 import flashir  # noqa: E402
 
@@ -335,18 +317,4 @@ def test_merge_state_matches_attention_over_all_keys():
 
 
 if __name__ == "__main__":
-    if not HAVE_GPU or not os.path.exists(os.path.join(BUNDLE, "manifest.json")):
-        print("skipped: needs a CUDA GPU and", BUNDLE)
-        sys.exit(0)
-    failed = ran = 0
-    for name, fn in list(globals().items()):
-        if name.startswith("test_"):
-            ran += 1
-            try:
-                fn()
-                print("PASS", name)
-            except Exception as e:  # report every test
-                failed += 1
-                print("FAIL", name, type(e).__name__, e)
-    print(f"{ran - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    run_as_script(globals(), HAVE_BUNDLE, f"needs a CUDA GPU and {BUNDLE}")
