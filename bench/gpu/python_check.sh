@@ -4,11 +4,11 @@
 # build/jit/flashir-bundle.xz: scripts/build-jit-compiler.sh), then the
 # public Python API's GPU tests from an empty JIT cache
 # (python/tests/test_api.py) and the JIT latency benchmark (jit_bench.py).
-#   bench/gpu/python_check.sh OUT [STEP...]   (steps: test bench)
+#   bench/gpu/python_check.sh OUT [STEP...]   (steps: readme test bench)
 set -uo pipefail
 out=${1:-${OUT:-.}}
 shift || true
-steps=${*:-test bench}
+steps=${*:-readme test bench}
 export PYTHONUNBUFFERED=1
 status=0
 cmake -S . -B build-runtime -G Ninja -DFLASHIR_ENABLE_COMPILER=OFF \
@@ -19,6 +19,17 @@ xz -dkf build/jit/flashir-bundle.xz || exit 1
 export FLASHIR_COMPILER=$PWD/build/jit/flashir-bundle
 for step in $steps; do
   case $step in
+  readme)
+    # README's "From Python" example, as written, on the installed package.
+    python3 -m pip install --no-deps -q --target /tmp/flashir-site . -C \
+      compiler="$FLASHIR_COMPILER" >"$out/pip_install.log" 2>&1 || status=1
+    awk '/^## From Python/{on=1} on&&/^```python/{code=1; next} code&&/^```/{exit} code' \
+      README.md >/tmp/readme_example.py
+    (cd /tmp && env -u FLASHIR_COMPILER FLASHIR_CACHE_DIR=$(mktemp -d) \
+      PYTHONPATH=/tmp/flashir-site python3 readme_example.py) >"$out/readme_example.log" 2>&1 ||
+      status=1
+    tail -3 "$out/readme_example.log"
+    ;;
   test)
     FLASHIR_CACHE_DIR=$(mktemp -d) timeout 420 python3 -m pytest -q -s \
       python/tests/test_api.py >"$out/test_api.log" 2>&1 || status=1

@@ -19,7 +19,7 @@ d 128, page 16.
   kernel launched programmatically too, behind the previous step
   (composed_chain_pdl, as the runtime does with sm_90 bundles); and the
   same through the runtime
-  (flashir.BatchSharedPrefixDecodeWrapper, where libflashir_c.so is built,
+  (flashir.SharedPrefixRunner, where libflashir_c.so is built,
   with each kernel's device time from torch.profiler);
 - composed with a PyTorch merge: the unsplit prefill kernel with the C
   chunks as C "requests" of B rows, the decode kernel, then PyTorch ops for
