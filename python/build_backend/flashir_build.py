@@ -17,7 +17,6 @@ import hashlib
 import io
 import os
 import re
-import shutil
 import stat
 import subprocess
 import sysconfig
@@ -53,15 +52,45 @@ def get_requires_for_build_sdist(config_settings=None):
     return []
 
 
+# The environment tools run in: without pip's build isolation, whose
+# PYTHONPATH hides site-packages from a pip-installed cmake's or ninja's
+# Python wrapper.
+_TOOL_ENV = {k: v for k, v in os.environ.items()
+             if k not in ("PYTHONPATH", "PYTHONNOUSERSITE", "PYTHONHOME")}
+
+
+def _tool(name):
+    """The first `name` on the PATH that runs (`--version`); $CMAKE /
+    $NINJA first."""
+    override = os.environ.get(name.upper())
+    candidates = [override] if override else []
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        path = os.path.join(folder, name)
+        if os.access(path, os.X_OK) and path not in candidates:
+            candidates.append(path)
+    for path in candidates:
+        try:
+            if subprocess.run([path, "--version"], capture_output=True,
+                              env=_TOOL_ENV).returncode == 0:
+                return path
+        except OSError:
+            continue
+    return None
+
+
 def _build_library():
     """libflashir_c.so of a runtime-only CMake build in build-wheel/."""
     build = os.path.join(_ROOT, "build-wheel")
-    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-    subprocess.run(["cmake", "-S", _ROOT, "-B", build, *generator,
+    cmake, ninja = _tool("cmake"), _tool("ninja")
+    if cmake is None:
+        raise RuntimeError("building flashir needs CMake on the PATH (or $CMAKE)")
+    generator = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else []
+    subprocess.run([cmake, "-S", _ROOT, "-B", build, *generator,
                     "-DFLASHIR_ENABLE_COMPILER=OFF", "-DFLASHIR_ENABLE_TESTS=OFF",
-                    "-DCMAKE_BUILD_TYPE=Release"], check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["cmake", "--build", build, "--target", "flashir_c"], check=True,
-                   stdout=subprocess.DEVNULL)
+                    "-DCMAKE_BUILD_TYPE=Release"], check=True, stdout=subprocess.DEVNULL,
+                   env=_TOOL_ENV)
+    subprocess.run([cmake, "--build", build, "--target", "flashir_c"], check=True,
+                   stdout=subprocess.DEVNULL, env=_TOOL_ENV)
     return os.path.join(build, "lib", "CAPI", "libflashir_c.so")
 
 
