@@ -4,7 +4,8 @@
 # build/jit/flashir-bundle.xz: scripts/build-jit-compiler.sh), then the
 # public Python API's GPU tests from an empty JIT cache
 # (python/tests/test_api.py) and the JIT latency benchmark (jit_bench.py).
-#   bench/gpu/python_check.sh OUT [STEP...]   (steps: readme test bench)
+# transformers_bench.py (step transformers; TF_STEPS picks its parts).
+#   bench/gpu/python_check.sh OUT [STEP...]   (steps: readme test bench transformers)
 set -uo pipefail
 out=${1:-${OUT:-.}}
 shift || true
@@ -34,6 +35,12 @@ for step in $steps; do
     FLASHIR_CACHE_DIR=$(mktemp -d) timeout 420 python3 -m pytest -q -s \
       python/tests/test_api.py >"$out/test_api.log" 2>&1 || status=1
     grep -E "rel err|passed|failed|Error|error" "$out/test_api.log" | tail -40
+    ;;
+  transformers)
+    timeout ${TF_TIMEOUT:-500} python3 bench/gpu/transformers_bench.py --out "$out" \
+      --steps "${TF_STEPS:-correctness,decode,serve}" >"$out/transformers_bench.log" 2>&1 ||
+      status=1
+    grep -v "Warning\|warn" "$out/transformers_bench.log" | tail -25
     ;;
   bench)
     timeout 240 python3 bench/gpu/jit_bench.py --out "$out" >"$out/jit_bench.log" 2>&1 ||
