@@ -77,9 +77,25 @@ def gen_config(new):
                             eos_token_id=-1, pad_token_id=0)
 
 
-def generate(model, impl, batch, new, logits=True):
+class Force:
+    """A logits processor that makes generate() follow given tokens (teacher
+    forcing): the raw logits of every step then come from one trajectory."""
+
+    def __init__(self, tokens, width):
+        self.tokens = torch.tensor(tokens, device="cuda")
+        self.width = width
+
+    def __call__(self, input_ids, scores):
+        step = input_ids.shape[1] - self.width
+        forced = torch.full_like(scores, -math.inf)
+        forced.scatter_(1, self.tokens[:, step:step + 1], 0.0)
+        return forced
+
+
+def generate(model, impl, batch, new, logits=True, force=None):
     """generate() over left-padded prompts: (tokens [B, new], logits [B,
-    new, V] float32 or None)."""
+    new, V] float32 or None); `force`: tokens [B, new] to follow."""
+    from transformers import LogitsProcessorList
     model.set_attn_implementation(impl)
     width = max(map(len, batch))
     ids = torch.zeros(len(batch), width, dtype=torch.long, device="cuda")
@@ -87,8 +103,11 @@ def generate(model, impl, batch, new, logits=True):
     for i, p in enumerate(batch):
         ids[i, width - len(p):] = torch.tensor(p)
         mask[i, width - len(p):] = 1
-    out = model.generate(input_ids=ids, attention_mask=mask, generation_config=gen_config(new),
-                         output_logits=logits, return_dict_in_generate=True)
+    config = gen_config(new)
+    config.output_logits, config.return_dict_in_generate = logits, True
+    processors = LogitsProcessorList([Force(force, width)] if force is not None else [])
+    out = model.generate(input_ids=ids, attention_mask=mask, generation_config=config,
+                         logits_processor=processors)
     lg = torch.stack(out.logits, 1).float() if logits else None
     return out.sequences[:, width:].tolist(), lg
 
@@ -153,6 +172,18 @@ def correctness(args, out):
         res = {"reference": ref_impl,
                "generate": compare(ref, ref_logits, got, got_logits),
                "generate_batch": compare(ref, ref_logits, paged)}
+        # Every step's logits along the reference's tokens (decode kernels
+        # included), next to two of transformers' own implementations.
+        _, forced = generate(model, fir.NAME, batch, args.new, force=ref)
+        dev = (forced - ref_logits).abs()
+        res["teacher_forced"] = {"steps": args.new, "max_logit_dev": float(dev.max()),
+                                 "mean_logit_dev": float(dev.mean()),
+                                 "logit_scale": float(ref_logits.abs().max())}
+        if ref_impl == "sdpa":  # the bf16 noise floor: eager vs sdpa
+            _, eager = generate(model, "eager", batch, args.new, force=ref)
+            floor = (eager - ref_logits).abs()
+            res["teacher_forced"].update(eager_vs_sdpa_max_logit_dev=float(floor.max()),
+                                         eager_vs_sdpa_mean_logit_dev=float(floor.mean()))
         if name.startswith("llama"):
             sdpa_paged, _ = generate_batch(model, "paged|sdpa", batch, args.new)
             res["paged_sdpa_vs_sdpa"] = compare(ref, ref_logits, sdpa_paged)
@@ -164,21 +195,25 @@ def correctness(args, out):
         torch.cuda.empty_cache()
 
 
-def profiled_attention_share(fn):
-    """(attention kernels' CUDA ms, all kernels' CUDA ms) of fn()."""
+def profiled(fn):
+    """fn()'s GPU time by kernel (torch.profiler): {"attention_ms",
+    "gpu_ms", "wall_ms", "top": the five longest kernels}."""
     from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    start = time.perf_counter()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         fn()
         torch.cuda.synchronize()
-    total = attn = 0.0
+    wall = (time.perf_counter() - start) * 1e3
+    kernels = []
     for e in prof.key_averages():
         t = getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0)
-        if e.key.startswith("ProfilerStep"):
-            continue
-        total += t
-        if ATTENTION_KERNEL.search(e.key):
-            attn += t
-    return attn / 1e3, total / 1e3
+        if not e.key.startswith("ProfilerStep"):
+            kernels.append((t / 1e3, e.key))
+    kernels.sort(reverse=True)
+    return {"attention_ms": sum(t for t, k in kernels if ATTENTION_KERNEL.search(k)),
+            "gpu_ms": sum(t for t, _ in kernels), "wall_ms": wall,
+            "top": [[round(t, 3), k[:90]] for t, k in kernels[:5]]}
 
 
 def decode_timing(args, out):
@@ -186,7 +221,8 @@ def decode_timing(args, out):
     model = build(spec, "sdpa")
     batch = prompts(2, [1024] * 16, spec[1].vocab_size)
     rows = {}
-    for impl in ("sdpa", fir.NAME):
+    # sdpa twice (first and last), to see order effects.
+    for label, impl in (("sdpa", "sdpa"), (fir.NAME, fir.NAME), ("sdpa_again", "sdpa")):
         generate(model, impl, batch, 4, logits=False)  # warm-up (JIT, allocator)
         times = {}
         for n in (1, 33):
@@ -195,17 +231,18 @@ def decode_timing(args, out):
             generate(model, impl, batch, n, logits=False)
             torch.cuda.synchronize()
             times[n] = time.perf_counter() - start
-        attn, total = profiled_attention_share(lambda: generate(model, impl, batch, 9,
-                                                                logits=False))
-        rows[impl] = {"step_ms": (times[33] - times[1]) / 32 * 1e3,
-                      "attention_share": attn / total if total else None}
+        prof = profiled(lambda: generate(model, impl, batch, 9, logits=False))
+        rows[label] = {"step_ms": (times[33] - times[1]) / 32 * 1e3,
+                       "attention_share": prof["attention_ms"] / prof["gpu_ms"],
+                       "profile_9_steps": prof}
     for impl in ("paged|sdpa", fir.PAGED_NAME):
         generate_batch(model, impl, batch[:2], 4)  # warm-up
         _, results = generate_batch(model, impl, batch, 33)
         itl = [b - a for r in results for a, b in zip(r.timestamps[1:], r.timestamps[2:])]
-        attn, total = profiled_attention_share(lambda: generate_batch(model, impl, batch, 9))
+        prof = profiled(lambda: generate_batch(model, impl, batch, 9))
         rows[impl] = {"step_ms": statistics.median(itl) * 1e3,
-                      "attention_share": attn / total if total else None}
+                      "attention_share": prof["attention_ms"] / prof["gpu_ms"],
+                      "profile_9_steps": prof}
     out["decode_step"] = {"batch": 16, "prompt": 1024, "layers": args.layers, **rows}
     print("decode_step", json.dumps(out["decode_step"]), flush=True)
     del model

@@ -3,7 +3,7 @@ checks, the kernels compiled on first use for the current device, a runner
 sized for the capacity, the variant's parameters on the device, and run()'s
 argument checks and outputs."""
 
-from . import jit
+from . import jit, options
 from ._args import _int32_host
 from ._lib import _torch
 from .runner import SplitKVRunner
@@ -52,6 +52,19 @@ def _indptr(name, t, entries=None):
         raise ValueError(f"{name} decreases at entry {bad + 1} ({int(host[bad])} -> "
                          f"{int(host[bad + 1])})")
     return host
+
+
+def _variant_spec(variant, variant_params, shape, kv_layout, sm_scale, q_data_type,
+                  kv_data_type, **others):
+    """variant_options of plan()'s `variant` (a name or attn IR text); the
+    FlashInfer options in `others` (name: (value, default)) must be left at
+    their defaults, the variant being the whole attention."""
+    set_ = [n for n, (value, default) in others.items() if value != default]
+    if set_:
+        raise ValueError(f"variant is the whole attention: leave {', '.join(set_)} at "
+                         f"the default (or write them into the variant)")
+    return options.variant_options(*shape, kv_layout, variant, variant_params, sm_scale,
+                                   q_data_type, kv_data_type)
 
 
 def _pow2_at_least(n, floor):
@@ -192,6 +205,12 @@ class PagedWrapperBase:
         for recipe, param in zip(recipes, spec.params):
             if recipe.kind == "scalar":
                 values.append(recipe.value)
+                continue
+            if recipe.kind == "given":  # the caller's value; tensors to the device buffers
+                value = recipe.value
+                if isinstance(value, torch.Tensor):
+                    value = self._device_param(param.name, value.detach().reshape(-1))
+                values.append(value)
                 continue
             if recipe.kind == "per_request":
                 value = torch.full((cap_batch,), recipe.value, dtype=torch.int32)

@@ -5,7 +5,7 @@ CUDA-graph safe."""
 
 from . import options
 from ._lib import _torch
-from ._wrapper import PagedWrapperBase, _device_int32
+from ._wrapper import PagedWrapperBase, _device_int32, _variant_spec
 
 __all__ = ["BatchDecodeWithPagedKVCacheWrapper"]
 
@@ -46,19 +46,32 @@ class BatchDecodeWithPagedKVCacheWrapper(PagedWrapperBase):
     def plan(self, indptr, indices, last_page_len, num_qo_heads, num_kv_heads, head_dim,
              page_size, pos_encoding_mode="NONE", window_left=-1, logits_soft_cap=None,
              q_data_type="float16", kv_data_type=None, data_type=None, sm_scale=None,
-             rope_scale=None, rope_theta=None, non_blocking=True):
+             rope_scale=None, rope_theta=None, non_blocking=True, variant=None,
+             variant_params=None):
         """Plans a step: ``indptr`` [batch + 1], ``indices`` (page ids),
         ``last_page_len`` [batch] (int32, host or device); the attention's
-        shape and variant options as FlashInfer's. Compiles the kernels
-        on first use of a configuration (``compile_info`` tells)."""
+        shape and variant options as FlashInfer's. ``variant``: instead of
+        those options, a standard variant's name or a variant's attn IR text
+        (docs/WritingVariants.md), with ``variant_params`` in its
+        declaration order (numbers for scalars, tensors for per-request,
+        per-head and buffer parameters). Compiles the kernels on first use
+        of a configuration (``compile_info`` tells)."""
         torch = _torch()
         if data_type is not None:  # FlashInfer's older name of q_data_type
             q_data_type = data_type
-        spec, recipes = options.attention_options(
-            num_qo_heads, num_kv_heads, head_dim, page_size, self._kv_layout,
-            window_left=window_left, logits_soft_cap=logits_soft_cap, sm_scale=sm_scale,
-            pos_encoding_mode=pos_encoding_mode, q_data_type=q_data_type,
-            kv_data_type=kv_data_type, rope_scale=rope_scale, rope_theta=rope_theta)
+        shape = (num_qo_heads, num_kv_heads, head_dim, page_size)
+        if variant is not None:
+            spec, recipes = _variant_spec(
+                variant, variant_params, shape, self._kv_layout, sm_scale, q_data_type,
+                kv_data_type, pos_encoding_mode=(pos_encoding_mode, "NONE"),
+                window_left=(window_left, -1), logits_soft_cap=(logits_soft_cap, None),
+                rope_scale=(rope_scale, None), rope_theta=(rope_theta, None))
+        else:
+            spec, recipes = options.attention_options(
+                *shape, self._kv_layout, window_left=window_left,
+                logits_soft_cap=logits_soft_cap, sm_scale=sm_scale,
+                pos_encoding_mode=pos_encoding_mode, q_data_type=q_data_type,
+                kv_data_type=kv_data_type, rope_scale=rope_scale, rope_theta=rope_theta)
         if not isinstance(last_page_len, torch.Tensor):
             raise TypeError("last_page_len must be a 1-D tensor")
         batch = last_page_len.numel()

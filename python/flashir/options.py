@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from . import ir
 
-__all__ = ["ParamRecipe", "alibi_slopes", "attention_options"]
+__all__ = ["ParamRecipe", "alibi_slopes", "attention_options", "variant_options"]
 
 
 @dataclass(frozen=True)
@@ -22,10 +22,11 @@ class ParamRecipe:
     (``value`` repeated for each request: int32), "per_head" (``values``:
     float32 per query head) or "custom_mask" (``name`` bits, row0 or stride
     of the standard custom_mask variant: the wrapper derives them from the
-    mask it is given and the requests' lengths)."""
+    mask it is given and the requests' lengths) or "given" (``value``: the
+    caller's number or tensor, as it is)."""
     name: str
     kind: str
-    value: float = 0.0
+    value: object = 0.0
     values: tuple = ()
 
 
@@ -106,3 +107,28 @@ def attention_options(num_qo_heads, num_kv_heads, head_dim, page_size, kv_layout
         else:  # composed_variant declares no other parameter
             raise AssertionError(f"no recipe for parameter {param.name}")
     return spec, recipes
+
+
+def variant_options(num_qo_heads, num_kv_heads, head_dim, page_size, kv_layout, variant,
+                    variant_params=(), sm_scale=None, q_data_type="float16",
+                    kv_data_type=None):
+    """(AttentionSpec, [ParamRecipe]) of a variant given by name (a standard
+    variant, e.g. "sigmoid") or as attn IR text (an ``attn.variant``, see
+    docs/WritingVariants.md), with `variant_params` in its declaration
+    order: a number per scalar parameter, a tensor per per-request,
+    per-head or buffer one."""
+    kv_data_type = kv_data_type or q_data_type
+    if ir.element_type(q_data_type) != ir.element_type(kv_data_type):
+        raise ValueError(f"kv_data_type ({kv_data_type}) must equal q_data_type "
+                         f"({q_data_type}): FlashIR's kernels read one element type")
+    if not isinstance(variant, str) or not variant.strip():
+        raise TypeError("variant must be a standard variant's name or attn.variant IR text")
+    text = variant if "attn.variant" in variant else ""
+    spec = ir.AttentionSpec(num_qo_heads, num_kv_heads, head_dim, page_size, kv_layout,
+                            q_data_type, "plain" if text else variant, text, sm_scale)
+    values = list(variant_params or ())
+    if len(values) != len(spec.params):
+        names = ", ".join(f"{p.name} ({p.kind})" for p in spec.params) or "none"
+        raise TypeError(f"variant_params: @{spec.variant} takes {len(spec.params)} parameters "
+                        f"({names}), got {len(values)}")
+    return spec, [ParamRecipe(p.name, "given", value=v) for p, v in zip(spec.params, values)]

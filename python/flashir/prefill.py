@@ -5,7 +5,7 @@ kernels, compiled on first use for the current device."""
 
 from . import options
 from ._lib import _torch
-from ._wrapper import PagedWrapperBase, _device_int32, _indptr
+from ._wrapper import PagedWrapperBase, _device_int32, _indptr, _variant_spec
 from .decode import _check_backend, _no_scales
 
 __all__ = ["BatchPrefillWithPagedKVCacheWrapper", "BatchPrefillWithRaggedKVCacheWrapper"]
@@ -14,11 +14,21 @@ __all__ = ["BatchPrefillWithPagedKVCacheWrapper", "BatchPrefillWithRaggedKVCache
 def _prefill_options(wrapper, num_qo_heads, num_kv_heads, head_dim_qk, page_size, head_dim_vo,
                      custom_mask, packed_custom_mask, causal, pos_encoding_mode, window_left,
                      logits_soft_cap, sm_scale, rope_scale, rope_theta, q_data_type,
-                     kv_data_type, kv_layout):
+                     kv_data_type, kv_layout, variant=None, variant_params=None):
     """(spec, recipes, mask, packed) of a prefill plan()'s options."""
     if head_dim_vo is not None and head_dim_vo != head_dim_qk:
         raise ValueError(f"head_dim_vo ({head_dim_vo}) must equal head_dim_qk "
                          f"({head_dim_qk}) in FlashIR's kernels")
+    if variant is not None:
+        spec, recipes = _variant_spec(
+            variant, variant_params, (num_qo_heads, num_kv_heads, head_dim_qk, page_size),
+            kv_layout, sm_scale, q_data_type, kv_data_type, causal=(causal, False),
+            custom_mask=(custom_mask is None, True),
+            packed_custom_mask=(packed_custom_mask is None, True),
+            pos_encoding_mode=(pos_encoding_mode, "NONE"), window_left=(window_left, -1),
+            logits_soft_cap=(logits_soft_cap, None), rope_scale=(rope_scale, None),
+            rope_theta=(rope_theta, None))
+        return spec, recipes, None, False
     if custom_mask is not None and packed_custom_mask is not None:
         raise ValueError("pass custom_mask or packed_custom_mask, not both")
     mask = packed_custom_mask if packed_custom_mask is not None else custom_mask
@@ -63,8 +73,10 @@ class BatchPrefillWithPagedKVCacheWrapper(PagedWrapperBase):
              custom_mask=None, packed_custom_mask=None, causal=False, pos_encoding_mode="NONE",
              use_fp16_qk_reduction=False, sm_scale=None, window_left=-1, logits_soft_cap=None,
              rope_scale=None, rope_theta=None, q_data_type="float16", kv_data_type=None,
-             non_blocking=True):
-        """Plans a step (int32 page table, host or device). ``custom_mask``:
+             non_blocking=True, variant=None, variant_params=None):
+        """Plans a step (int32 page table, host or device). ``variant`` /
+        ``variant_params``: as ``BatchDecodeWithPagedKVCacheWrapper.plan``'s
+        (a variant's mask is its own: causal stays False). ``custom_mask``:
         the requests' [qo_len, kv_len] bool masks flattened and concatenated
         (``packed_custom_mask``: each packed little-endian, padded to a
         byte), the whole mask. ``use_fp16_qk_reduction`` is accepted and
@@ -72,7 +84,8 @@ class BatchPrefillWithPagedKVCacheWrapper(PagedWrapperBase):
         spec, recipes, mask, packed = _prefill_options(
             self, num_qo_heads, num_kv_heads, head_dim_qk, page_size, head_dim_vo, custom_mask,
             packed_custom_mask, causal, pos_encoding_mode, window_left, logits_soft_cap,
-            sm_scale, rope_scale, rope_theta, q_data_type, kv_data_type, self._kv_layout)
+            sm_scale, rope_scale, rope_theta, q_data_type, kv_data_type, self._kv_layout,
+            variant, variant_params)
         self._plan_paged(spec, recipes, qo_indptr, paged_kv_indptr, paged_kv_indices,
                          paged_kv_last_page_len, custom_mask=mask, mask_packed=packed)
 
@@ -122,14 +135,16 @@ class BatchPrefillWithRaggedKVCacheWrapper(PagedWrapperBase):
              head_dim_vo=None, custom_mask=None, packed_custom_mask=None, causal=False,
              pos_encoding_mode="NONE", use_fp16_qk_reduction=False, window_left=-1,
              logits_soft_cap=None, sm_scale=None, rope_scale=None, rope_theta=None,
-             q_data_type="float16", kv_data_type=None, non_blocking=True):
+             q_data_type="float16", kv_data_type=None, non_blocking=True, variant=None,
+             variant_params=None):
         """Plans a step: qo_indptr and kv_indptr [batch + 1] (int32); the
         rest as ``BatchPrefillWithPagedKVCacheWrapper.plan``."""
         torch = _torch()
         spec, recipes, mask, packed = _prefill_options(
             self, num_qo_heads, num_kv_heads, head_dim_qk, 1, head_dim_vo, custom_mask,
             packed_custom_mask, causal, pos_encoding_mode, window_left, logits_soft_cap,
-            sm_scale, rope_scale, rope_theta, q_data_type, kv_data_type, "NHD")
+            sm_scale, rope_scale, rope_theta, q_data_type, kv_data_type, "NHD", variant,
+            variant_params)
         kvp = _indptr("kv_indptr", kv_indptr)
         lens = kvp[1:] - kvp[:-1]
         last = (lens > 0).to(torch.int32)

@@ -9,6 +9,7 @@ flashir.jit.find_compiler); skipped where any is missing."""
 
 import math
 import os
+import re
 import sys
 import tempfile
 
@@ -86,8 +87,11 @@ def rope(x, pos, theta, scale):
 
 
 def reference(b, causal=False, window_left=-1, soft_cap=None, alibi=False, rope_args=None,
-              masks=None, sm_scale=None):
-    """float64 attention of each request: (out [rows, Hq, D], lse [rows, Hq])."""
+              masks=None, sm_scale=None, rope_offsets=None, sigmoid_bias=None):
+    """float64 attention of each request: (out [rows, Hq, D], lse [rows, Hq]);
+    `rope_offsets`: per-request position offsets of RoPE; `sigmoid_bias`:
+    sigmoid attention (sum of sigmoid(s + bias) v, unnormalised; lse is
+    then meaningless)."""
     hq, hkv, d = b["hq"], b["hkv"], b["d"]
     scale = sm_scale if sm_scale is not None else d ** -0.5
     slopes = torch.tensor(options.alibi_slopes(hq), dtype=torch.float64, device="cuda")
@@ -98,7 +102,8 @@ def reference(b, causal=False, window_left=-1, soft_cap=None, alibi=False, rope_
         qpos = torch.arange(nq, device="cuda") + nk - nq
         kpos = torch.arange(nk, device="cuda")
         if rope_args:
-            q, k = rope(q, qpos, *rope_args), rope(k, kpos, *rope_args)
+            off = rope_offsets[r] if rope_offsets is not None else 0
+            q, k = rope(q, qpos + off, *rope_args), rope(k, kpos + off, *rope_args)
         k = k.repeat_interleave(hq // hkv, 1)
         v = v.repeat_interleave(hq // hkv, 1)
         s = torch.einsum("qhd,khd->hqk", q, k) * scale
@@ -114,6 +119,11 @@ def reference(b, causal=False, window_left=-1, soft_cap=None, alibi=False, rope_
             keep &= rel >= -window_left
         if masks is not None:
             keep &= masks[r].cuda()
+        if sigmoid_bias is not None:
+            p = torch.sigmoid(s + sigmoid_bias) * keep[None]
+            outs.append(torch.einsum("hqk,khd->qhd", p, v))
+            lses.append(torch.zeros(nq, hq, dtype=torch.float64, device="cuda"))
+            continue
         s = s.masked_fill(~keep[None], -math.inf)
         lse = torch.logsumexp(s, dim=-1)  # [h, q]
         p = torch.exp(s - lse[..., None]).nan_to_num(0.0)
@@ -291,6 +301,48 @@ def test_prefill_ragged_kv():
     for causal in (False, True):
         w.plan(qo_indptr, kv_indptr, hq, hkv, d, causal=causal, q_data_type=torch.bfloat16)
         check(*w.run(q, k, v, return_lse=True), *reference(b, causal=causal))
+
+
+# -- variants by name and as attn IR ---------------------------------------------
+
+def rope_variant_ir():
+    """The lit tests' RoPE variant (query and key hooks; parameters
+    log2_theta f32 scalar, half_dim i32 scalar, offset i32 per request)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "test", "Conversion", "AttnToGPU", "variant-hooks.mlir")) as f:
+        text = f.read()
+    return re.search(r"^attn\.variant @rope .*?^}\n", text, re.S | re.M).group(0)
+
+
+@requires_gpu
+def test_variants_by_name_and_as_ir_with_parameters():
+    rope_ir = rope_variant_ir()
+    b = paged_batch([1] * 4, [100, 7, 1000, 33], seed=60)
+    w = flashir.BatchDecodeWithPagedKVCacheWrapper(workspace())
+    decode_plan(w, b, variant="sigmoid", variant_params=[-1.5])
+    ref_o, _ = reference(b, sigmoid_bias=-1.5)
+    out = w.run(b["q"], (b["k"], b["v"]))
+    assert ((out.double() - ref_o).norm() / ref_o.norm()).item() <= 1e-2
+    offsets = [0, 5, 100, 3]
+    params = [math.log2(1e4), 64, torch.tensor(offsets, dtype=torch.int32, device="cuda")]
+    decode_plan(w, b, variant=rope_ir, variant_params=params)
+    check(*w.run(b["q"], (b["k"], b["v"]), return_lse=True),
+          *reference(b, rope_args=(1e4, 1.0), rope_offsets=offsets))
+    pb = paged_batch(QO, KV, seed=61)
+    pw = flashir.BatchPrefillWithPagedKVCacheWrapper(workspace())
+    offsets = [7, 0, 1, 2, 30]
+    prefill_plan(pw, pb, variant=rope_ir, variant_params=[
+        math.log2(1e4), 64, torch.tensor(offsets, dtype=torch.int32, device="cuda")])
+    check(*pw.run(pb["q"], (pb["k"], pb["v"]), return_lse=True),
+          *reference(pb, rope_args=(1e4, 1.0), rope_offsets=offsets))
+    with raises(ValueError, match="variant is the whole attention"):
+        prefill_plan(pw, pb, variant="sigmoid", variant_params=[0.0], causal=True)
+    with raises(TypeError, match="variant_params"):
+        decode_plan(w, b, variant=rope_ir, variant_params=[1.0])
+    with raises(TypeError, match=r"params\[offset\] must be int32"):
+        decode_plan(w, b, variant=rope_ir, variant_params=[
+            13.0, 64, torch.zeros(4, dtype=torch.int64, device="cuda")])
+        w.run(b["q"], (b["k"], b["v"]))
 
 
 # -- cascade and merges ---------------------------------------------------------

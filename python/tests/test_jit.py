@@ -146,6 +146,24 @@ class IRTest(unittest.TestCase):
             with self.assertRaisesRegex(ValueError, "rope_dim"):
                 ir.composed_variant(rope_dim=bad)
 
+    def test_variant_options(self):
+        spec, recipes = options.variant_options(32, 8, 128, 16, "NHD", "sigmoid", [-1.5])
+        self.assertEqual((spec.variant, [r.kind for r in recipes]), ("sigmoid", ["given"]))
+        self.assertEqual(recipes[0].value, -1.5)
+        spec, recipes = options.variant_options(32, 8, 128, 16, "HND", rope_variant(),
+                                                [13.3, 64, "offsets"], sm_scale=0.1,
+                                                q_data_type="bfloat16")
+        self.assertEqual((spec.variant, spec.dtype, spec.sm_scale), ("rope", "bf16", 0.1))
+        self.assertEqual([r.name for r in recipes], ["log2_theta", "half_dim", "offset"])
+        bad = [(("sigmoid", []), TypeError, "variant_params: @sigmoid takes 1"),
+               ((rope_variant(), [1.0]), TypeError, "log2_theta \\(scalar\\)"),
+               (("no_such", []), ValueError, "unknown variant"),
+               (("", []), TypeError, "variant must be")]
+        for (variant, params), error, needle in bad:
+            with self.subTest(variant=variant[:20]):
+                with self.assertRaisesRegex(error, needle):
+                    options.variant_options(32, 8, 128, 16, "NHD", variant, params)
+
     def test_spec_options(self):
         self.assertEqual(jit.spec_options("sm_80", split_kv=False), ())
         self.assertEqual(jit.spec_options("sm_80"), (f"--schedule={jit.SPLIT_KV_SCHEDULE}",))
