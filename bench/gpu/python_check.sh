@@ -47,6 +47,13 @@ for step in $steps; do
       status=1
     tail -12 "$out/jit_bench.log"
     ;;
+  bench-ptx)
+    # PTX only: the driver compiles the kernels at load (its cache fresh).
+    mkdir -p "$out/ptx"
+    FLASHIR_JIT_IMAGE=ptx CUDA_CACHE_PATH=$(mktemp -d) timeout 240 \
+      python3 bench/gpu/jit_bench.py --out "$out/ptx" >"$out/ptx/jit_bench.log" 2>&1 || status=1
+    tail -12 "$out/ptx/jit_bench.log"
+    ;;
   esac
 done
 exit $status

@@ -168,15 +168,21 @@ def spec_options(chip, split_kv=True, prefill=False):
     """flashir-bundle's options for a spec's kernels: with split_kv, its
     split-KV kernels and merge kernels (SPLIT_KV_SCHEDULE); with prefill
     too, tiles chosen for long queries (attn-select-tiles) and the
-    tensor-core split-KV prefill kernel (--split-prefill)."""
+    tensor-core split-KV prefill kernel (--split-prefill). With
+    $FLASHIR_JIT_IMAGE=ptx, PTX only (no ptxas: the driver compiles it when
+    the runtime loads it, and keeps it in its own cache)."""
     if prefill and not split_kv:
         raise ValueError("prefill kernels are split-KV kernels (split_kv=True)")
+    image = os.environ.get("FLASHIR_JIT_IMAGE", "cubin")
+    if image not in ("cubin", "ptx"):
+        raise JitError(f"FLASHIR_JIT_IMAGE must be 'cubin' or 'ptx', got {image!r}")
+    extra = ("--ptxas=none",) if image == "ptx" else ()
     if not split_kv:
-        return ()
+        return extra
     if not prefill:
-        return (f"--schedule={SPLIT_KV_SCHEDULE}",)
+        return (f"--schedule={SPLIT_KV_SCHEDULE}",) + extra
     tiles = f"attn-select-tiles{{chip={chip} avg-qo-len=128}}"
-    return (f"--schedule={SPLIT_KV_SCHEDULE},{tiles}", "--split-prefill")
+    return (f"--schedule={SPLIT_KV_SCHEDULE},{tiles}", "--split-prefill") + extra
 
 
 def compile_spec(spec, chip, split_kv=True, compiler=None, cache=None, prefill=False):

@@ -172,6 +172,19 @@ class IRTest(unittest.TestCase):
         self.assertEqual(flag, "--split-prefill")
         with self.assertRaisesRegex(ValueError, "split_kv"):
             jit.spec_options("sm_80", split_kv=False, prefill=True)
+        old = os.environ.get("FLASHIR_JIT_IMAGE")
+        try:
+            os.environ["FLASHIR_JIT_IMAGE"] = "ptx"
+            self.assertEqual(jit.spec_options("sm_80")[-1], "--ptxas=none")
+            self.assertEqual(jit.spec_options("sm_80", split_kv=False), ("--ptxas=none",))
+            os.environ["FLASHIR_JIT_IMAGE"] = "sass"
+            with self.assertRaisesRegex(jit.JitError, "FLASHIR_JIT_IMAGE"):
+                jit.spec_options("sm_80")
+        finally:
+            if old is None:
+                os.environ.pop("FLASHIR_JIT_IMAGE", None)
+            else:
+                os.environ["FLASHIR_JIT_IMAGE"] = old
 
     def test_chip_for_capability(self):
         self.assertEqual(jit.chip_for_capability(9, 0), ("sm_90a", "sm_90a"))
