@@ -18,7 +18,8 @@ build for machines without LLVM) or ``build/bin/flashir-bundle``, else
 
 AOT, ahead of serving: ``python -m flashir.jit CONFIG.json`` compiles every
 configuration of a JSON list of ``AttentionSpec`` fields (plus ``chip``,
-and optionally ``split_kv`` and ``prefill``) into the cache.
+and optionally ``split_kv``, ``prefill`` and ``image``: cubins unless
+"ptx") into the cache; plan() then finds them there.
 """
 
 import fcntl
@@ -35,7 +36,7 @@ from . import ir as _ir
 
 __all__ = ["ABI_VERSION", "SPLIT_KV_SCHEDULE", "JitError", "chip_for_capability",
            "detect_chip", "find_compiler", "cache_dir", "cache_key", "compile_bundle",
-           "spec_options", "compile_spec"]
+           "IMAGES", "spec_options", "compile_spec"]
 
 # The manifest ABI the Python package reads (include/flashir/ABI/KernelABI.h).
 ABI_VERSION = 5
@@ -164,19 +165,27 @@ def _compile_into(program, chip, options, compiler, cache, final):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def spec_options(chip, split_kv=True, prefill=False):
+IMAGES = ("ptx", "cubin")
+
+
+def _image(image):
+    image = image or os.environ.get("FLASHIR_JIT_IMAGE", "ptx")
+    if image not in IMAGES:
+        raise JitError(f"FLASHIR_JIT_IMAGE / image must be 'ptx' or 'cubin', got {image!r}")
+    return image
+
+
+def spec_options(chip, split_kv=True, prefill=False, image=None):
     """flashir-bundle's options for a spec's kernels: with split_kv, its
     split-KV kernels and merge kernels (SPLIT_KV_SCHEDULE); with prefill
     too, tiles chosen for long queries (attn-select-tiles) and the
-    tensor-core split-KV prefill kernel (--split-prefill). With
-    $FLASHIR_JIT_IMAGE=ptx, PTX only (no ptxas: the driver compiles it when
-    the runtime loads it, and keeps it in its own cache)."""
+    tensor-core split-KV prefill kernel (--split-prefill). `image` (default
+    $FLASHIR_JIT_IMAGE, else "ptx"): "ptx" writes PTX only, which the driver
+    compiles when the runtime loads it and keeps in its own cache (a faster
+    first plan()); "cubin" runs ptxas too (what the AOT command builds)."""
     if prefill and not split_kv:
         raise ValueError("prefill kernels are split-KV kernels (split_kv=True)")
-    image = os.environ.get("FLASHIR_JIT_IMAGE", "cubin")
-    if image not in ("cubin", "ptx"):
-        raise JitError(f"FLASHIR_JIT_IMAGE must be 'cubin' or 'ptx', got {image!r}")
-    extra = ("--ptxas=none",) if image == "ptx" else ()
+    extra = ("--ptxas=none",) if _image(image) == "ptx" else ()
     if not split_kv:
         return extra
     if not prefill:
@@ -185,10 +194,25 @@ def spec_options(chip, split_kv=True, prefill=False):
     return (f"--schedule={SPLIT_KV_SCHEDULE},{tiles}", "--split-prefill") + extra
 
 
-def compile_spec(spec, chip, split_kv=True, compiler=None, cache=None, prefill=False):
-    """compile_bundle of an AttentionSpec's program with spec_options."""
-    return compile_bundle(_ir.attention_module(spec), chip,
-                          spec_options(chip, split_kv, prefill), compiler, cache)
+def compile_spec(spec, chip, split_kv=True, compiler=None, cache=None, prefill=False,
+                 image=None):
+    """compile_bundle of an AttentionSpec's program with spec_options.
+    Without an `image`, a bundle already in the cache serves (cubins
+    first, e.g. the AOT command's); else it compiles the default image."""
+    start = time.perf_counter()
+    program = _ir.attention_module(spec)
+    compiler = compiler or find_compiler()
+    cache = cache or cache_dir()
+    if image is None:
+        for candidate in ("cubin", "ptx"):
+            options = spec_options(chip, split_kv, prefill, candidate)
+            key = cache_key(program, chip, options, compiler)
+            folder = os.path.join(cache, key)
+            if _valid_bundle(folder):
+                return folder, {"cached": True, "ms": (time.perf_counter() - start) * 1e3,
+                                "key": key}
+    return compile_bundle(program, chip, spec_options(chip, split_kv, prefill, image),
+                          compiler, cache)
 
 
 def _aot(path):
@@ -199,8 +223,9 @@ def _aot(path):
         chip = config.pop("chip")
         split = config.pop("split_kv", True)
         prefill = config.pop("prefill", False)
+        image = config.pop("image", "cubin")
         spec = _ir.AttentionSpec(**config)
-        folder, info = compile_spec(spec, chip, split, prefill=prefill)
+        folder, info = compile_spec(spec, chip, split, prefill=prefill, image=image)
         state = "cached" if info["cached"] else f"compiled in {info['ms']:.0f} ms"
         print(f"{spec.function_name()} {chip}: {state} -> {folder}")
 

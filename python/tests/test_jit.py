@@ -165,18 +165,20 @@ class IRTest(unittest.TestCase):
                     options.variant_options(32, 8, 128, 16, "NHD", variant, params)
 
     def test_spec_options(self):
-        self.assertEqual(jit.spec_options("sm_80", split_kv=False), ())
-        self.assertEqual(jit.spec_options("sm_80"), (f"--schedule={jit.SPLIT_KV_SCHEDULE}",))
-        schedule, flag = jit.spec_options("sm_90a", prefill=True)
+        split = f"--schedule={jit.SPLIT_KV_SCHEDULE}"
+        self.assertEqual(jit.spec_options("sm_80"), (split, "--ptxas=none"))
+        self.assertEqual(jit.spec_options("sm_80", image="cubin"), (split,))
+        schedule, flag = jit.spec_options("sm_90a", prefill=True, image="cubin")
         self.assertIn("attn-select-tiles{chip=sm_90a", schedule)
         self.assertEqual(flag, "--split-prefill")
         with self.assertRaisesRegex(ValueError, "split_kv"):
             jit.spec_options("sm_80", split_kv=False, prefill=True)
+        self.assertEqual(jit.spec_options("sm_80", split_kv=False), ("--ptxas=none",))
+        self.assertEqual(jit.spec_options("sm_80", split_kv=False, image="cubin"), ())
         old = os.environ.get("FLASHIR_JIT_IMAGE")
         try:
-            os.environ["FLASHIR_JIT_IMAGE"] = "ptx"
-            self.assertEqual(jit.spec_options("sm_80")[-1], "--ptxas=none")
-            self.assertEqual(jit.spec_options("sm_80", split_kv=False), ("--ptxas=none",))
+            os.environ["FLASHIR_JIT_IMAGE"] = "cubin"
+            self.assertEqual(jit.spec_options("sm_80"), (f"--schedule={jit.SPLIT_KV_SCHEDULE}",))
             os.environ["FLASHIR_JIT_IMAGE"] = "sass"
             with self.assertRaisesRegex(jit.JitError, "FLASHIR_JIT_IMAGE"):
                 jit.spec_options("sm_80")
@@ -325,7 +327,8 @@ class JitTest(unittest.TestCase):
         self.assertEqual(first, again)
         program = ir.attention_module(spec)
         compiler = jit.find_compiler()
-        key = jit.cache_key(program, "sm_80", (), compiler)
+        key = jit.cache_key(program, "sm_80", jit.spec_options("sm_80", split_kv=False),
+                            compiler)
         self.assertEqual(os.path.basename(first), key)
         others = {jit.cache_key(program + " ", "sm_80", (), compiler),
                   jit.cache_key(program, "sm_86", (), compiler),
@@ -339,6 +342,21 @@ class JitTest(unittest.TestCase):
         _, info = jit.compile_spec(spec, "sm_80", split_kv=False, cache=self.cache)
         self.assertFalse(info["cached"])
         self.assertEqual(manifest(first)["abi_version"], jit.ABI_VERSION)
+
+    def test_images_and_cubins_first(self):
+        """The default image is PTX only; a cubin bundle in the cache (the AOT
+        command's) serves first."""
+        spec = ir.AttentionSpec(8, 2, 64, 16, variant="soft_cap")
+        ptx, info = jit.compile_spec(spec, "sm_80", cache=self.cache)
+        self.assertFalse(info["cached"])
+        files = os.listdir(ptx)
+        self.assertIn("kernels.sm_80.ptx", files)
+        self.assertNotIn("kernels.sm_80.cubin", files)
+        cubin, info = jit.compile_spec(spec, "sm_80", cache=self.cache, image="cubin")
+        self.assertFalse(info["cached"])
+        self.assertIn("kernels.sm_80.cubin", os.listdir(cubin))
+        found, info = jit.compile_spec(spec, "sm_80", cache=self.cache)
+        self.assertEqual((found, info["cached"]), (cubin, True))
 
     def test_aot_command(self):
         import subprocess
