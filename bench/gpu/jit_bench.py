@@ -1,6 +1,6 @@
 """JIT latency on the GPU machine: the first plan() of a FlashInfer-named
-wrapper for a new configuration from an empty cache (cold: compile, load,
-plan), a new wrapper's plan() of it from the disk cache (warm) and a
+wrapper for a new configuration from empty caches (FlashIR's and the
+driver's; cold: compile, load, plan), a new wrapper's plan() of it from the disk cache (warm) and a
 re-plan; each run once and checked against a float64 reference; next to
 FlexAttention's cold compile of the same variant in the same process. Needs the static compiler (scripts/build-jit-compiler.sh;
 FLASHIR_COMPILER) and libflashir_c.so (FLASHIR_LIB or build-runtime/).
@@ -101,6 +101,8 @@ def main():
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     os.environ["FLASHIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="flashir-cache-")
+    # The driver's cache of compiled PTX, empty too (before CUDA starts).
+    os.environ["CUDA_CACHE_PATH"] = tempfile.mkdtemp(prefix="cuda-cache-")
     chip, image = jit.detect_chip()
     rows = {"device": torch.cuda.get_device_name(), "chip": chip, "image": image,
             "compiler": jit.find_compiler()}
