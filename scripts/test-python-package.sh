@@ -24,6 +24,8 @@ lib = _lib._library()  # the packaged libflashir_c.so (no GPU needed to load)
 assert lib._name.startswith(site), lib._name
 rc = lib.flashirMergeShape(None, None, None)
 assert rc == 1 and b"null handle" in lib.flashirLastError(), (rc, lib.flashirLastError())
+import flashir.integrations.transformers as integration  # no transformers needed to import
+assert integration.__file__.startswith(site), integration.__file__
 compiler = jit.find_compiler()
 assert compiler == os.path.join(site, "flashir", "bin", "flashir-bundle"), compiler
 print("package OK:", flashir.__version__, lib._name, compiler)

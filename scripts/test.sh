@@ -53,8 +53,9 @@ check docs-up-to-date "$FLASHIR_ROOT/scripts/update-docs.sh" --check
 
 echo "== Python sources compile (their tests need the GPU machine)"
 check python-compile python3 -m py_compile "$FLASHIR_ROOT"/python/flashir/*.py \
-  "$FLASHIR_ROOT"/python/build_backend/*.py "$FLASHIR_ROOT"/python/tests/*.py \
-  "$FLASHIR_ROOT"/bench/gpu/*.py
+  "$FLASHIR_ROOT"/python/flashir/integrations/*.py "$FLASHIR_ROOT"/python/build_backend/*.py \
+  "$FLASHIR_ROOT"/python/tests/*.py "$FLASHIR_ROOT"/bench/gpu/*.py \
+  "$FLASHIR_ROOT"/bench/gpu/probes/*.py
 
 echo "== Python JIT without a GPU: attn IR, flashir-bundle, the on-disk cache"
 check python-jit env FLASHIR_COMPILER="$FLASHIR_BUILD_DIR/bin/flashir-bundle" \

@@ -133,9 +133,12 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     name = f"{NAME}-{version}-{_tag()}.whl"
     wheel = _Wheel(os.path.join(wheel_directory, name))
     package = os.path.join(_ROOT, "python", "flashir")
-    for entry in sorted(os.listdir(package)):
-        if entry.endswith(".py"):
-            wheel.add_file(f"flashir/{entry}", os.path.join(package, entry))
+    for folder, dirs, files in sorted(os.walk(package)):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        rel = os.path.relpath(folder, os.path.dirname(package)).replace(os.sep, "/")
+        for entry in sorted(files):
+            if entry.endswith(".py"):
+                wheel.add_file(f"{rel}/{entry}", os.path.join(folder, entry))
     wheel.add_file("flashir/lib/libflashir_c.so", library, executable=True)
     if compiler:
         wheel.add_file("flashir/bin/flashir-bundle", compiler, executable=True)
