@@ -1,9 +1,11 @@
 """JIT latency on the GPU machine: the first plan() of a FlashInfer-named
 wrapper for a new configuration from empty caches (FlashIR's and the
-driver's; cold: compile, load, plan), a new wrapper's plan() of it from the disk cache (warm) and a
-re-plan; each run once and checked against a float64 reference; next to
-FlexAttention's cold compile of the same variant in the same process. Needs the static compiler (scripts/build-jit-compiler.sh;
-FLASHIR_COMPILER) and libflashir_c.so (FLASHIR_LIB or build-runtime/).
+driver's; cold: compile, load, plan), a new wrapper's plan() of it from
+the disk cache (warm) and a re-plan; each run once and checked against a
+float64 reference; next to FlexAttention's cold compile of the same variant
+in the same process. Needs the static compiler
+(scripts/build-jit-compiler.sh; FLASHIR_COMPILER) and libflashir_c.so
+(FLASHIR_LIB or build-runtime/).
 
     python3 bench/gpu/jit_bench.py --out OUT
 """

@@ -17,7 +17,8 @@ transformers), random weights, no hub:
   "paged|fir" and "paged|sdpa": TTFT, inter-token latency (median, P99),
   throughput.
 
-    python3 bench/gpu/transformers_bench.py --out OUT [--layers 8] [--steps correctness,decode,serve]
+    python3 bench/gpu/transformers_bench.py --out OUT [--layers 8] \
+        [--steps correctness,decode,serve]
 """
 import argparse
 import json

@@ -3,7 +3,7 @@ checks, the kernels compiled on first use for the current device, a runner
 sized for the capacity, the variant's parameters on the device, and run()'s
 argument checks and outputs."""
 
-from . import jit, options
+from . import ir, jit, options
 from ._args import _int32_host
 from ._lib import _torch
 from .runner import SplitKVRunner
@@ -52,6 +52,13 @@ def _indptr(name, t, entries=None):
         raise ValueError(f"{name} decreases at entry {bad + 1} ({int(host[bad])} -> "
                          f"{int(host[bad + 1])})")
     return host
+
+
+def _check_o_data_type(o_data_type, q_data_type):
+    """FlashInfer's o_data_type: FlashIR's kernels write q's element type."""
+    if o_data_type is not None and ir.element_type(o_data_type) != ir.element_type(q_data_type):
+        raise ValueError(f"o_data_type ({o_data_type}) must equal q_data_type ({q_data_type}): "
+                         f"FlashIR's kernels write the queries' element type")
 
 
 def _variant_spec(variant, variant_params, shape, kv_layout, sm_scale, q_data_type,

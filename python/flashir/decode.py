@@ -5,7 +5,7 @@ CUDA-graph safe."""
 
 from . import options
 from ._lib import _torch
-from ._wrapper import PagedWrapperBase, _device_int32, _variant_spec
+from ._wrapper import PagedWrapperBase, _check_o_data_type, _device_int32, _variant_spec
 
 __all__ = ["BatchDecodeWithPagedKVCacheWrapper"]
 
@@ -45,7 +45,8 @@ class BatchDecodeWithPagedKVCacheWrapper(PagedWrapperBase):
 
     def plan(self, indptr, indices, last_page_len, num_qo_heads, num_kv_heads, head_dim,
              page_size, pos_encoding_mode="NONE", window_left=-1, logits_soft_cap=None,
-             q_data_type="float16", kv_data_type=None, data_type=None, sm_scale=None,
+             q_data_type="float16", kv_data_type=None, o_data_type=None, data_type=None,
+             sm_scale=None,
              rope_scale=None, rope_theta=None, non_blocking=True, variant=None,
              variant_params=None):
         """Plans a step: ``indptr`` [batch + 1], ``indices`` (page ids),
@@ -59,6 +60,7 @@ class BatchDecodeWithPagedKVCacheWrapper(PagedWrapperBase):
         torch = _torch()
         if data_type is not None:  # FlashInfer's older name of q_data_type
             q_data_type = data_type
+        _check_o_data_type(o_data_type, q_data_type)
         shape = (num_qo_heads, num_kv_heads, head_dim, page_size)
         if variant is not None:
             spec, recipes = _variant_spec(

@@ -78,7 +78,8 @@ def attention_options(num_qo_heads, num_kv_heads, head_dim, page_size, kv_layout
     window = window_left >= 0
     if custom_mask:
         clash = [n for n, on in (("causal", causal), ("window_left", window),
-                                 ("logits_soft_cap", soft_cap), ("pos_encoding_mode", alibi or rope))
+                                 ("logits_soft_cap", soft_cap),
+                                 ("pos_encoding_mode", alibi or rope))
                  if on]
         if clash:
             raise ValueError(f"custom_mask is the whole mask and takes no other option yet; "

@@ -5,7 +5,8 @@ kernels, compiled on first use for the current device."""
 
 from . import options
 from ._lib import _torch
-from ._wrapper import PagedWrapperBase, _device_int32, _indptr, _variant_spec
+from ._wrapper import (PagedWrapperBase, _check_o_data_type, _device_int32, _indptr,
+                       _variant_spec)
 from .decode import _check_backend, _no_scales
 
 __all__ = ["BatchPrefillWithPagedKVCacheWrapper", "BatchPrefillWithRaggedKVCacheWrapper"]
@@ -14,8 +15,10 @@ __all__ = ["BatchPrefillWithPagedKVCacheWrapper", "BatchPrefillWithRaggedKVCache
 def _prefill_options(wrapper, num_qo_heads, num_kv_heads, head_dim_qk, page_size, head_dim_vo,
                      custom_mask, packed_custom_mask, causal, pos_encoding_mode, window_left,
                      logits_soft_cap, sm_scale, rope_scale, rope_theta, q_data_type,
-                     kv_data_type, kv_layout, variant=None, variant_params=None):
+                     kv_data_type, kv_layout, variant=None, variant_params=None,
+                     o_data_type=None):
     """(spec, recipes, mask, packed) of a prefill plan()'s options."""
+    _check_o_data_type(o_data_type, q_data_type)
     if head_dim_vo is not None and head_dim_vo != head_dim_qk:
         raise ValueError(f"head_dim_vo ({head_dim_vo}) must equal head_dim_qk "
                          f"({head_dim_qk}) in FlashIR's kernels")
@@ -73,7 +76,7 @@ class BatchPrefillWithPagedKVCacheWrapper(PagedWrapperBase):
              custom_mask=None, packed_custom_mask=None, causal=False, pos_encoding_mode="NONE",
              use_fp16_qk_reduction=False, sm_scale=None, window_left=-1, logits_soft_cap=None,
              rope_scale=None, rope_theta=None, q_data_type="float16", kv_data_type=None,
-             non_blocking=True, variant=None, variant_params=None):
+             o_data_type=None, non_blocking=True, variant=None, variant_params=None):
         """Plans a step (int32 page table, host or device). ``variant`` /
         ``variant_params``: as ``BatchDecodeWithPagedKVCacheWrapper.plan``'s
         (a variant's mask is its own: causal stays False). ``custom_mask``:
@@ -85,7 +88,7 @@ class BatchPrefillWithPagedKVCacheWrapper(PagedWrapperBase):
             self, num_qo_heads, num_kv_heads, head_dim_qk, page_size, head_dim_vo, custom_mask,
             packed_custom_mask, causal, pos_encoding_mode, window_left, logits_soft_cap,
             sm_scale, rope_scale, rope_theta, q_data_type, kv_data_type, self._kv_layout,
-            variant, variant_params)
+            variant, variant_params, o_data_type)
         self._plan_paged(spec, recipes, qo_indptr, paged_kv_indptr, paged_kv_indices,
                          paged_kv_last_page_len, custom_mask=mask, mask_packed=packed)
 
@@ -135,8 +138,8 @@ class BatchPrefillWithRaggedKVCacheWrapper(PagedWrapperBase):
              head_dim_vo=None, custom_mask=None, packed_custom_mask=None, causal=False,
              pos_encoding_mode="NONE", use_fp16_qk_reduction=False, window_left=-1,
              logits_soft_cap=None, sm_scale=None, rope_scale=None, rope_theta=None,
-             q_data_type="float16", kv_data_type=None, non_blocking=True, variant=None,
-             variant_params=None):
+             q_data_type="float16", kv_data_type=None, o_data_type=None, non_blocking=True,
+             variant=None, variant_params=None):
         """Plans a step: qo_indptr and kv_indptr [batch + 1] (int32); the
         rest as ``BatchPrefillWithPagedKVCacheWrapper.plan``."""
         torch = _torch()
@@ -144,7 +147,7 @@ class BatchPrefillWithRaggedKVCacheWrapper(PagedWrapperBase):
             self, num_qo_heads, num_kv_heads, head_dim_qk, 1, head_dim_vo, custom_mask,
             packed_custom_mask, causal, pos_encoding_mode, window_left, logits_soft_cap,
             sm_scale, rope_scale, rope_theta, q_data_type, kv_data_type, "NHD", variant,
-            variant_params)
+            variant_params, o_data_type)
         kvp = _indptr("kv_indptr", kv_indptr)
         lens = kvp[1:] - kvp[:-1]
         last = (lens > 0).to(torch.int32)
