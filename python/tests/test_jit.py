@@ -164,6 +164,13 @@ class IRTest(unittest.TestCase):
                 with self.assertRaisesRegex(error, needle):
                     options.variant_options(32, 8, 128, 16, "NHD", variant, params)
 
+    def test_o_data_type(self):
+        from flashir._wrapper import _check_o_data_type
+        _check_o_data_type(None, "bfloat16")
+        _check_o_data_type("bf16", "bfloat16")
+        with self.assertRaisesRegex(ValueError, "o_data_type"):
+            _check_o_data_type("float16", "bfloat16")
+
     def test_spec_options(self):
         split = f"--schedule={jit.SPLIT_KV_SCHEDULE}"
         self.assertEqual(jit.spec_options("sm_80"), (split, "--ptxas=none"))
