@@ -21,6 +21,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -255,6 +256,9 @@ OwningOpRef<ModuleOp> kernelsFor(MLIRContext &ctx, ModuleOp module,
     }
   }
   flashir::buildAttnToKernelsPipeline(pm, options);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return nullptr;
+  applyDefaultTimingPassManagerCLOptions(pm);
   if (failed(pm.run(*copy)))
     return nullptr;
   return copy;
@@ -385,6 +389,9 @@ LogicalResult compileChip(MLIRContext &ctx, ModuleOp module,
     target.kernels[func.getName().str()] = factsOf(func, launch);
   PassManager pm(&ctx);
   flashir::buildKernelsToPTXPipeline(pm, chip, "+ptx80", toolkit);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  applyDefaultTimingPassManagerCLOptions(pm);
   if (failed(pm.run(*copy)))
     return failure();
   double ms = std::chrono::duration<double, std::milli>(
@@ -424,6 +431,9 @@ LogicalResult writeManifestFile(const abi::Manifest &manifest) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   flashir::registerFlashIRPasses();
+  // --mlir-timing and the other pass-manager options (per chip's pipelines).
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "FlashIR kernel bundle writer\n");
   if (chips.empty())
     for (const char *chip : {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90a"})
