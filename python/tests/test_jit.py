@@ -164,6 +164,23 @@ class IRTest(unittest.TestCase):
                 with self.assertRaisesRegex(error, needle):
                     options.variant_options(32, 8, 128, 16, "NHD", variant, params)
 
+    def test_transformers_layer_options(self):
+        """The transformers integration's plan() options of a layer (no torch
+        or transformers needed: stand-ins for the module and tensors)."""
+        from types import SimpleNamespace as NS
+        from flashir.integrations import transformers as fir
+        q = NS(shape=(2, 8, 5, 256), dtype="torch.bfloat16")
+        k = NS(shape=(2, 4, 9, 256))
+        local = fir._options(NS(sliding_window=4096), q, k, 0.0625, None, 50.0)
+        self.assertEqual(local, dict(num_qo_heads=8, num_kv_heads=4, head_dim=256, page_size=1,
+                                     window_left=4095, logits_soft_cap=50.0, sm_scale=0.0625,
+                                     q_data_type="torch.bfloat16"))
+        full = fir._options(NS(sliding_window=None), q, k, None, None, None)
+        self.assertEqual((full["window_left"], full["logits_soft_cap"], full["sm_scale"]),
+                         (-1, None, None))
+        self.assertEqual(fir._options(NS(), q, k, None, 128, None)["window_left"], 127)
+        self.assertNotIn("flash", fir.NAME + fir.PAGED_NAME)  # transformers' FA trigger
+
     def test_o_data_type(self):
         from flashir._wrapper import _check_o_data_type
         _check_o_data_type(None, "bfloat16")
