@@ -78,6 +78,24 @@ def _pow2_at_least(n, floor):
     return max(floor, 1 << max(0, int(n) - 1).bit_length())
 
 
+def _kept_on_device(buffer, value, locked, refusal, need=None, size=None):
+    """`value` (a tensor) copied to the start of `buffer`, a CUDA tensor kept
+    across plans (a CUDA graph's replays read the addresses it captured).
+    Where `buffer` is None, of another dtype or shorter than `need` entries
+    (default: value's), a new one of `size` entries (default: `need`) --
+    unless `locked` (a graph holds it, or the caller gave it): then
+    ValueError(refusal(buffer))."""
+    torch = _torch()
+    need = value.numel() if need is None else need
+    if buffer is None or buffer.dtype != value.dtype or buffer.numel() < need:
+        if locked and buffer is not None:
+            raise ValueError(refusal(buffer))
+        buffer = torch.zeros(need if size is None else size, dtype=value.dtype, device="cuda")
+    if value.numel():
+        buffer[:value.numel()].copy_(value)
+    return buffer
+
+
 class PagedWrapperBase:
     """plan()/run() over a paged KV cache through a JIT-compiled split-KV
     kernel pair (decode or prefill kernels: ``_prefill``)."""
@@ -182,8 +200,7 @@ class PagedWrapperBase:
                                          max_qo_len=cap[1], chip=image)
             self._runner_key = key
         num_pages = int(idx.max()) + 1 if pages else 1
-        self._runner.plan(qo, kvp, idx if pages else torch.zeros(1, dtype=torch.int32), last,
-                          num_pages)
+        self._runner.plan(qo, kvp, idx, last, num_pages)
         self._upload_indices(idx)
         params = self._param_values(spec, recipes, cap[0], qo_lens, kv_lens, custom_mask,
                                     mask_packed)
@@ -191,17 +208,13 @@ class PagedWrapperBase:
                              num_pages=num_pages, params=params)
 
     def _upload_indices(self, idx):
-        torch = _torch()
         n = max(1, idx.numel())
-        if self._indices is None or self._indices.numel() < n:
-            if self._fixed_indices or (self._graph and self._indices is not None):
-                raise ValueError(f"capacity: paged_kv_indices has {idx.numel()} entries; the "
-                                 f"CUDA-graph wrapper's page-id buffer holds "
-                                 f"{self._indices.numel()} (paged_kv_indices_buffer)")
-            self._indices = torch.zeros(_pow2_at_least(n, 256), dtype=torch.int32,
-                                        device="cuda")
-        if idx.numel():
-            self._indices[:idx.numel()].copy_(idx, non_blocking=False)
+        self._indices = _kept_on_device(
+            self._indices, idx, self._fixed_indices or self._graph,
+            lambda buffer: f"capacity: paged_kv_indices has {idx.numel()} entries; the "
+                           f"CUDA-graph wrapper's page-id buffer holds {buffer.numel()} "
+                           f"(paged_kv_indices_buffer)",
+            need=n, size=_pow2_at_least(n, 256))
 
     def _param_values(self, spec, recipes, cap_batch, qo_lens, kv_lens, custom_mask,
                       mask_packed):
@@ -232,16 +245,12 @@ class PagedWrapperBase:
     def _device_param(self, name, value):
         """`value` copied into the device buffer kept for parameter `name`
         (grown where it is too small, except under a CUDA graph)."""
-        torch = _torch()
-        buffer = self._param_buffers.get(name)
-        if buffer is None or buffer.dtype != value.dtype or buffer.numel() < value.numel():
-            if self._graph and buffer is not None:
-                raise ValueError(f"capacity: the variant's parameter {name} needs "
-                                 f"{value.numel()} entries; the CUDA-graph wrapper's buffer "
-                                 f"holds {buffer.numel()} (plan the largest step first)")
-            buffer = torch.zeros(value.numel(), dtype=value.dtype, device="cuda")
-            self._param_buffers[name] = buffer
-        buffer[:value.numel()].copy_(value)
+        buffer = _kept_on_device(
+            self._param_buffers.get(name), value, self._graph,
+            lambda buffer: f"capacity: the variant's parameter {name} needs {value.numel()} "
+                           f"entries; the CUDA-graph wrapper's buffer holds {buffer.numel()} "
+                           f"(plan the largest step first)")
+        self._param_buffers[name] = buffer
         return buffer
 
     def _mask_param(self, name, cap_batch, qo_lens, kv_lens, mask, packed):

@@ -6,7 +6,8 @@ kernel, the states merged per request (flashir.runner.SharedPrefixRunner)."""
 
 from . import ir, jit
 from ._lib import _torch
-from ._wrapper import _check_layout, _check_workspace, _indptr, _pow2_at_least
+from ._wrapper import (_check_layout, _check_workspace, _indptr, _kept_on_device,
+                       _pow2_at_least)
 from ._args import _int32_host
 from .runner import SharedPrefixRunner
 
@@ -108,25 +109,19 @@ class MultiLevelCascadeAttentionWrapper:
                                               chip=image)
             self._runner_key = key
         self._runner.plan(prefix if n0 else torch.zeros(1, dtype=torch.int32), prefix_len,
-                          kvp1, suffix if suffix.numel() else torch.zeros(1, dtype=torch.int32),
-                          last1, num_pages)
+                          kvp1, suffix, last1, num_pages)
         self._prefix_ids = self._upload(self._prefix_ids, prefix, "prefix")
         self._suffix_ids = self._upload(self._suffix_ids, suffix, "suffix")
         self._planned = dict(batch=batch, num_pages=num_pages, prefix=prefix.numel(),
                              suffix=suffix.numel())
 
     def _upload(self, buffer, ids, what):
-        torch = _torch()
         n = max(1, ids.numel())
-        if buffer is None or buffer.numel() < n:
-            if self._graph and buffer is not None:
-                raise ValueError(f"capacity: the {what} has {ids.numel()} pages; this CUDA-graph "
-                                 f"wrapper's buffer holds {buffer.numel()} (plan the largest "
-                                 f"step first)")
-            buffer = torch.zeros(_pow2_at_least(n, 256), dtype=torch.int32, device="cuda")
-        if ids.numel():
-            buffer[:ids.numel()].copy_(ids)
-        return buffer
+        return _kept_on_device(
+            buffer, ids, self._graph,
+            lambda kept: f"capacity: the {what} has {ids.numel()} pages; this CUDA-graph "
+                         f"wrapper's buffer holds {kept.numel()} (plan the largest step first)",
+            need=n, size=_pow2_at_least(n, 256))
 
     def run(self, q, paged_kv_cache):
         """q [batch, Hq, D]; paged_kv_cache = (k_cache, v_cache). Returns

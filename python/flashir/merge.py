@@ -30,8 +30,6 @@ class _MergeKernel:
                                              entry["merge_kernel"].encode(),
                                              ctypes.byref(handle)))
         self._handle = handle
-        merge = [k for k in _manifest(folder)["kernels"] if k["name"] == entry["merge_kernel"]][0]
-        self.element = [a for a in merge["args"] if a["role"] == "partial_o"][0]["element"]
 
     def __del__(self):
         if getattr(self, "_handle", None):

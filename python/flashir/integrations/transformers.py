@@ -28,7 +28,6 @@ layers of the forward reuse the plan.
     model = LlamaForCausalLM._from_config(config, attn_implementation="fir")
 """
 
-from .. import jit
 from .._lib import _torch
 from ..decode import BatchDecodeWithPagedKVCacheWrapper
 from ..prefill import BatchPrefillWithPagedKVCacheWrapper
@@ -56,16 +55,15 @@ class _Plans:
 
     def __init__(self):
         self.wrappers = {}
-        self.forward = 0
         self.planned = {}
 
     def new_forward(self, layer_idx):
         if layer_idx == 0:
-            self.forward += 1
             self.planned = {}
 
-    def wrapper(self, decode, options):
-        key = (decode, tuple(sorted(options.items())))
+    def wrapper(self, key):
+        """The wrapper of `key` = (decode, sorted options)."""
+        decode = key[0]
         if key not in self.wrappers:
             workspace = _torch().empty(1, dtype=_torch().uint8, device="cuda")
             cls = BatchDecodeWithPagedKVCacheWrapper if decode else \
@@ -94,8 +92,9 @@ def _plan(tag, decode, options, tables):
     the step's first layer of that kind, `tables()` gives (qo_indptr,
     kv_indptr, kv_indices) and the step is planned; later layers reuse it."""
     torch = _torch()
-    wrapper = _plans.wrapper(decode, options)
-    key = (tag, decode, tuple(sorted(options.items())))
+    config = (decode, tuple(sorted(options.items())))
+    wrapper = _plans.wrapper(config)
+    key = (tag,) + config
     if key not in _plans.planned:
         qo_indptr, kv_indptr, kv_indices = tables()
         kv_lens = kv_indptr[1:] - kv_indptr[:-1]
@@ -207,8 +206,3 @@ def paged_attention_forward(module, query, key, value, attention_mask, scaling=N
                                                    cu_k.to("cpu", torch.int32),
                                                    ids.to(torch.int32)))
     return wrapper.run(q, pools), None
-
-
-def chip():
-    """The chip the kernels are compiled for (flashir.jit.detect_chip)."""
-    return jit.detect_chip()[0]
