@@ -29,6 +29,15 @@ int invalid(const std::string &message) {
   return report(Status::error(StatusCode::InvalidArgument, message));
 }
 
+/// The CUDA driver (device 0) and bundle `dir` loaded for `chip`.
+Status openBundle(const char *dir, const char *chip,
+                  std::unique_ptr<CudaDriver> &driver,
+                  std::unique_ptr<KernelBundle> &bundle) {
+  if (Status s = CudaDriver::open(0, driver); !s)
+    return s;
+  return KernelBundle::open(*driver, dir, chip, bundle);
+}
+
 } // namespace
 
 extern "C" const char *flashirLastError(void) { return lastError.c_str(); }
@@ -43,10 +52,7 @@ extern "C" int flashirSplitKVCreate(const char *bundleDir, const char *chip,
   if (!bundleDir || !chip || !decodeKernel || !mergeKernel || !out)
     return invalid("flashirSplitKVCreate: null argument");
   auto decode = std::make_unique<FlashIRSplitKV>();
-  if (Status s = CudaDriver::open(0, decode->driver); !s)
-    return report(s);
-  if (Status s =
-          KernelBundle::open(*decode->driver, bundleDir, chip, decode->bundle);
+  if (Status s = openBundle(bundleDir, chip, decode->driver, decode->bundle);
       !s)
     return report(s);
   SplitKVRunner::Config config;
@@ -294,11 +300,7 @@ extern "C" int flashirMergeCreate(const char *bundleDir, const char *chip,
   if (!bundleDir || !chip || !mergeKernel || !out)
     return invalid("flashirMergeCreate: null argument");
   auto merge = std::make_unique<FlashIRMerge>();
-  if (Status s = CudaDriver::open(0, merge->driver); !s)
-    return report(s);
-  if (Status s =
-          KernelBundle::open(*merge->driver, bundleDir, chip, merge->bundle);
-      !s)
+  if (Status s = openBundle(bundleDir, chip, merge->driver, merge->bundle); !s)
     return report(s);
   const KernelInfo *k = merge->bundle->find(mergeKernel);
   if (!k || k->kind != flashir::abi::KernelKind::Merge)
