@@ -15,7 +15,7 @@ mkdir -p "$build/jit"
 mlir_archives=$(ls "$llvm_lib"/libMLIR*.a | grep -v Test)
 "$LLVM_PREFIX/bin/clang++" -fuse-ld=lld -O3 -Wl,--gc-sections -static-libstdc++ \
   -static-libgcc -s \
-  "$build/tools/flashir-bundle/CMakeFiles/flashir-bundle.dir/flashir-bundle.cpp.o" \
+  "$build"/tools/flashir-bundle/CMakeFiles/flashir-bundle.dir/*.cpp.o \
   -Wl,--start-group "$build"/lib/libFlashIR*.a "$build/lib/ABI/libFlashIRABI.a" \
   "$build/lib/Target/libFlashIRTarget.a" $mlir_archives "$llvm_lib"/libLLVM*.a \
   -Wl,--end-group /usr/lib/x86_64-linux-gnu/libzstd.so.1 \

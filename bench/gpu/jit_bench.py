@@ -1,7 +1,7 @@
 """JIT latency on the GPU machine: the first plan() of a FlashInfer-named
-wrapper for a new configuration from empty caches (FlashIR's and the
-driver's; cold: compile, load, plan), a new wrapper's plan() of it from
-the disk cache (warm) and a re-plan; each run once and checked against a
+wrapper for a new configuration from empty caches (FlashIR's, each of
+--repeat times, and the driver's, off; cold: compile, load, plan), a new
+wrapper's plan() of it from the disk cache (warm) and a re-plan; each run once and checked against a
 float64 reference; next to FlexAttention's cold compile of the same variant
 in the same process. Needs the static compiler
 (scripts/build-jit-compiler.sh; FLASHIR_COMPILER) and libflashir_c.so
@@ -101,13 +101,16 @@ def flex_cold(score_mod):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=".")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="cold plans per configuration, each from a new empty cache")
     args = ap.parse_args()
-    os.environ["FLASHIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="flashir-cache-")
-    # The driver's cache of compiled PTX, empty too (before CUDA starts).
-    os.environ["CUDA_CACHE_PATH"] = tempfile.mkdtemp(prefix="cuda-cache-")
+    # The driver's cache of compiled PTX stays off (set before CUDA starts):
+    # every PTX load compiles, as on a machine that never ran the kernel.
+    os.environ["CUDA_CACHE_DISABLE"] = "1"
     chip, image = jit.detect_chip()
     rows = {"device": torch.cuda.get_device_name(), "chip": chip, "image": image,
-            "compiler": jit.find_compiler()}
+            "bundle_image": jit._image(None), "ptxas": jit.find_ptxas(),
+            "compiler": jit.find_compiler(), "repeat": args.repeat}
     gen = torch.Generator().manual_seed(3)
     b = batch(gen, [1, 300, 1000, 37])
     decode, prefill = flashir.BatchDecodeWithPagedKVCacheWrapper, \
@@ -119,14 +122,18 @@ def main():
             "decode_rope": (decode, dict(pos_encoding_mode="ROPE_LLAMA"), None),
             "prefill_causal": (prefill, dict(causal=True), {})}
     for name, (cls, plan_kw, ref_args) in runs.items():
-        cold_ms, wrapper = timed_plan(cls, b, plan_kw)
-        cold = wrapper.compile_info
+        row = {"cold_plan_ms": [], "cold_cached": [], "cold_compile_ms": []}
+        for _ in range(args.repeat):
+            os.environ["FLASHIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="flashir-cache-")
+            cold_ms, wrapper = timed_plan(cls, b, plan_kw)
+            row["cold_plan_ms"].append(cold_ms)
+            row["cold_cached"].append(wrapper.compile_info["cached"])
+            row["cold_compile_ms"].append(wrapper.compile_info["ms"])
+        row["cold_plan_median_ms"] = sorted(row["cold_plan_ms"])[len(row["cold_plan_ms"]) // 2]
         warm_ms, fresh = timed_plan(cls, b, plan_kw)
         replan_ms, _ = timed_plan(cls, b, plan_kw, wrapper)
-        row = {"cold_plan_ms": cold_ms, "cold_cached": cold["cached"],
-               "cold_compile_ms": cold["ms"], "warm_plan_ms": warm_ms,
-               "warm_cached": fresh.compile_info["cached"],
-               "warm_lookup_ms": fresh.compile_info["ms"], "replan_ms": replan_ms}
+        row.update({"warm_plan_ms": warm_ms, "warm_cached": fresh.compile_info["cached"],
+                    "warm_lookup_ms": fresh.compile_info["ms"], "replan_ms": replan_ms})
         out = wrapper.run(b["q"], (b["kp"], b["vp"]))
         row["nan"] = bool(out.isnan().any())
         if ref_args is not None:  # rope: tests/test_api.py checks it

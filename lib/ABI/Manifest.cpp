@@ -3,7 +3,9 @@
 #include "flashir/ABI/Manifest.h"
 #include "flashir/ABI/Json.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace flashir::abi {
 
@@ -11,6 +13,14 @@ const KernelFacts &TargetInfo::facts(const std::string &kernel) const {
   static const KernelFacts none;
   auto it = kernels.find(kernel);
   return it == kernels.end() ? none : it->second;
+}
+
+const ModuleFiles *TargetInfo::moduleOf(const std::string &kernel) const {
+  for (const ModuleFiles &m : modules)
+    if (m.kernels.empty() || std::find(m.kernels.begin(), m.kernels.end(),
+                                       kernel) != m.kernels.end())
+      return &m;
+  return nullptr;
 }
 
 const KernelInfo *Manifest::find(const std::string &kernel) const {
@@ -102,6 +112,18 @@ static JsonValue writeFacts(const KernelFacts &f) {
   return o;
 }
 
+static JsonValue writeModule(const ModuleFiles &m) {
+  JsonValue o = JsonValue::makeObject();
+  o.set("ptx", m.ptx);
+  if (!m.cubin.empty())
+    o.set("cubin", m.cubin);
+  JsonValue names = JsonValue::makeArray();
+  for (const std::string &k : m.kernels)
+    names.push(JsonValue(k));
+  o.set("kernels", std::move(names));
+  return o;
+}
+
 std::string writeManifest(const Manifest &m) {
   JsonValue root = JsonValue::makeObject();
   root.set("abi_version", m.abiVersion);
@@ -114,9 +136,16 @@ std::string writeManifest(const Manifest &m) {
   for (const TargetInfo &t : m.targets) {
     JsonValue o = JsonValue::makeObject();
     o.set("chip", t.chip);
-    o.set("ptx", t.ptx);
-    if (!t.cubin.empty())
-      o.set("cubin", t.cubin);
+    if (t.modules.size() == 1 && t.modules[0].kernels.empty()) {
+      o.set("ptx", t.modules[0].ptx);
+      if (!t.modules[0].cubin.empty())
+        o.set("cubin", t.modules[0].cubin);
+    } else {
+      JsonValue modules = JsonValue::makeArray();
+      for (const ModuleFiles &m : t.modules)
+        modules.push(writeModule(m));
+      o.set("modules", std::move(modules));
+    }
     o.set("compile_ms", t.compileMs);
     JsonValue facts = JsonValue::makeObject();
     for (const auto &[name, f] : t.kernels)
@@ -179,6 +208,10 @@ public:
   bool readFacts(const JsonValue &f, KernelFacts &facts,
                  const std::string &where);
   bool readTarget(const JsonValue &t, const Manifest &m, TargetInfo &target);
+  bool readModule(const JsonValue &o, ModuleFiles &module,
+                  const std::string &where);
+  bool readModules(const JsonValue &t, const Manifest &m,
+                   std::vector<ModuleFiles> &modules, const std::string &where);
 
 private:
   std::string &error;
@@ -313,17 +346,63 @@ bool Reader::readFacts(const JsonValue &f, KernelFacts &facts,
   return error.empty();
 }
 
+bool Reader::readModule(const JsonValue &o, ModuleFiles &module,
+                        const std::string &where) {
+  module.ptx = string(o, "ptx", true, where);
+  module.cubin = string(o, "cubin", false, where);
+  for (const std::string *file : {&module.ptx, &module.cubin})
+    if (file->find('/') != std::string::npos || *file == "..")
+      return fail(where + ": file names must not leave the bundle");
+  return error.empty();
+}
+
+bool Reader::readModules(const JsonValue &t, const Manifest &m,
+                         std::vector<ModuleFiles> &modules,
+                         const std::string &where) {
+  const JsonValue *list = t.get("modules");
+  if (!list) { // one module holding every kernel
+    modules.emplace_back();
+    return readModule(t, modules.back(), where);
+  }
+  if (t.get("ptx") || t.get("cubin"))
+    return fail(where + ": give 'ptx'/'cubin' or 'modules', not both");
+  if (!list->isArray())
+    return fail(where + ": 'modules' must be an array");
+  std::map<std::string, int> defined;
+  for (const JsonValue &o : list->array()) {
+    if (!o.isObject())
+      return fail(where + ": a module must be an object");
+    modules.emplace_back();
+    if (!readModule(o, modules.back(), where))
+      return false;
+    const JsonValue *names = o.get("kernels");
+    if (!names || !names->isArray() || names->array().empty())
+      return fail(where + ": module " + modules.back().ptx +
+                  " needs a non-empty 'kernels' array");
+    for (const JsonValue &name : names->array()) {
+      if (!name.isString() || !m.find(name.string()))
+        return fail(where + ": module " + modules.back().ptx +
+                    " names a kernel the bundle does not hold");
+      modules.back().kernels.push_back(name.string());
+      ++defined[name.string()];
+    }
+  }
+  for (const KernelInfo &k : m.kernels)
+    if (defined[k.name] != 1)
+      return fail(where + ": kernel " + k.name + " is defined by " +
+                  std::to_string(defined[k.name]) +
+                  " modules; each kernel needs exactly one");
+  return error.empty();
+}
+
 bool Reader::readTarget(const JsonValue &t, const Manifest &m,
                         TargetInfo &target) {
   if (!t.isObject())
     return fail("a target entry must be an object");
   target.chip = string(t, "chip", true, "a target");
   std::string where = "target '" + target.chip + "'";
-  target.ptx = string(t, "ptx", true, where);
-  target.cubin = string(t, "cubin", false, where);
-  for (const std::string *file : {&target.ptx, &target.cubin})
-    if (file->find('/') != std::string::npos || *file == "..")
-      return fail(where + ": file names must not leave the bundle");
+  if (!readModules(t, m, target.modules, where))
+    return false;
   if (const JsonValue *ms = t.get("compile_ms"); ms && ms->isNumber())
     target.compileMs = ms->number();
   const JsonValue *facts = t.get("kernels");

@@ -84,21 +84,26 @@ void flashir::buildAttnToKernelsPipeline(OpPassManager &pm,
           " split-prefill=" + (options.splitPrefill ? "true" : "false") + "}");
 }
 
-void flashir::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef chip,
-                                        StringRef features, StringRef toolkit) {
-  // The toolkit provides libdevice (math functions the NVVM lowering calls).
-  std::string binary = "gpu-module-to-binary{format=isa";
-  if (!toolkit.empty())
-    binary += " toolkit=" + toolkit.str();
-  binary += "}";
+void flashir::buildKernelsToLLVMPipeline(OpPassManager &pm, StringRef chip,
+                                         StringRef features) {
   addPipeline(pm, ("nvvm-attach-target{chip=" + chip + " features=" + features +
                    " O=3},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,"
                    "flashir-externalize-dynamic-shared,convert-nvgpu-to-nvvm,"
                    "convert-nvvm-to-llvm,"
                    "convert-vector-to-llvm,canonicalize,cse),"
-                   "reconcile-unrealized-casts," +
-                   binary)
+                   "reconcile-unrealized-casts")
                       .str());
+}
+
+void flashir::buildKernelsToPTXPipeline(OpPassManager &pm, StringRef chip,
+                                        StringRef features, StringRef toolkit) {
+  buildKernelsToLLVMPipeline(pm, chip, features);
+  // The toolkit provides libdevice (math functions the NVVM lowering calls).
+  std::string binary = "gpu-module-to-binary{format=isa";
+  if (!toolkit.empty())
+    binary += " toolkit=" + toolkit.str();
+  binary += "}";
+  addPipeline(pm, binary);
 }
 
 void flashir::buildAttnToPTXPipeline(OpPassManager &pm,

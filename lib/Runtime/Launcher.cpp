@@ -48,28 +48,44 @@ Status KernelBundle::open(CudaDriver &driver, const std::string &dir,
   if (!target)
     return invalid("bundle " + dir + " has no code for " + chip);
   launcher->kernels_ = std::move(manifest.kernels);
-  std::string image;
-  const std::string &file =
-      target->cubin.empty() || preferPtx ? target->ptx : target->cubin;
-  if (Status s = readFile(dir + "/" + file, image); !s)
-    return s;
   launcher->driver = &driver;
-  if (Status s = driver.loadModule(image, &launcher->module); !s)
+  if (Status s = launcher->loadFunctions(dir, *target, preferPtx); !s)
     return s;
-  for (const KernelInfo &k : launcher->kernels_) {
-    void *fn = nullptr;
-    if (Status s = driver.function(launcher->module, k.name, &fn); !s)
-      return s;
-    const abi::KernelFacts &facts = target->facts(k.name);
-    int64_t dynamic = facts.dynamicSharedMemoryBytes;
-    if (dynamic > 48 * 1024)
-      if (Status s = driver.setMaxDynamicSharedMemory(fn, dynamic); !s)
-        return s;
-    launcher->functions.push_back(fn);
-    launcher->dynamicShared.push_back(static_cast<unsigned>(dynamic));
-  }
   launcher->target = *target;
   out = std::move(launcher);
+  return Status::ok();
+}
+
+Status KernelBundle::loadFunctions(const std::string &dir,
+                                   const abi::TargetInfo &target,
+                                   bool preferPtx) {
+  for (const abi::ModuleFiles &files : target.modules) {
+    const std::string &file =
+        files.cubin.empty() || preferPtx ? files.ptx : files.cubin;
+    std::string image;
+    if (Status s = readFile(dir + "/" + file, image); !s)
+      return s;
+    modules.push_back(nullptr);
+    if (Status s = driver->loadModule(image, &modules.back()); !s)
+      return s;
+  }
+  for (const KernelInfo &k : kernels_) {
+    const abi::ModuleFiles *files = target.moduleOf(k.name);
+    if (!files)
+      return invalid("bundle " + dir + " has no module for kernel " + k.name +
+                     " on " + target.chip);
+    void *fn = nullptr;
+    void *module = modules[size_t(files - target.modules.data())];
+    if (Status s = driver->function(module, k.name, &fn); !s)
+      return s;
+    const abi::KernelFacts &facts = target.facts(k.name);
+    int64_t dynamic = facts.dynamicSharedMemoryBytes;
+    if (dynamic > 48 * 1024)
+      if (Status s = driver->setMaxDynamicSharedMemory(fn, dynamic); !s)
+        return s;
+    functions.push_back(fn);
+    dynamicShared.push_back(static_cast<unsigned>(dynamic));
+  }
   return Status::ok();
 }
 

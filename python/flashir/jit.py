@@ -18,8 +18,9 @@ build for machines without LLVM) or ``build/bin/flashir-bundle``, else
 
 AOT, ahead of serving: ``python -m flashir.jit CONFIG.json`` compiles every
 configuration of a JSON list of ``AttentionSpec`` fields (plus ``chip``,
-and optionally ``split_kv``, ``prefill`` and ``image``: cubins unless
-"ptx") into the cache; plan() then finds them there.
+and optionally ``split_kv``, ``prefill`` and ``image``, "cubin" or "ptx";
+by default cubins where a ptxas is found) into the cache; plan() then finds
+them there.
 """
 
 import fcntl
@@ -36,10 +37,10 @@ from . import ir as _ir
 
 __all__ = ["ABI_VERSION", "SPLIT_KV_SCHEDULE", "JitError", "chip_for_capability",
            "detect_chip", "find_compiler", "cache_dir", "cache_key", "compile_bundle",
-           "IMAGES", "spec_options", "compile_spec"]
+           "IMAGES", "find_ptxas", "spec_options", "compile_spec"]
 
 # The manifest ABI the Python package reads (include/flashir/ABI/KernelABI.h).
-ABI_VERSION = 5
+ABI_VERSION = 6
 # Split-KV kernels and their merge kernels (what the plan/run runtime runs).
 SPLIT_KV_SCHEDULE = "attn-import-variants,attn-split-kv{chunk-size=0}"
 
@@ -168,11 +169,43 @@ def _compile_into(program, chip, options, compiler, cache, final):
 IMAGES = ("ptx", "cubin")
 
 
+def find_ptxas():
+    """The ptxas that makes cubins: ``$FLASHIR_PTXAS``, else the CUDA
+    toolkit's (``$CUDA_HOME``, ``/usr/local/cuda``), else ``ptxas`` on the
+    PATH; None without one."""
+    env = os.environ.get("FLASHIR_PTXAS")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise JitError(f"FLASHIR_PTXAS={env} is not an executable")
+        return env
+    homes = [os.environ.get("CUDA_HOME"), "/usr/local/cuda"]
+    for home in filter(None, homes):
+        path = os.path.join(home, "bin", "ptxas")
+        if os.access(path, os.X_OK):
+            return path
+    return shutil.which("ptxas")
+
+
 def _image(image):
-    image = image or os.environ.get("FLASHIR_JIT_IMAGE", "ptx")
+    """The image to build: `image`, else $FLASHIR_JIT_IMAGE, else cubins
+    where a ptxas is found and PTX without one."""
+    image = image or os.environ.get("FLASHIR_JIT_IMAGE") or (
+        "cubin" if find_ptxas() else "ptx")
     if image not in IMAGES:
         raise JitError(f"FLASHIR_JIT_IMAGE / image must be 'ptx' or 'cubin', got {image!r}")
     return image
+
+
+def _image_options(image):
+    """flashir-bundle's options for `image`: one module per kernel, so the
+    kernels compile (LLVM, then ptxas) in parallel."""
+    if _image(image) == "ptx":
+        return ("--module-per-kernel", "--ptxas=none")
+    ptxas = find_ptxas()
+    if not ptxas:
+        raise JitError("image 'cubin' needs ptxas: install the CUDA toolkit, set CUDA_HOME "
+                       "or FLASHIR_PTXAS, or use image 'ptx' (FLASHIR_JIT_IMAGE=ptx)")
+    return ("--module-per-kernel", f"--ptxas={ptxas}")
 
 
 def spec_options(chip, split_kv=True, prefill=False, image=None):
@@ -180,12 +213,13 @@ def spec_options(chip, split_kv=True, prefill=False, image=None):
     split-KV kernels and merge kernels (SPLIT_KV_SCHEDULE); with prefill
     too, tiles chosen for long queries (attn-select-tiles) and the
     tensor-core split-KV prefill kernel (--split-prefill). `image` (default
-    $FLASHIR_JIT_IMAGE, else "ptx"): "ptx" writes PTX only, which the driver
-    compiles when the runtime loads it and keeps in its own cache (a faster
-    first plan()); "cubin" runs ptxas too (what the AOT command builds)."""
+    $FLASHIR_JIT_IMAGE, else "cubin" where find_ptxas() finds a ptxas, else
+    "ptx"): "cubin" runs ptxas on each kernel in parallel; "ptx" writes PTX
+    only, which the driver compiles (one kernel after the other) when the
+    runtime loads it and keeps in its own cache."""
     if prefill and not split_kv:
         raise ValueError("prefill kernels are split-KV kernels (split_kv=True)")
-    extra = ("--ptxas=none",) if _image(image) == "ptx" else ()
+    extra = _image_options(image)
     if not split_kv:
         return extra
     if not prefill:
@@ -204,7 +238,7 @@ def compile_spec(spec, chip, split_kv=True, compiler=None, cache=None, prefill=F
     compiler = compiler or find_compiler()
     cache = cache or cache_dir()
     if image is None:
-        for candidate in ("cubin", "ptx"):
+        for candidate in ("cubin", "ptx") if find_ptxas() else ("ptx",):
             options = spec_options(chip, split_kv, prefill, candidate)
             key = cache_key(program, chip, options, compiler)
             folder = os.path.join(cache, key)
@@ -223,7 +257,7 @@ def _aot(path):
         chip = config.pop("chip")
         split = config.pop("split_kv", True)
         prefill = config.pop("prefill", False)
-        image = config.pop("image", "cubin")
+        image = config.pop("image", None)
         spec = _ir.AttentionSpec(**config)
         folder, info = compile_spec(spec, chip, split, prefill=prefill, image=image)
         state = "cached" if info["cached"] else f"compiled in {info['ms']:.0f} ms"

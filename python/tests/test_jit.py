@@ -13,6 +13,7 @@ import re
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from flashir import ir, jit, options  # noqa: E402
@@ -190,27 +191,42 @@ class IRTest(unittest.TestCase):
 
     def test_spec_options(self):
         split = f"--schedule={jit.SPLIT_KV_SCHEDULE}"
-        self.assertEqual(jit.spec_options("sm_80"), (split, "--ptxas=none"))
-        self.assertEqual(jit.spec_options("sm_80", image="cubin"), (split,))
-        schedule, flag = jit.spec_options("sm_90a", prefill=True, image="cubin")
-        self.assertIn("attn-select-tiles{chip=sm_90a", schedule)
-        self.assertEqual(flag, "--split-prefill")
-        with self.assertRaisesRegex(ValueError, "split_kv"):
-            jit.spec_options("sm_80", split_kv=False, prefill=True)
-        self.assertEqual(jit.spec_options("sm_80", split_kv=False), ("--ptxas=none",))
-        self.assertEqual(jit.spec_options("sm_80", split_kv=False, image="cubin"), ())
-        old = os.environ.get("FLASHIR_JIT_IMAGE")
+        ptx = ("--module-per-kernel", "--ptxas=none")
+        cubin = ("--module-per-kernel", "--ptxas=/bin/true")
+        saved = {k: os.environ.get(k) for k in ("FLASHIR_JIT_IMAGE", "FLASHIR_PTXAS")}
         try:
-            os.environ["FLASHIR_JIT_IMAGE"] = "cubin"
-            self.assertEqual(jit.spec_options("sm_80"), (f"--schedule={jit.SPLIT_KV_SCHEDULE}",))
+            os.environ.pop("FLASHIR_JIT_IMAGE", None)
+            os.environ["FLASHIR_PTXAS"] = "/bin/true"  # a ptxas found: cubins by default
+            self.assertEqual(jit.find_ptxas(), "/bin/true")
+            self.assertEqual(jit.spec_options("sm_80"), (split,) + cubin)
+            self.assertEqual(jit.spec_options("sm_80", image="ptx"), (split,) + ptx)
+            schedule, flag, *_ = jit.spec_options("sm_90a", prefill=True, image="cubin")
+            self.assertIn("attn-select-tiles{chip=sm_90a", schedule)
+            self.assertEqual(flag, "--split-prefill")
+            with self.assertRaisesRegex(ValueError, "split_kv"):
+                jit.spec_options("sm_80", split_kv=False, prefill=True)
+            self.assertEqual(jit.spec_options("sm_80", split_kv=False, image="ptx"), ptx)
+            self.assertEqual(jit.spec_options("sm_80", split_kv=False), cubin)
+            os.environ["FLASHIR_JIT_IMAGE"] = "ptx"
+            self.assertEqual(jit.spec_options("sm_80"), (split,) + ptx)
             os.environ["FLASHIR_JIT_IMAGE"] = "sass"
             with self.assertRaisesRegex(jit.JitError, "FLASHIR_JIT_IMAGE"):
                 jit.spec_options("sm_80")
+            os.environ.pop("FLASHIR_JIT_IMAGE")
+            os.environ["FLASHIR_PTXAS"] = "/nonexistent/ptxas"
+            with self.assertRaisesRegex(jit.JitError, "FLASHIR_PTXAS"):
+                jit.spec_options("sm_80")
+            os.environ.pop("FLASHIR_PTXAS")
+            with mock.patch.object(jit, "find_ptxas", return_value=None):
+                self.assertEqual(jit.spec_options("sm_80"), (split,) + ptx)
+                with self.assertRaisesRegex(jit.JitError, "needs ptxas"):
+                    jit.spec_options("sm_80", image="cubin")
         finally:
-            if old is None:
-                os.environ.pop("FLASHIR_JIT_IMAGE", None)
-            else:
-                os.environ["FLASHIR_JIT_IMAGE"] = old
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
     def test_chip_for_capability(self):
         self.assertEqual(jit.chip_for_capability(9, 0), ("sm_90a", "sm_90a"))
@@ -368,17 +384,24 @@ class JitTest(unittest.TestCase):
         self.assertEqual(manifest(first)["abi_version"], jit.ABI_VERSION)
 
     def test_images_and_cubins_first(self):
-        """The default image is PTX only; a cubin bundle in the cache (the AOT
-        command's) serves first."""
+        """One module per kernel; image "ptx" writes PTX only, "cubin" a
+        cubin per kernel too, and a cubin bundle in the cache serves first."""
         spec = ir.AttentionSpec(8, 2, 64, 16, variant="soft_cap")
-        ptx, info = jit.compile_spec(spec, "sm_80", cache=self.cache)
-        self.assertFalse(info["cached"])
-        files = os.listdir(ptx)
-        self.assertIn("kernels.sm_80.ptx", files)
-        self.assertNotIn("kernels.sm_80.cubin", files)
+        kernels = [k["name"] for k in manifest(jit.compile_spec(
+            spec, "sm_80", cache=self.cache, image="ptx")[0])["kernels"]]
+        ptx, info = jit.compile_spec(spec, "sm_80", cache=self.cache, image="ptx")
+        self.assertTrue(info["cached"])
+        modules = manifest(ptx)["targets"][0]["modules"]
+        self.assertEqual(sorted(m["kernels"][0] for m in modules), sorted(kernels))
+        self.assertEqual(len(kernels), 2)  # the split kernel and its merge kernel
+        self.assertEqual(sorted(os.listdir(ptx)),
+                         sorted(["manifest.json"] + [k + ".sm_80.ptx" for k in kernels]))
+        if not jit.find_ptxas():
+            self.skipTest("no ptxas for cubins")
         cubin, info = jit.compile_spec(spec, "sm_80", cache=self.cache, image="cubin")
         self.assertFalse(info["cached"])
-        self.assertIn("kernels.sm_80.cubin", os.listdir(cubin))
+        self.assertTrue(all(k + ".sm_80.cubin" in os.listdir(cubin) for k in kernels))
+        self.assertTrue(all("cubin" in m for m in manifest(cubin)["targets"][0]["modules"]))
         found, info = jit.compile_spec(spec, "sm_80", cache=self.cache)
         self.assertEqual((found, info["cached"]), (cubin, True))
 

@@ -288,8 +288,10 @@ Manifest sampleManifest() {
   m.kernels = {decode, merge, prefill, ragged};
   TargetInfo hopper;
   hopper.chip = "sm_90a";
-  hopper.ptx = "kernels.sm_90a.ptx";
-  hopper.cubin = "kernels.sm_90a.cubin";
+  // One module per kernel on Hopper (cubins too), one module on Turing.
+  for (const KernelInfo &k : m.kernels)
+    hopper.modules.push_back(
+        {k.name + ".sm_90a.ptx", k.name + ".sm_90a.cubin", {k.name}});
   hopper.compileMs = 123.5;
   KernelFacts &f = hopper.kernels["f_decode_0"];
   f.dynamicSharedMemoryBytes = 98304;
@@ -304,7 +306,7 @@ Manifest sampleManifest() {
   hopper.kernels["f_merge_0"].programmaticWait = true;
   TargetInfo turing;
   turing.chip = "sm_75";
-  turing.ptx = "kernels.sm_75.ptx";
+  turing.modules = {{"kernels.sm_75.ptx", "", {}}};
   turing.kernels["f_decode_0"].sharedMemoryBytes = 16384;
   m.targets = {hopper, turing};
   return m;
@@ -365,14 +367,28 @@ TEST(Manifest, RoundTrips) {
   ASSERT_EQ(back.targets.size(), m.targets.size());
   for (size_t t = 0; t < m.targets.size(); ++t) {
     EXPECT_EQ(back.targets[t].chip, m.targets[t].chip);
-    EXPECT_EQ(back.targets[t].ptx, m.targets[t].ptx);
-    EXPECT_EQ(back.targets[t].cubin, m.targets[t].cubin);
+    ASSERT_EQ(back.targets[t].modules.size(), m.targets[t].modules.size());
+    for (size_t i = 0; i < m.targets[t].modules.size(); ++i) {
+      EXPECT_EQ(back.targets[t].modules[i].ptx, m.targets[t].modules[i].ptx);
+      EXPECT_EQ(back.targets[t].modules[i].cubin,
+                m.targets[t].modules[i].cubin);
+      EXPECT_EQ(back.targets[t].modules[i].kernels,
+                m.targets[t].modules[i].kernels);
+    }
     EXPECT_EQ(back.targets[t].compileMs, m.targets[t].compileMs);
     for (const KernelInfo &k : m.kernels)
       expectSameFacts(back.targets[t].facts(k.name),
                       m.targets[t].facts(k.name));
   }
   EXPECT_EQ(writeManifest(back), text);
+  // Each kernel is found in its own module, or in the chip's only one.
+  const TargetInfo &hopper = back.targets[0], &turing = back.targets[1];
+  for (const KernelInfo &k : m.kernels) {
+    ASSERT_NE(hopper.moduleOf(k.name), nullptr);
+    EXPECT_EQ(hopper.moduleOf(k.name)->ptx, k.name + ".sm_90a.ptx");
+    EXPECT_EQ(turing.moduleOf(k.name), &turing.modules[0]);
+  }
+  EXPECT_EQ(hopper.moduleOf("nope"), nullptr);
   // Lookups by role and the shapes read through them.
   const KernelInfo &decode = back.kernels[0];
   EXPECT_TRUE(decode.split());
@@ -405,7 +421,7 @@ TEST(Manifest, RejectsBrokenABIs) {
     return error.find(part) != std::string::npos;
   };
   std::string e = errorAfter([](Manifest &m) { m.abiVersion = 3; });
-  EXPECT_TRUE(has(e, "bundle ABI version 3 is not this runtime's (5)")) << e;
+  EXPECT_TRUE(has(e, "bundle ABI version 3 is not this runtime's (6)")) << e;
   EXPECT_TRUE(has(e, "rebuild the bundle")) << e;
   e = errorAfter([](Manifest &m) {
     std::swap(m.kernels[0].args[2], m.kernels[0].args[3]);
@@ -447,8 +463,21 @@ TEST(Manifest, RejectsBrokenABIs) {
   EXPECT_TRUE(has(e, "kernel 'g_prefill_1' appears twice")) << e;
   e = errorAfter([](Manifest &m) { m.kernels[2].block = 2048; });
   EXPECT_TRUE(has(e, "'block' must be an integer in 1..1024")) << e;
-  e = errorAfter([](Manifest &m) { m.targets[0].cubin = "../x.cubin"; });
+  e = errorAfter(
+      [](Manifest &m) { m.targets[0].modules[1].cubin = "../x.cubin"; });
   EXPECT_TRUE(has(e, "must not leave the bundle")) << e;
+  e = errorAfter(
+      [](Manifest &m) { m.targets[1].modules[0].ptx = "/tmp/x.ptx"; });
+  EXPECT_TRUE(has(e, "must not leave the bundle")) << e;
+  e = errorAfter([](Manifest &m) { m.targets[0].modules.pop_back(); });
+  EXPECT_TRUE(has(e, "kernel h_decode_2 is defined by 0 modules")) << e;
+  e = errorAfter([](Manifest &m) {
+    m.targets[0].modules[1].kernels.push_back("g_prefill_1");
+  });
+  EXPECT_TRUE(has(e, "kernel g_prefill_1 is defined by 2 modules")) << e;
+  e = errorAfter(
+      [](Manifest &m) { m.targets[0].modules[0].kernels = {"f_merge_9"}; });
+  EXPECT_TRUE(has(e, "names a kernel the bundle does not hold")) << e;
   e = errorAfter(
       [](Manifest &m) { m.targets[0].kernels["f_decode_0"].costBeta = 0; });
   EXPECT_TRUE(has(e, "the cost needs numbers alpha >= 0 and beta > 0")) << e;
@@ -480,19 +509,33 @@ TEST(Manifest, RejectsMalformedEntries) {
   };
   EXPECT_NE(errorOf("{").find("JSON"), std::string::npos);
   EXPECT_NE(errorOf("{}").find("no abi_version"), std::string::npos);
-  EXPECT_NE(errorOf(R"({"abi_version": 5})").find("'kernels' and 'targets'"),
+  EXPECT_NE(errorOf(R"({"abi_version": 6})").find("'kernels' and 'targets'"),
             std::string::npos);
-  EXPECT_NE(errorOf(R"({"abi_version": 5, "targets": [], "kernels": [
+  auto target = [](const std::string &fields) {
+    return R"({"abi_version": 6, "kernels": [], "targets": [{"chip": "sm_80", )" +
+           fields + "}]}";
+  };
+  EXPECT_NE(
+      errorOf(target(R"("ptx": "a.ptx", "modules": [])")).find("not both"),
+      std::string::npos);
+  EXPECT_NE(errorOf(target(R"("modules": {})")).find("must be an array"),
+            std::string::npos);
+  EXPECT_NE(errorOf(target(R"("modules": [{"ptx": "a.ptx"}])"))
+                .find("needs a non-empty 'kernels' array"),
+            std::string::npos);
+  EXPECT_NE(errorOf(target(R"("modules": [7])")).find("must be an object"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"abi_version": 6, "targets": [], "kernels": [
     {"name": "k", "kind": "fused", "grid": "requests x num_kv_heads",
      "block": 32, "args": []}]})")
                 .find("unknown kind 'fused'"),
             std::string::npos);
-  EXPECT_NE(errorOf(R"({"abi_version": 5, "targets": [], "kernels": [
+  EXPECT_NE(errorOf(R"({"abi_version": 6, "targets": [], "kernels": [
     {"name": "k", "kind": "decode", "grid": "requests x heads",
      "block": 32, "args": []}]})")
                 .find("unknown grid"),
             std::string::npos);
-  EXPECT_NE(errorOf(R"({"abi_version": 5, "targets": [], "kernels": [
+  EXPECT_NE(errorOf(R"({"abi_version": 6, "targets": [], "kernels": [
     {"name": "k", "kind": "decode", "grid": "requests x num_kv_heads",
      "block": 32, "args": [{"name": "q", "role": "query", "kind": "memref",
      "element": "bf16", "shape": [-1, 1, 64]}]}]})")

@@ -40,12 +40,13 @@ TEST_F(ManifestTest, ReadsABundleDirectory) {
   EXPECT_NE(old.message().find("manifest.json: bundle ABI version 3"),
             std::string::npos)
       << old.message();
-  write(R"({"abi_version": 5, "source": "x.mlir", "kernels": [],
+  write(R"({"abi_version": 6, "source": "x.mlir", "kernels": [],
             "targets": [{"chip": "sm_80", "ptx": "kernels.sm_80.ptx"}]})");
   ASSERT_TRUE(readManifest(dir.string(), m).isOk());
   EXPECT_EQ(m.source, "x.mlir");
   ASSERT_EQ(m.targets.size(), 1u);
-  EXPECT_EQ(m.targets[0].ptx, "kernels.sm_80.ptx");
+  ASSERT_EQ(m.targets[0].modules.size(), 1u);
+  EXPECT_EQ(m.targets[0].modules[0].ptx, "kernels.sm_80.ptx");
 }
 
 // Prefill kernels index pool rows (pages x page size) in 32 bits: pools past

@@ -21,8 +21,9 @@ namespace flashir::abi {
 
 /// The manifest's ABI version. 4: kernel kinds, argument roles, a split
 /// kernel names its merge kernel, launch facts per target only. 5: a kernel
-/// may attend several KV views (one group of view arguments per view).
-inline constexpr int64_t kAbiVersion = 5;
+/// may attend several KV views (one group of view arguments per view). 6: a
+/// target may hold one module per kernel ("modules").
+inline constexpr int64_t kAbiVersion = 6;
 
 /// What a kernel computes. Decode and prefill kernels attend over the paged
 /// KV cache (one or a tile of query rows per CTA); merge kernels combine a

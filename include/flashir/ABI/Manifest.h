@@ -1,6 +1,6 @@
 //===- Manifest.h - a kernel bundle's manifest.json -------------*- C++ -*-===//
 //
-// A bundle holds one PTX file (and cubin) per chip and `manifest.json`: the
+// A bundle holds PTX files (and cubins) per chip and `manifest.json`: the
 // kernels' ABI (KernelABI.h) and, per chip, the facts that differ between
 // chips (shared memory, pipelining, programmatic launch, calibrated costs).
 // flashir-bundle writes it with writeManifest; the runtime reads it with
@@ -46,14 +46,26 @@ struct KernelFacts {
   double costAlpha = 0, costBeta = 0;
 };
 
+/// One loadable image of a chip: a PTX file (and a cubin where ptxas ran).
+struct ModuleFiles {
+  std::string ptx, cubin;
+  /// The kernels it defines; empty: every kernel of the bundle.
+  std::vector<std::string> kernels;
+};
+
 struct TargetInfo {
-  std::string chip, ptx, cubin;
+  std::string chip;
+  /// One module holding every kernel, or one module per kernel
+  /// (flashir-bundle --modules=per-kernel, which compiles them in parallel).
+  std::vector<ModuleFiles> modules;
   /// attn -> PTX compile time of the whole bundle for this chip.
   double compileMs = 0;
   std::map<std::string, KernelFacts> kernels;
 
   /// The facts of `kernel` (defaults where the manifest has none).
   const KernelFacts &facts(const std::string &kernel) const;
+  /// The module that defines `kernel`, or null.
+  const ModuleFiles *moduleOf(const std::string &kernel) const;
 };
 
 struct Manifest {

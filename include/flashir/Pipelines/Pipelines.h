@@ -66,11 +66,10 @@ struct AttnToPTXOptions : public mlir::PassPipelineOptions<AttnToPTXOptions> {
       llvm::cl::desc("PTX features (the upstream default +ptx60 is too old "
                      "for sm_80+)"),
       llvm::cl::init("+ptx80")};
-  Option<int64_t> warps{
-      *this, "warps",
-      llvm::cl::desc("warps per decode CTA (-1: by shape, as "
-                     "convert-attn-to-gpu)"),
-      llvm::cl::init(-1)};
+  Option<int64_t> warps{*this, "warps",
+                        llvm::cl::desc("warps per decode CTA (-1: by shape, as "
+                                       "convert-attn-to-gpu)"),
+                        llvm::cl::init(-1)};
   Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc(
@@ -121,6 +120,12 @@ struct KernelOptions {
 /// convert-attn-to-gpu).
 void buildAttnToKernelsPipeline(mlir::OpPassManager &pm,
                                 const KernelOptions &options);
+
+/// gpu.module kernels → the LLVM dialect with an NVVM target for `chip`
+/// (attached, not yet serialized): what gpu-module-to-binary, or a caller
+/// serializing each gpu.module itself, takes.
+void buildKernelsToLLVMPipeline(mlir::OpPassManager &pm, llvm::StringRef chip,
+                                llvm::StringRef features);
 
 /// gpu.module kernels → NVVM → PTX in a gpu.binary for `chip`. `toolkit`
 /// (a CUDA installation) provides libdevice for math functions; without it

@@ -296,8 +296,14 @@ private:
   Status launchOn(const KernelInfo &info, const AttentionBuffers &buffers,
                   unsigned gridX, unsigned gridY, unsigned gridZ, void *stream);
 
+  /// Loads the target's module images (cubins unless `preferPtx`) and
+  /// finds each kernel in its module.
+  Status loadFunctions(const std::string &dir, const abi::TargetInfo &target,
+                       bool preferPtx);
+
   CudaDriver *driver = nullptr;
-  void *module = nullptr;
+  /// The loaded images, in the target's module order.
+  std::vector<void *> modules;
   std::vector<KernelInfo> kernels_;
   std::vector<void *> functions;
   /// Dynamic shared memory of each kernel on the loaded chip.
