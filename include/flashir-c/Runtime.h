@@ -144,6 +144,15 @@ FLASHIR_C_EXPORT int flashirCascadeRun(FlashIRCascade *cascade, void *q,
                                        void *out, void *lse, void *stream,
                                        int capacity_grids);
 
+/* flashirCascadeRun with the variant's parameters (scalars and per-head
+ * tensors only: the same values serve the prefix and suffix kernels). */
+FLASHIR_C_EXPORT int flashirCascadeRunWithParams(
+    FlashIRCascade *cascade, void *q, void *k_pool, void *v_pool,
+    int64_t num_pages, void *prefix_indices, int64_t num_prefix_indices,
+    void *kv_indices, int64_t num_indices, void *out, void *lse,
+    const FlashIRParam *params, int64_t num_params, void *stream,
+    int capacity_grids);
+
 FLASHIR_C_EXPORT void flashirCascadeDestroy(FlashIRCascade *cascade);
 
 /* Attention-state merges (eq. 6) with a bundle's split-KV merge kernel. */

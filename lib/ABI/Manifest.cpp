@@ -80,6 +80,8 @@ static JsonValue writeKernel(const KernelInfo &k) {
     o.set("variant", k.variant);
   if (!k.mergeKernel.empty())
     o.set("merge_kernel", k.mergeKernel);
+  if (k.positionFree)
+    o.set("position_free", true);
   if (k.kind != KernelKind::Merge)
     o.set("kv_layout", k.ragged ? "ragged" : k.hnd ? "hnd" : "nhd");
   for (auto [key, value] :
@@ -285,6 +287,7 @@ bool Reader::readKernel(const JsonValue &k, KernelInfo &info) {
   info.kvTile = integer(k, "kv_tile", 0, 1 << 20, false, where);
   info.variant = string(k, "variant", false, where);
   info.mergeKernel = string(k, "merge_kernel", false, where);
+  info.positionFree = boolean(k, "position_free", where);
   std::string layout = string(k, "kv_layout", false, where);
   if (!layout.empty() && layout != "nhd" && layout != "hnd" &&
       layout != "ragged")

@@ -116,6 +116,21 @@ flashirSplitKVPlan(FlashIRSplitKV *decode, const int32_t *qoIndptr,
   return FLASHIR_OK;
 }
 
+/// The C parameters as the runtime's (the caller checked the array).
+static std::vector<AttentionBuffers::Param> paramsOf(const FlashIRParam *params,
+                                                     int64_t numParams) {
+  std::vector<AttentionBuffers::Param> out;
+  for (int64_t i = 0; i < numParams; ++i) {
+    AttentionBuffers::Param param;
+    param.pointer = params[i].pointer;
+    param.size = params[i].size;
+    param.scalar = params[i].scalar;
+    param.integer = params[i].integer;
+    out.push_back(param);
+  }
+  return out;
+}
+
 extern "C" int
 flashirSplitKVRunWithParams(FlashIRSplitKV *decode, void *q, void *kPool,
                             void *vPool, int64_t numPages, void *kvIndices,
@@ -139,14 +154,7 @@ flashirSplitKVRunWithParams(FlashIRSplitKV *decode, void *q, void *kPool,
   buffers.lse = lse;
   buffers.numPages = numPages;
   buffers.numIndices = numIndices;
-  for (int64_t i = 0; i < numParams; ++i) {
-    AttentionBuffers::Param param;
-    param.pointer = params[i].pointer;
-    param.size = params[i].size;
-    param.scalar = params[i].scalar;
-    param.integer = params[i].integer;
-    buffers.params.push_back(param);
-  }
+  buffers.params = paramsOf(params, numParams);
   if (Status s = decode->runner->run(buffers, stream, capacityGrids != 0); !s)
     return report(s);
   return FLASHIR_OK;
@@ -257,12 +265,17 @@ extern "C" int flashirCascadePlan(FlashIRCascade *cascade,
   return FLASHIR_OK;
 }
 
-extern "C" int flashirCascadeRun(FlashIRCascade *cascade, void *q, void *kPool,
-                                 void *vPool, int64_t numPages,
-                                 void *prefixIndices, int64_t numPrefixIndices,
-                                 void *kvIndices, int64_t numIndices, void *out,
-                                 void *lse, void *stream, int capacityGrids) {
+extern "C" int
+flashirCascadeRunWithParams(FlashIRCascade *cascade, void *q, void *kPool,
+                            void *vPool, int64_t numPages, void *prefixIndices,
+                            int64_t numPrefixIndices, void *kvIndices,
+                            int64_t numIndices, void *out, void *lse,
+                            const FlashIRParam *params, int64_t numParams,
+                            void *stream, int capacityGrids) {
   lastError.clear();
+  if (numParams < 0 || (numParams > 0 && !params))
+    return invalid("flashirCascadeRunWithParams: " + std::to_string(numParams) +
+                   " parameters at " + (params ? "an array" : "null"));
   if (!cascade)
     return invalid("flashirCascadeRun: null handle");
   if (!q || !kPool || !vPool || !prefixIndices || !kvIndices || !out || !lse)
@@ -278,9 +291,20 @@ extern "C" int flashirCascadeRun(FlashIRCascade *cascade, void *q, void *kPool,
   buffers.numPages = numPages;
   buffers.numPrefixIndices = numPrefixIndices;
   buffers.numSuffixIndices = numIndices;
+  buffers.params = paramsOf(params, numParams);
   if (Status s = cascade->runner->run(buffers, stream, capacityGrids != 0); !s)
     return report(s);
   return FLASHIR_OK;
+}
+
+extern "C" int flashirCascadeRun(FlashIRCascade *cascade, void *q, void *kPool,
+                                 void *vPool, int64_t numPages,
+                                 void *prefixIndices, int64_t numPrefixIndices,
+                                 void *kvIndices, int64_t numIndices, void *out,
+                                 void *lse, void *stream, int capacityGrids) {
+  return flashirCascadeRunWithParams(
+      cascade, q, kPool, vPool, numPages, prefixIndices, numPrefixIndices,
+      kvIndices, numIndices, out, lse, nullptr, 0, stream, capacityGrids);
 }
 
 extern "C" void flashirCascadeDestroy(FlashIRCascade *cascade) {

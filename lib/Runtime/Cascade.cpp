@@ -149,9 +149,16 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
     return invalid("the bundles have no kernels " + config.prefillKernel +
                    " (prefill) and " + config.decodeKernel + " / " +
                    config.mergeKernel + " (decode)");
-  // Split kernels without variant parameters.
+  // Split kernels whose parameters hold for every query row alike (the
+  // prefix kernel's rows are every request's): scalars and per-head ones.
   auto splitAbi = [](const KernelInfo *k, KernelKind kind) {
-    return k->kind == kind && k->split() && k->numParams() == 0;
+    if (k->kind != kind || !k->split())
+      return false;
+    for (const KernelArg &a : k->args)
+      if (a.role == ArgRole::Param && a.paramKind != abi::ParamKind::Scalar &&
+          a.paramKind != abi::ParamKind::PerHead)
+        return false;
+    return true;
   };
   if (pk->ragged || dk->ragged)
     return invalid("a cascade reads paged views; " +
@@ -159,13 +166,17 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
                    " reads a ragged one");
   if (!splitAbi(pk, KernelKind::Prefill))
     return invalid(config.prefillKernel +
-                   " is not a split-KV prefill kernel without variant "
-                   "parameters (flashir-bundle --split-prefill)");
+                   " is not a split-KV prefill kernel (flashir-bundle "
+                   "--split-prefill) with only scalar and per-head variant "
+                   "parameters");
   // Decode queries see the whole prefix: a mask (e.g. causal, which would
-  // line row i up with key prefixLen - B + i) would drop prefix keys.
-  if (pk->variant != "plain")
+  // line row i up with key prefixLen - B + i) would drop prefix keys, and
+  // position hooks would see the prefix kernel's positions, not theirs.
+  if (!pk->positionFree)
     return invalid(config.prefillKernel + " has variant '" + pk->variant +
-                   "'; the prefix needs an unmasked one ('plain')");
+                   "', which masks or reads positions; the prefix needs a "
+                   "position-free one (e.g. 'plain', a soft-cap without a "
+                   "mask)");
   // It gets the decode kernel's kv_maps: it must not read them.
   if (prefillBundle.usesTensorMaps(config.prefillKernel))
     return invalid(config.prefillKernel +
@@ -173,8 +184,13 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
                    "kernel's");
   if (!splitAbi(dk, KernelKind::Decode) || dk->mergeKernel != mk->name)
     return invalid(config.decodeKernel + " / " + config.mergeKernel +
-                   " are not a split-KV decode kernel without variant "
-                   "parameters and its merge kernel");
+                   " are not a split-KV decode kernel with only scalar and "
+                   "per-head variant parameters and its merge kernel");
+  // One set of parameters serves both kernels.
+  if (pk->variant != dk->variant || pk->numParams() != dk->numParams())
+    return invalid(config.prefillKernel + " and " + config.decodeKernel +
+                   " attend different variants ('" + pk->variant + "', '" +
+                   dk->variant + "')");
   // Same q, pools and states on both sides.
   const KernelArg *pPartial = pk->arg(ArgRole::PartialO),
                   *mPartial = mk->arg(ArgRole::PartialO);
@@ -324,6 +340,10 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
   if (const KernelInfo *k = prefill->find(config.prefillKernel))
     if (Status s = checkPoolRows(*k, buffers.numPages); !s)
       return s;
+  if (Status s = checkParams(*decode->find(config.decodeKernel), buffers.params,
+                             batch);
+      !s)
+    return s;
   auto *base = static_cast<char *>(workspace);
   // The decode kernel's tensor maps (the prefill kernel reads none).
   if (Status s = decode->refreshKvMaps(
@@ -382,14 +402,17 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
   KernelBundle::RoleArgs suffix =
       splitArgs(8, buffers.suffixIndices, buffers.numSuffixIndices);
   std::vector<KernelBundle::Arg> prefillArgs, decodeArgs, mergeArgs;
-  for (auto [bundle, kernel, roles, args] :
+  std::vector<KernelBundle::Arg> params =
+      KernelBundle::paramArgs(buffers.params);
+  for (auto [bundle, kernel, roles, args, variantArgs] :
        {std::tuple{
             prefill, &config.prefillKernel,
             splitArgs(0, buffers.prefixIndices, buffers.numPrefixIndices),
-            &prefillArgs},
-        std::tuple{decode, &config.decodeKernel, suffix, &decodeArgs},
-        std::tuple{decode, &config.mergeKernel, suffix, &mergeArgs}})
-    if (Status s = bundle->arrange(*kernel, roles, {}, *args); !s)
+            &prefillArgs, params},
+        std::tuple{decode, &config.decodeKernel, suffix, &decodeArgs, params},
+        std::tuple{decode, &config.mergeKernel, suffix, &mergeArgs,
+                   std::vector<KernelBundle::Arg>{}}})
+    if (Status s = bundle->arrange(*kernel, roles, variantArgs, *args); !s)
       return s;
   int64_t rows = capacityGrids ? r : batch;
   auto launchPrefix = [&] {

@@ -57,6 +57,9 @@ def _library():
     lib.flashirCascadePlan.argtypes = [vp, i32p, i64, i64, i32p, i32p, i32p, i64, i64, vp]
     lib.flashirCascadeRun.argtypes = [vp, vp, vp, vp, i64, vp, i64, vp, i64, vp, vp, vp,
                                       ctypes.c_int]
+    lib.flashirCascadeRunWithParams.argtypes = [vp, vp, vp, vp, i64, vp, i64, vp, i64, vp,
+                                                vp, ctypes.POINTER(Param), i64, vp,
+                                                ctypes.c_int]
     lib.flashirCascadeDestroy.argtypes = [vp]
     lib.flashirCascadeDestroy.restype = None
     lib.flashirMergeCreate.argtypes = [ctypes.c_char_p] * 3 + [ctypes.POINTER(vp)]

@@ -4,7 +4,7 @@ request shares, read once by the split-KV prefill kernel for all the
 requests' query rows, then each request's own suffix by the split-KV decode
 kernel, the states merged per request (flashir.runner.SharedPrefixRunner)."""
 
-from . import ir, jit
+from . import jit, options
 from ._lib import _torch
 from ._wrapper import (_check_layout, _check_workspace, _indptr, _kept_on_device,
                        _pow2_at_least)
@@ -17,8 +17,9 @@ __all__ = ["MultiLevelCascadeAttentionWrapper"]
 class MultiLevelCascadeAttentionWrapper:
     """``num_levels`` must be 2: level 0 one shared prefix over every query
     (qo_indptr_arr[0] = [0, batch]), level 1 one query row per request
-    (qo_indptr_arr[1] = [0, 1, ..., batch]: decode). Plain attention
-    (the variant options other than sm_scale are refused)."""
+    (qo_indptr_arr[1] = [0, 1, ..., batch]: decode). Position-free
+    attention: ``sm_scale`` and ``logits_soft_cap``; the options that mask
+    or read positions (causal, window_left, ALiBi, RoPE) are refused."""
 
     def __init__(self, num_levels, float_workspace_buffer=None, kv_layout="NHD",
                  use_cuda_graph=False, max_batch_size=None):
@@ -34,6 +35,7 @@ class MultiLevelCascadeAttentionWrapper:
         self._planned = None
         self._prefix_ids = None
         self._suffix_ids = None
+        self._params = []
         self.compile_info = None
 
     def plan(self, qo_indptr_arr, paged_kv_indptr_arr, paged_kv_indices_arr,
@@ -51,14 +53,16 @@ class MultiLevelCascadeAttentionWrapper:
                 raise TypeError(f"{name} must be a list of 2 tensors (one per level)")
         refused = [n for n, on in (("causal", causal), ("pos_encoding_mode",
                                                         pos_encoding_mode != "NONE"),
-                                   ("window_left", window_left >= 0),
-                                   ("logits_soft_cap", bool(logits_soft_cap))) if on]
+                                   ("window_left", window_left >= 0)) if on]
         if refused:
-            raise ValueError(f"the cascade runs plain attention; got {', '.join(refused)}")
-        if ir.element_type(kv_data_type or q_data_type) != ir.element_type(q_data_type):
-            raise ValueError("kv_data_type must equal q_data_type")
-        spec = ir.AttentionSpec(num_qo_heads, num_kv_heads, head_dim, page_size,
-                                self._kv_layout, q_data_type, "plain", "", sm_scale)
+            raise ValueError(f"the cascade runs position-free attention (sm_scale, "
+                             f"logits_soft_cap); got {', '.join(refused)}")
+        spec, recipes = options.attention_options(
+            num_qo_heads, num_kv_heads, head_dim, page_size, self._kv_layout,
+            logits_soft_cap=logits_soft_cap, sm_scale=sm_scale, q_data_type=q_data_type,
+            kv_data_type=kv_data_type)
+        # Scalars only (the soft-cap): the same values serve both levels.
+        self._params = [r.value for r in recipes]
         last1 = _int32_host("paged_kv_last_page_len[1]", paged_kv_last_page_len[1])
         batch = last1.numel()
         qo0 = _indptr("qo_indptr_arr[0]", qo_indptr_arr[0], 2)
@@ -138,7 +142,7 @@ class MultiLevelCascadeAttentionWrapper:
                 raise IndexError(f"{name} holds {t.shape[0]} pages; the planned page ids "
                                  f"reach {self._planned['num_pages'] - 1}")
         out, _ = self._runner.run(q, (k, v), self._prefix_ids, self._suffix_ids,
-                                  capacity_grids=self._graph)
+                                  capacity_grids=self._graph, params=self._params)
         return out
 
     forward = run

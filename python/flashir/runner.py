@@ -136,9 +136,12 @@ class SharedPrefixRunner:
     by the split-KV prefill kernel for all B query rows (in chunks); each
     suffix by the split-KV decode kernel; the merge kernel merges each
     request's states. ``prefill_kernel``: a function of a ``--split-prefill``
-    bundle with a non-causal variant (decode queries see the whole prefix),
-    e.g. fused head groups; ``decode_kernel``: a function of a split-KV decode
-    bundle with the same heads, head dim, page size and dtype.
+    bundle with a position-free variant (no mask, no position hooks: decode
+    queries see the whole prefix; the manifest's ``position_free``), e.g.
+    plain or a soft-cap without a mask; ``decode_kernel``: a function of a
+    split-KV decode bundle with the same variant, heads, head dim, page size
+    and dtype. Variant parameters: scalars and per-head tensors (run()'s
+    ``params``), the same for both kernels.
     ``prefix_chunks``: every step's prefix chunks; default a capacity of one
     wave of the prefill kernel, each step planning ceil(prefix tokens / 256)
     of them (at least 2; ``planned_prefix_chunks``)."""
@@ -170,6 +173,7 @@ class SharedPrefixRunner:
         if pre.get("kv_layout", "nhd") != dec.get("kv_layout", "nhd"):
             raise ValueError("the prefix and suffix kernels read different KV layouts")
         self.kv_layout = dec.get("kv_layout", "nhd")
+        self._param_specs = [a for a in dec["args"] if a["role"] == "param"]
         self._planned = None
 
     def __del__(self):
@@ -208,16 +212,19 @@ class SharedPrefixRunner:
         ``prefix_chunks``, the capacity's)."""
         return self._planned["prefix_chunks"] if self._planned else 0
 
-    def run(self, q, paged_kv_cache, prefix_indices, kv_indices, capacity_grids=False):
+    def run(self, q, paged_kv_cache, prefix_indices, kv_indices, capacity_grids=False,
+            params=None):
         """q [B, Hq, D]; paged_kv_cache = (k_pool, v_pool), each [num_pages,
         page_size, Hkv, D]; prefix_indices, kv_indices: int32 CUDA tensors.
         capacity_grids: grids sized for max_requests (what a CUDA graph
-        captured once needs). Returns (out [B, Hq, D], lse [B, Hq])."""
+        captured once needs). params: the variant's parameters, as
+        SplitKVRunner.run's. Returns (out [B, Hq, D], lse [B, Hq])."""
         torch = _torch()
         k_pool, v_pool, b = _planned_step(self, q, paged_kv_cache, "batch")
         for name, t in (("prefix_indices", prefix_indices), ("kv_indices", kv_indices)):
             if not isinstance(t, torch.Tensor) or not t.is_cuda or t.dtype != torch.int32:
                 raise ValueError(f"{name} must be an int32 CUDA tensor")
+        param_array = _param_array(self._param_specs, params)
         cap = self.max_requests
         out = torch.empty((cap, self.num_qo_heads, self.head_dim), dtype=self.dtype,
                           device=q.device)
@@ -226,8 +233,9 @@ class SharedPrefixRunner:
                                                                     device=q.device)
         stream = torch.cuda.current_stream().cuda_stream
         v = lambda t: ctypes.c_void_p(t.data_ptr())
-        _check(_library().flashirCascadeRun(
+        _check(_library().flashirCascadeRunWithParams(
             self._handle, v(q), v(k_pool), v(v_pool), k_pool.shape[0], v(prefix_indices),
             prefix_indices.numel(), v(indices), indices.numel(), v(out), v(lse),
-            ctypes.c_void_p(stream), int(bool(capacity_grids))))
+            param_array, len(self._param_specs), ctypes.c_void_p(stream),
+            int(bool(capacity_grids))))
         return out[:b], lse[:b]

@@ -376,13 +376,23 @@ def test_cascade_shared_prefix():
                                                                          s_indptr[i + 1]])])
                                        for i in range(batch)]))
     w = flashir.MultiLevelCascadeAttentionWrapper(2, workspace(), "NHD")
-    w.plan([i32([0, batch]), i32(list(range(batch + 1)))], [i32([0, pp]), i32(s_indptr)],
-           [prefix_pages, i32(s_idx)], [i32([page]), i32(s_last)], 32, 8, 128, page,
-           q_data_type=torch.bfloat16)
-    out = w.run(b["q"], (b["k"], b["v"]))
-    ref_o, _ = reference(ref_b)
-    rel = ((out.double() - ref_o).norm() / ref_o.norm()).item()
-    assert rel <= 1e-2, rel
+    levels = ([i32([0, batch]), i32(list(range(batch + 1)))], [i32([0, pp]), i32(s_indptr)],
+              [prefix_pages, i32(s_idx)], [i32([page]), i32(s_last)], 32, 8, 128, page)
+    # Plain, then position-free variants with parameters (the soft-cap, a
+    # scalar, goes to the prefix and suffix kernels alike).
+    for kw, ref_kw in (({}, {}),
+                       (dict(logits_soft_cap=5.0), dict(soft_cap=5.0)),
+                       (dict(logits_soft_cap=3.0, sm_scale=0.2),
+                        dict(soft_cap=3.0, sm_scale=0.2))):
+        w.plan(*levels, q_data_type=torch.bfloat16, **kw)
+        out = w.run(b["q"], (b["k"], b["v"]))
+        ref_o, _ = reference(ref_b, **ref_kw)
+        rel = ((out.double() - ref_o).norm() / ref_o.norm()).item()
+        print(f"cascade {kw}: rel err {rel:.2e}")
+        assert rel <= 1e-2, (kw, rel)
+    for bad in (dict(causal=True), dict(window_left=64), dict(pos_encoding_mode="ALIBI")):
+        with raises(ValueError, match=f"position-free.*{next(iter(bad))}"):
+            w.plan(*levels, q_data_type=torch.bfloat16, **bad)
 
 
 @requires_gpu

@@ -127,6 +127,20 @@ abi::ParamKind paramKindOf(flashir::attn::ParamKind kind) {
   return abi::ParamKind::Buffer;
 }
 
+/// Whether `variant` (null: plain attention) neither masks nor reads query
+/// or key positions.
+bool isPositionFree(flashir::attn::VariantOp variant) {
+  if (!variant)
+    return true;
+  if (!variant.getMask().empty() || !variant.getQuery().empty() ||
+      !variant.getKey().empty())
+    return false;
+  Region &logits = variant.getLogits();
+  // logits(s, qpos, kpos, head, params...)
+  return logits.empty() || (logits.getArgument(1).use_empty() &&
+                            logits.getArgument(2).use_empty());
+}
+
 /// The manifest entry of one kernel (chip-independent), read off its
 /// gpu.func and #attn.launch (verified: its grid parses and its arguments
 /// follow the ABI).
@@ -159,6 +173,7 @@ abi::KernelInfo describe(gpu::GPUFuncOp func,
   SmallVector<flashir::attn::VariantParamAttr> params;
   if (variant)
     params = variant.getParamList();
+  k.positionFree = k.kind != abi::KernelKind::Merge && isPositionFree(variant);
   for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
     abi::KernelArg arg;
     arg.name = names[index];

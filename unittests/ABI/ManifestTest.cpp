@@ -284,6 +284,7 @@ Manifest sampleManifest() {
   ragged.block = 64;
   ragged.variant = "plain";
   ragged.ragged = true;
+  ragged.positionFree = true;
   ragged.args = argsOf(KernelKind::Decode, false, true);
   m.kernels = {decode, merge, prefill, ragged};
   TargetInfo hopper;
@@ -323,6 +324,7 @@ void expectSameKernel(const KernelInfo &a, const KernelInfo &b) {
   EXPECT_EQ(a.kvTile, b.kvTile);
   EXPECT_EQ(a.variant, b.variant);
   EXPECT_EQ(a.mergeKernel, b.mergeKernel);
+  EXPECT_EQ(a.positionFree, b.positionFree);
   EXPECT_EQ(a.hnd, b.hnd);
   EXPECT_EQ(a.ragged, b.ragged);
   ASSERT_EQ(a.args.size(), b.args.size());

@@ -22,7 +22,8 @@ namespace flashir::abi {
 /// The manifest's ABI version. 4: kernel kinds, argument roles, a split
 /// kernel names its merge kernel, launch facts per target only. 5: a kernel
 /// may attend several KV views (one group of view arguments per view). 6: a
-/// target may hold one module per kernel ("modules").
+/// target may hold one module per kernel ("modules"); kernels say whether
+/// their variant is position-free.
 inline constexpr int64_t kAbiVersion = 6;
 
 /// What a kernel computes. Decode and prefill kernels attend over the paged
@@ -165,6 +166,10 @@ struct KernelInfo {
   /// extent divides by it) and keys per K/V tile.
   int64_t qRows = 0, qTokens = 0, kvTile = 0;
   std::string variant;
+  /// The variant neither masks keys nor reads positions (no mask, query or
+  /// key hook; a logits hook that ignores qpos and kpos): the kernel may
+  /// attend keys at any offset, e.g. a shared prefix for many requests.
+  bool positionFree = false;
   /// Split kernels: the merge kernel that combines their partial states.
   std::string mergeKernel;
   /// The pools' layout in memory: HND ([pages, heads, page, dim]) when

@@ -95,6 +95,9 @@ public:
          *prefixIndices = nullptr, *suffixIndices = nullptr, *out = nullptr,
          *lse = nullptr;
     int64_t numPages = 0, numPrefixIndices = 0, numSuffixIndices = 0;
+    /// The variant's parameters (scalars and per-head tensors), passed to
+    /// the prefix and suffix kernels alike.
+    std::vector<AttentionBuffers::Param> params;
   };
   /// Launches the prefill, decode and merge kernels on `stream`, the decode
   /// and merge kernels behind the prefill kernel with programmatic stream

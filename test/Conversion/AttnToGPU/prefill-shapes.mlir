@@ -108,6 +108,7 @@
 // MANIFEST: "name": "causal_d72_g3_prefill_0",
 // MANIFEST: "grid": "requests x q_tiles x num_kv_heads",
 // MANIFEST: "name": "plain_d96_g16_prefill_1",
+// MANIFEST-NEXT: "position_free": true,
 // MANIFEST-NEXT: "q_rows": 128,
 // MANIFEST-NEXT: "q_tokens": 8,
 // MANIFEST: "kv_layout": "hnd",
