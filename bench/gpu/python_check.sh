@@ -5,7 +5,7 @@
 # public Python API's GPU tests from an empty JIT cache
 # (python/tests/test_api.py) and the JIT latency benchmark (jit_bench.py).
 # transformers_bench.py (step transformers; TF_STEPS picks its parts).
-#   bench/gpu/python_check.sh OUT [STEP...]   (steps: readme test bench bench-ptx transformers)
+#   bench/gpu/python_check.sh OUT [STEP...]   (steps: readme test bench bench-ptx transformers tp)
 set -uo pipefail
 out=${1:-${OUT:-.}}
 shift || true
@@ -41,6 +41,23 @@ for step in $steps; do
       --steps "${TF_STEPS:-correctness,decode,serve}" >"$out/transformers_bench.log" 2>&1 ||
       status=1
     grep -v "Warning\|warn" "$out/transformers_bench.log" | tail -25
+    ;;
+  tp)
+    # Tensor parallelism (tp_bench.py): TP=1, then 2, 4, 8 as far as the
+    # machine's GPUs go, NVLink multicast off, one empty JIT cache for all.
+    export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+    gpus=$(nvidia-smi -L | wc -l)
+    work=$(mktemp -d)
+    for tp in 1 2 4 8; do
+      [ "$tp" -le "$gpus" ] || break
+      FLASHIR_CACHE_DIR=$work/cache timeout "${TP_TIMEOUT:-300}" torchrun --standalone \
+        --nproc_per_node="$tp" bench/gpu/tp_bench.py --out "$out" --work "$work" \
+        >"$out/tp$tp.log" 2>&1 || status=1
+      grep -E "^tp|Error" "$out/tp$tp.log" | tail -6
+    done
+    python3 bench/gpu/tp_bench.py --compare --out "$out" --work "$work" \
+      >"$out/tp_compare.log" 2>&1 || status=1
+    tail -6 "$out/tp_compare.log"
     ;;
   bench)
     timeout 240 python3 bench/gpu/jit_bench.py --out "$out" >"$out/jit_bench.log" 2>&1 ||

@@ -4,6 +4,8 @@
 |* (python/flashir uses it through ctypes). No MLIR, no CUDA headers: the    *|
 |* CUDA driver is loaded at run time. Every function returns 0 on success or *|
 |* a FlashIRStatus code; flashirLastError() then describes the failure.      *|
+|* Handles live on the device of the context current on the creating thread *|
+|* (PyTorch's current device), else on device 0; call them with it current. *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 

@@ -29,11 +29,12 @@ int invalid(const std::string &message) {
   return report(Status::error(StatusCode::InvalidArgument, message));
 }
 
-/// The CUDA driver (device 0) and bundle `dir` loaded for `chip`.
+/// The CUDA driver (the device of the caller's current context, else 0)
+/// and bundle `dir` loaded for `chip`.
 Status openBundle(const char *dir, const char *chip,
                   std::unique_ptr<CudaDriver> &driver,
                   std::unique_ptr<KernelBundle> &bundle) {
-  if (Status s = CudaDriver::open(0, driver); !s)
+  if (Status s = CudaDriver::open(CudaDriver::kCurrentDevice, driver); !s)
     return s;
   return KernelBundle::open(*driver, dir, chip, bundle);
 }
@@ -189,7 +190,8 @@ extern "C" int flashirCascadeCreate(const char *prefillBundleDir,
       !decodeKernel || !mergeKernel || !chip || !out)
     return invalid("flashirCascadeCreate: null argument");
   auto cascade = std::make_unique<FlashIRCascade>();
-  if (Status s = CudaDriver::open(0, cascade->driver); !s)
+  if (Status s = CudaDriver::open(CudaDriver::kCurrentDevice, cascade->driver);
+      !s)
     return report(s);
   if (Status s = KernelBundle::open(*cascade->driver, prefillBundleDir, chip,
                                     cascade->prefill);

@@ -24,6 +24,8 @@ struct CudaDriver::Api {
   int (*cuDeviceGet)(int *, int);
   int (*cuDevicePrimaryCtxRetain)(void **, int);
   int (*cuCtxSetCurrent)(void *);
+  int (*cuCtxGetCurrent)(void **);
+  int (*cuCtxGetDevice)(int *);
   int (*cuGetErrorString)(int, const char **);
   int (*cuMemAlloc)(unsigned long long *, size_t);
   int (*cuMemFree)(unsigned long long);
@@ -94,6 +96,8 @@ Status CudaDriver::open(int ordinal, std::unique_ptr<CudaDriver> &out) {
       {"cuDevicePrimaryCtxRetain",
        reinterpret_cast<void **>(&api.cuDevicePrimaryCtxRetain)},
       {"cuCtxSetCurrent", reinterpret_cast<void **>(&api.cuCtxSetCurrent)},
+      {"cuCtxGetCurrent", reinterpret_cast<void **>(&api.cuCtxGetCurrent)},
+      {"cuCtxGetDevice", reinterpret_cast<void **>(&api.cuCtxGetDevice)},
       {"cuGetErrorString", reinterpret_cast<void **>(&api.cuGetErrorString)},
       {"cuMemAlloc_v2", reinterpret_cast<void **>(&api.cuMemAlloc)},
       {"cuMemFree_v2", reinterpret_cast<void **>(&api.cuMemFree)},
@@ -150,6 +154,24 @@ Status CudaDriver::open(int ordinal, std::unique_ptr<CudaDriver> &out) {
   if (Status s = driver->check(api.cuInit(0), "cuInit"); !s)
     return s;
   int &device = driver->device;
+  if (ordinal == kCurrentDevice) {
+    // A context the caller made current (PyTorch's, for the device a
+    // tensor-parallel rank uses) stays current: the kernels load into it.
+    void *current = nullptr;
+    if (Status s =
+            driver->check(api.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+        !s)
+      return s;
+    if (current) {
+      if (Status s =
+              driver->check(api.cuCtxGetDevice(&device), "cuCtxGetDevice");
+          !s)
+        return s;
+      out = std::move(driver);
+      return Status::ok();
+    }
+    ordinal = 0;
+  }
   if (Status s =
           driver->check(api.cuDeviceGet(&device, ordinal), "cuDeviceGet");
       !s)

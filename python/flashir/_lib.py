@@ -71,6 +71,13 @@ def _library():
     return lib
 
 
+def _on_current_device():
+    """Makes PyTorch's current device's context current on this thread:
+    the C API's handles live on the device whose context is current when
+    they are created (a tensor-parallel rank's, not device 0)."""
+    _torch().cuda.synchronize()
+
+
 def _check(rc):
     if rc != 0:
         message = _library().flashirLastError().decode()

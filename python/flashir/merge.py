@@ -11,7 +11,7 @@ import math
 
 from . import ir, jit
 from ._bundle import _kernel_named, _manifest
-from ._lib import _check, _library, _torch
+from ._lib import _check, _library, _on_current_device, _torch
 
 __all__ = ["merge_state", "merge_state_in_place", "merge_states"]
 
@@ -26,6 +26,7 @@ class _MergeKernel:
         folder, _ = jit.compile_spec(spec, chip)
         entry = _kernel_named(_manifest(folder), spec.function_name(), "decode")
         handle = ctypes.c_void_p()
+        _on_current_device()
         _check(_library().flashirMergeCreate(folder.encode(), image.encode(),
                                              entry["merge_kernel"].encode(),
                                              ctypes.byref(handle)))

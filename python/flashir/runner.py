@@ -7,7 +7,7 @@ import ctypes
 
 from ._args import _STEP_NAMES, _int32_host, _page_ids_for, _param_array, _planned_step
 from ._bundle import _arg, _kernel_named, _manifest
-from ._lib import _check, _library, _torch
+from ._lib import _check, _library, _on_current_device, _torch
 
 __all__ = ["SplitKVRunner", "SharedPrefixRunner"]
 
@@ -49,6 +49,7 @@ class SplitKVRunner:
         per_head = max(1, num_ctas // num_kv_heads) if num_ctas else 0
         handle = ctypes.c_void_p()
         lib = _library()
+        _on_current_device()
         _check(lib.flashirSplitKVCreate(
             bundle_dir.encode(), chip.encode(), entry["name"].encode(),
             entry["merge_kernel"].encode(),
@@ -159,6 +160,7 @@ class SharedPrefixRunner:
                              f"{decode_kernel!r}")
         merge = dec["merge_kernel"]
         handle = ctypes.c_void_p()
+        _on_current_device()
         _check(_library().flashirCascadeCreate(
             prefill_bundle.encode(), pre["name"].encode(), decode_bundle.encode(),
             dec["name"].encode(), merge.encode(), chip.encode(), max_requests,

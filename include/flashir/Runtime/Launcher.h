@@ -50,8 +50,11 @@ Status readManifest(const std::string &dir, abi::Manifest &manifest);
 /// libcuda.so.1 at run time.
 class CudaDriver {
 public:
+  /// open()'s ordinal for the device of the calling thread's current
+  /// context (kept current), else device 0.
+  static constexpr int kCurrentDevice = -1;
   /// Loads the driver, initialises it and makes device `ordinal`'s primary
-  /// context current.
+  /// context current (kCurrentDevice: see there).
   static Status open(int ordinal, std::unique_ptr<CudaDriver> &out);
   ~CudaDriver();
 
