@@ -68,13 +68,13 @@ def model_dir(args, rank, dist):
     return path
 
 
-def load(path, report):
-    """The model under tp_plan="auto" when launched by torchrun (also at
-    world size 1, where transformers may refuse it: then on one device,
-    the refusal recorded in `report`)."""
+def load(path, report, size):
+    """The model under tp_plan="auto" on two or more ranks (a failure is
+    recorded in `report`); TP = 1 is the model on one device, no tensor
+    parallelism (tp_plan at world size 1 hands attention DTensors)."""
     from transformers import LlamaForCausalLM
     kw = dict(dtype=torch.bfloat16, attn_implementation="sdpa")
-    if "RANK" in os.environ:
+    if size > 1:
         try:
             model = LlamaForCausalLM.from_pretrained(path, tp_plan="auto", **kw)
             report["tp_plan"] = "auto"
@@ -114,7 +114,7 @@ def run(args):
     fir.register()
     path = model_dir(args, rank, dist)
     report = {}
-    model = load(path, report)
+    model = load(path, report, size)
     batch = tb.prompts(1, LENGTHS, args.vocab)
     report.update({"tp": size, "device": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d"),
               "command": " ".join(sys.argv), "layers": args.layers, "vocab": args.vocab,

@@ -37,7 +37,8 @@ def _check_step_tensors(w, q, rows, k_pool, v_pool, names=_STEP_NAMES):
     q_name, k_name, v_name = names
     for name, t in ((q_name, q), (k_name, k_pool), (v_name, v_pool)):
         if not isinstance(t, torch.Tensor) or not t.is_cuda:
-            raise ValueError(f"{name} must be a CUDA tensor")
+            raise ValueError(f"{name} must be a CUDA tensor, got {type(t).__name__}"
+                             + (f" on {t.device}" if isinstance(t, torch.Tensor) else ""))
         if t.dtype != w.dtype:
             raise TypeError(f"{name} must be {w.dtype}, got {t.dtype}")
         if not t.is_contiguous():

@@ -56,10 +56,12 @@ class _Plans:
     def __init__(self):
         self.wrappers = {}
         self.planned = {}
+        self.packing = {}
 
     def new_forward(self, layer_idx):
         if layer_idx == 0:
             self.planned = {}
+            self.packing = {}
 
     def wrapper(self, key):
         """The wrapper of `key` = (decode, sorted options)."""
@@ -126,24 +128,26 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None, d
         raise ValueError("dropout: FlashIR's kernels are for inference (dropout 0)")
     if not getattr(module, "is_causal", True):
         raise ValueError("FlashIR's transformers backend runs causal attention only")
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if hasattr(t, "placements"):  # a DTensor: each rank needs its own heads
+            raise TypeError(f"{name} is a DTensor: FlashIR attends each rank's local heads; "
+                            f"load the model with tp_plan='auto' on two or more ranks "
+                            f"(whose projections hand attention local tensors)")
     _plans.new_forward(getattr(module, "layer_idx", 0))
     b, hq, lq, d = query.shape
-    lk = key.shape[2]
-    q = query.transpose(1, 2)
-    k, v = key.transpose(1, 2), value.transpose(1, 2)
-    if attention_mask is None:
-        q_rows = q.reshape(b * lq, hq, d)
-        k_rows, v_rows = k.reshape(b * lk, *k.shape[2:]), v.reshape(b * lk, *v.shape[2:])
-        qo_lens = torch.full((b,), lq, dtype=torch.int32)
-        kv_lens = torch.full((b,), lk, dtype=torch.int32)
-        q_mask = None
-    else:
-        mask = attention_mask.bool()
-        q_mask = mask[:, -lq:]
-        q_rows, k_rows, v_rows = q[q_mask], k[mask], v[mask]
-        qo_lens, kv_lens = q_mask.sum(1).cpu(), mask.sum(1).cpu()
+    hkv, lk = key.shape[1], key.shape[2]
+    q = query.transpose(1, 2).reshape(b * lq, hq, d)
+    k = key.transpose(1, 2).reshape(b * lk, hkv, d)
+    v = value.transpose(1, 2).reshape(b * lk, hkv, d)
+    pack = _packing(attention_mask, b, lq, lk)
+    if pack["q_idx"] is None:
+        q_rows, k_rows, v_rows = q, k, v
+    else:  # index_select: no host sync per layer (the step's indices are kept)
+        q_rows = q.index_select(0, pack["q_idx"])
+        k_rows, v_rows = k.index_select(0, pack["kv_idx"]), v.index_select(0, pack["kv_idx"])
+    qo_lens, kv_lens = pack["qo_lens"], pack["kv_lens"]
     options = _options(module, query, key, scaling, sliding_window, softcap)
-    decode = lq == 1 and (q_mask is None or bool(q_mask.all()))
+    decode = pack["decode"]
 
     def tables():
         kv_indptr = _indptr(kv_lens)
@@ -152,11 +156,36 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None, d
     wrapper = _plan(("dense", b, lq, lk, attention_mask is None), decode, options, tables)
     out = wrapper.run(q_rows.contiguous(), (k_rows.contiguous().unsqueeze(1),
                                             v_rows.contiguous().unsqueeze(1)))
-    if q_mask is None:
+    if pack["q_idx"] is None:
         return out.view(b, lq, hq, d), None
-    full = out.new_zeros(b, lq, hq, d)
-    full[q_mask] = out
-    return full, None
+    full = out.new_zeros(b * lq, hq, d)
+    full.index_copy_(0, pack["q_idx"], out)
+    return full.view(b, lq, hq, d), None
+
+
+def _packing(attention_mask, b, lq, lk):
+    """The forward's packing of padded rows, computed at its first layer
+    (the host syncs once per step, not per layer): the valid query and key
+    rows' indices (None without a mask), their lengths per sequence (host)
+    and whether the step is a decode step (one valid query per sequence)."""
+    torch = _torch()
+    key = (b, lq, lk, attention_mask is None)
+    if key in _plans.packing:
+        return _plans.packing[key]
+    if attention_mask is None:
+        pack = dict(q_idx=None, kv_idx=None, decode=lq == 1,
+                    qo_lens=torch.full((b,), lq, dtype=torch.int32),
+                    kv_lens=torch.full((b,), lk, dtype=torch.int32))
+    else:
+        mask = attention_mask.bool()
+        q_mask = mask[:, -lq:]
+        lens = torch.stack([q_mask.sum(1), mask.sum(1)]).cpu()
+        pack = dict(q_idx=q_mask.reshape(-1).nonzero().squeeze(1),
+                    kv_idx=mask.reshape(-1).nonzero().squeeze(1),
+                    qo_lens=lens[0], kv_lens=lens[1],
+                    decode=lq == 1 and bool((lens[0] == 1).all()))
+    _plans.packing[key] = pack
+    return pack
 
 
 def paged_attention_forward(module, query, key, value, attention_mask, scaling=None,
