@@ -228,15 +228,32 @@ def spec_options(chip, split_kv=True, prefill=False, image=None):
     return (f"--schedule={SPLIT_KV_SCHEDULE},{tiles}", "--split-prefill") + extra
 
 
+# Bundles this process found or compiled, by compile_spec's arguments: a
+# wrapper re-planned every step (transformers) skips the program text, the
+# hash and the candidates' lookups (a bundle torn meanwhile compiles again).
+_found = {}
+
+
 def compile_spec(spec, chip, split_kv=True, compiler=None, cache=None, prefill=False,
                  image=None):
     """compile_bundle of an AttentionSpec's program with spec_options.
     Without an `image`, a bundle already in the cache serves (cubins
     first, e.g. the AOT command's); else it compiles the default image."""
     start = time.perf_counter()
-    program = _ir.attention_module(spec)
     compiler = compiler or find_compiler()
     cache = cache or cache_dir()
+    memo = (spec, chip, split_kv, prefill, image or os.environ.get("FLASHIR_JIT_IMAGE"),
+            compiler, cache)
+    if memo in _found and _valid_bundle(_found[memo][0]):
+        folder, key = _found[memo]
+        return folder, {"cached": True, "ms": (time.perf_counter() - start) * 1e3, "key": key}
+    folder, info = _compile_spec(spec, chip, split_kv, compiler, cache, prefill, image, start)
+    _found[memo] = (folder, info["key"])
+    return folder, info
+
+
+def _compile_spec(spec, chip, split_kv, compiler, cache, prefill, image, start):
+    program = _ir.attention_module(spec)
     if image is None:
         for candidate in ("cubin", "ptx") if find_ptxas() else ("ptx",):
             options = spec_options(chip, split_kv, prefill, candidate)
