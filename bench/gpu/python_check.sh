@@ -51,7 +51,7 @@ for step in $steps; do
     for tp in 1 2 4 8; do
       [ "$tp" -le "$gpus" ] || break
       FLASHIR_CACHE_DIR=$work/cache timeout "${TP_TIMEOUT:-300}" torchrun --standalone \
-        --nproc_per_node="$tp" bench/gpu/tp_bench.py --out "$out" --work "$work" \
+        --nproc_per_node="$tp" bench/gpu/tp_bench.py --out "$out" --work "$work" ${TP_ARGS:-} \
         >"$out/tp$tp.log" 2>&1 || status=1
       grep -E "^tp|Error" "$out/tp$tp.log" | tail -6
     done

@@ -53,10 +53,12 @@ def world():
 def model_dir(args, rank, dist):
     """The random-weight model's folder, written once by rank 0."""
     from transformers import LlamaForCausalLM
-    path = args.model_dir or f"/tmp/flashir-tp-llama-L{args.layers}-V{args.vocab}"
+    path = args.model_dir or (f"/tmp/flashir-tp-llama-L{args.layers}-V{args.vocab}"
+                              f"-KV{args.kv_heads}")
     if rank == 0 and not os.path.exists(os.path.join(path, "config.json")):
         _, config = tb.llama(args.layers)
         config.vocab_size = args.vocab
+        config.num_key_value_heads = args.kv_heads
         torch.manual_seed(0)
         with torch.device("cuda"):
             model = LlamaForCausalLM._from_config(config, dtype=torch.bfloat16)
@@ -118,6 +120,7 @@ def run(args):
     batch = tb.prompts(1, LENGTHS, args.vocab)
     report.update({"tp": size, "device": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d"),
               "command": " ".join(sys.argv), "layers": args.layers, "vocab": args.vocab,
+              "kv_heads": args.kv_heads,
               "prompts": LENGTHS, "new": args.new, "local_heads_rank0": local_heads(model),
               "env": {k: os.environ.get(k) for k in ("NCCL_NVLS_ENABLE",
                                                       "TORCH_SYMM_MEM_DISABLE_MULTICAST",
@@ -199,6 +202,8 @@ def main():
     ap.add_argument("--model-dir", default=None)
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--vocab", type=int, default=32000)
+    ap.add_argument("--kv-heads", type=int, default=8,
+                    help="KV heads (fewer than the TP size: replicated per rank)")
     ap.add_argument("--new", type=int, default=64)
     ap.add_argument("--compare", action="store_true")
     ap.add_argument("--rows", action="store_true", help="keep per-request rows in compare")
