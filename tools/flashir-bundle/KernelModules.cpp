@@ -45,9 +45,9 @@ void splitPerKernel(ModuleOp module) {
   }
 }
 
-LogicalResult serializeModules(
-    ModuleOp module, StringRef toolkit,
-    function_ref<LogicalResult(size_t, gpu::GPUModuleOp, StringRef)> emit) {
+LogicalResult
+serializeModules(ModuleOp module, StringRef toolkit,
+                 function_ref<LogicalResult(size_t, StringRef)> emit) {
   SmallVector<gpu::GPUModuleOp> modules(module.getOps<gpu::GPUModuleOp>());
   gpu::TargetOptions options(toolkit, /*librariesToLink=*/{},
                              /*cmdOptions=*/"", /*elfSection=*/"",
@@ -70,7 +70,7 @@ LogicalResult serializeModules(
         StringRef text(ptx->data(), ptx->size());
         // The serializer NUL-terminates the PTX (for cuModuleLoadData);
         // ptxas reads a file and rejects the NUL.
-        return emit(i, gpuModule, text.rtrim('\0'));
+        return emit(i, text.rtrim('\0'));
       });
 }
 

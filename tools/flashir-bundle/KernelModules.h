@@ -1,5 +1,4 @@
-//===- KernelModules.h - gpu.modules of a bundle and their images -*- C++
-//-*-===//
+//===- KernelModules.h - a bundle's gpu.modules, compiled -------*- C++ -*-===//
 //
 // flashir-bundle compiles each gpu.module to PTX on its own thread (and
 // ptxas in its own process), so a bundle split into one gpu.module per kernel
@@ -30,13 +29,11 @@ std::vector<std::string> kernelNames(mlir::gpu::GPUModuleOp module);
 
 /// Serializes every gpu.module of `module` (lowered to the LLVM dialect, an
 /// NVVM target attached) to PTX, the modules in parallel, and calls
-/// `emit(index, module, ptx)` on the compiling thread with the module's
-/// position among them. `toolkit` provides libdevice.
+/// `emit(index, ptx)` on the compiling thread with the module's position
+/// among them. `toolkit` provides libdevice.
 mlir::LogicalResult serializeModules(
     mlir::ModuleOp module, llvm::StringRef toolkit,
-    llvm::function_ref<mlir::LogicalResult(size_t, mlir::gpu::GPUModuleOp,
-                                           llvm::StringRef)>
-        emit);
+    llvm::function_ref<mlir::LogicalResult(size_t, llvm::StringRef)> emit);
 
 } // namespace flashir::bundle
 

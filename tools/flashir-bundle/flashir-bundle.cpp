@@ -379,7 +379,7 @@ LogicalResult writeImages(ModuleOp kernels,
   target.modules.assign(names.size(), {});
   const std::string &chip = target.chip;
   return flashir::bundle::serializeModules(
-      kernels, toolkit, [&](size_t i, gpu::GPUModuleOp, StringRef ptx) {
+      kernels, toolkit, [&](size_t i, StringRef ptx) {
         abi::ModuleFiles &files = target.modules[i];
         // One module keeps the name it always had; it defines every kernel.
         std::string stem = names.size() == 1 ? "kernels." + chip
@@ -517,14 +517,16 @@ int main(int argc, char **argv) {
   std::string toolkit = findToolkit(ptxas);
   if (toolkit.empty())
     return 2;
-  for (const std::string &chip : chips) {
-    if (chip != chips.front()) {
+  // The first chip's kernels are already generated; the others' now.
+  for (size_t i = 0; i < chips.size(); ++i) {
+    OwningOpRef<ModuleOp> kernels = std::move(first);
+    if (i > 0) {
       start = std::chrono::steady_clock::now();
-      first = kernelsFor(ctx, *module, chip);
-      if (!first)
+      kernels = kernelsFor(ctx, *module, chips[i]);
+      if (!kernels)
         return 1;
     }
-    if (failed(compileChip(ctx, std::move(first), chip, ptxas, toolkit,
+    if (failed(compileChip(ctx, std::move(kernels), chips[i], ptxas, toolkit,
                            manifest, start)))
       return 1;
   }

@@ -1,5 +1,4 @@
-//===- MBarrierRing.h - a multi-stage ring of mbarriers ----------*- C++
-//-*-===//
+//===- MBarrierRing.h - a multi-stage ring of mbarriers ---------*- C++ -*-===//
 //
 // The arithmetic of a producer/consumer ring of `stages` shared-memory
 // slots, each with a "full" mbarrier (the producer's copies landed) and an

@@ -1,5 +1,4 @@
-//===- SwizzledTile.h - shared-memory tiles in TMA's swizzled layout -*- C++
-//-*-===//
+//===- SwizzledTile.h - TMA's swizzled tiles in smem ------------*- C++ -*-===//
 //
 // Where a 16-bit element of a tile lives in shared memory when a tensor copy
 // (TMA) wrote it with a 128-, 64- or 32-byte swizzle: the tile is a row of

@@ -1,5 +1,4 @@
-//===- WgmmaAtom.h - warpgroup MMA shapes, layouts, descriptors --*- C++
-//-*-===//
+//===- WgmmaAtom.h - warpgroup MMA layouts, descriptors ---------*- C++ -*-===//
 //
 // A wgmma atom is one warpgroup-wide product D = A.B + D of m64 x n x k16
 // (f16 or bf16, f32 accumulators) as sm_90a's wgmma.mma_async computes it:
