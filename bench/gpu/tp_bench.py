@@ -90,9 +90,16 @@ def load(path, report, size):
 
 
 def local_heads(model):
+    """Rank 0's q/k projection output widths (a sharded weight is a DTensor
+    whose shape is the global one: its local shard's)."""
     attn = model.model.layers[0].self_attn
-    return {"q_proj_out": attn.q_proj.weight.shape[0] if hasattr(attn.q_proj, "weight") else None,
-            "k_proj_out": attn.k_proj.weight.shape[0] if hasattr(attn.k_proj, "weight") else None}
+
+    def rows(proj):
+        w = getattr(proj, "weight", None)
+        if w is None:
+            return None
+        return (w.to_local() if hasattr(w, "to_local") else w).shape[0]
+    return {"q_proj_out": rows(attn.q_proj), "k_proj_out": rows(attn.k_proj)}
 
 
 def step_ms(model, impl, batch):
