@@ -14,6 +14,8 @@
 #   build-gpu/bundle-prefill-sm75  its f16 kernels for sm_75
 #   build-gpu/bundle-prefill-sm90a  bench/gpu/prefill_kernels_sm90a.mlir
 #                           (tiles beyond sm_80's shared memory)
+#   build-gpu/bundle-prefill-wgmma  bench/gpu/prefill_kernels_wgmma.mlir with
+#                           design=wgmma (sm_90a's wgmma prefill kernels)
 #   build-gpu/bundle-prefill-s1  bench/gpu/prefill_kernels_s1.mlir (one-stage
 #                           tiles: one K and one V slot)
 #   build-gpu/bundle-prefill-split  its attentions split-KV (+ merge kernels)
@@ -59,6 +61,10 @@ rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-sm90a"
 rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-s1"
 "$bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels_s1.mlir" \
   -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-s1" --chips=sm_80,sm_90a
+# sm_90a's wgmma prefill kernels (design=wgmma; issue 25).
+rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-wgmma"
+"$bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels_wgmma.mlir" \
+  -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-wgmma" --chips=sm_90a --design=wgmma
 # sm_75 has f16 prefill kernels only: its own bundle of the f16 functions.
 awk '/^func.func @[a-z0-9_]*_f16[a-z0-9_]*\(/,/^}/' \
   "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" >"$FLASHIR_ROOT/build-gpu/prefill-f16.mlir"

@@ -260,10 +260,15 @@ OwningOpRef<ModuleOp> kernelsFor(MLIRContext &ctx, ModuleOp module,
   options.stages = info && !info->hasCpAsync ? 0 : stages.getValue();
   // Chips without bf16 mma.sync: the CUDA-core decode kernel (f16 prefill
   // still gets tensor cores, by chip).
+  flashir::KernelDesign design = kernelDesign.getValue();
+  // design=wgmma is sm_90a's prefill: the other chips of a bundle get
+  // mma-sync.
+  if (info && !info->hasWgmma && design == flashir::KernelDesign::Wgmma)
+    design = flashir::KernelDesign::MmaSync;
   options.design =
-      info && !info->hasBF16 && kernelDesign == flashir::KernelDesign::MmaSync
+      info && !info->hasBF16 && design == flashir::KernelDesign::MmaSync
           ? flashir::KernelDesign::Auto
-          : kernelDesign.getValue();
+          : design;
   options.copy = info && !info->hasMbarrierTx ? flashir::KVCopy::CpAsync
                                               : kvCopy.getValue();
   options.headsInnermost = headsInnermost;

@@ -27,6 +27,10 @@ enum class KernelDesign {
   Simt,
   /// Tensor cores: mma.sync decode and prefill kernels.
   MmaSync,
+  /// mma-sync, with prefill on sm_90a by warp-specialized wgmma.mma_async
+  /// and tensor copies where the shape is one the family serves
+  /// (docs/HopperPrefillPlan.md).
+  Wgmma,
 };
 
 /// How the mma-sync decode stages K/V in shared memory: `copy=...`.
@@ -47,6 +51,8 @@ inline const llvm::cl::OptionEnumValue kKernelDesignNames[] = {
                "by chip: mma-sync on sm_80+ where the shape fits, else simt"),
     clEnumValN(KernelDesign::Simt, "simt", "CUDA cores"),
     clEnumValN(KernelDesign::MmaSync, "mma-sync", "tensor cores (mma.sync)"),
+    clEnumValN(KernelDesign::Wgmma, "wgmma",
+               "mma-sync, with sm_90a prefill by wgmma and tensor copies"),
 };
 
 inline const llvm::cl::OptionEnumValue kKVCopyNames[] = {

@@ -200,12 +200,12 @@ ConvertAttnToGPUPass::resolveOptions(ModuleOp module) {
   bool mmaChip = info->hasCpAsync && info->hasBF16;
   options.tensorCores = options.design == KernelDesign::Auto
                             ? mmaChip
-                            : options.design == KernelDesign::MmaSync;
+                            : options.design != KernelDesign::Simt;
   if (options.tensorCores && !mmaChip) {
     module.emitError("convert-attn-to-gpu: ")
-        << chip
-        << " has no bf16 mma.sync m16n8k16 / cp.async; design=mma-sync "
-           "needs sm_80 or newer (use design=simt)";
+        << chip << " has no bf16 mma.sync m16n8k16 / cp.async; design="
+        << stringify(options.design)
+        << " needs sm_80 or newer (use design=simt)";
     return std::nullopt;
   }
   // The copy engine: cp.async.bulk + mbarrier transaction counts (sm_90a).

@@ -30,6 +30,9 @@
 namespace flashir::conversion::prefill {
 class PrefillBuilder;
 } // namespace flashir::conversion::prefill
+namespace flashir::conversion::hopper {
+class HopperPrefillBuilder;
+} // namespace flashir::conversion::hopper
 
 namespace flashir::conversion::kernels {
 using namespace flashir::attn;
@@ -150,6 +153,9 @@ struct KernelShape {
   /// KV views of one type whose keys the kernel attends concatenated (more
   /// than one: the prefill kernel, one key loop per view).
   int64_t numViews = 1;
+  /// Prefill on sm_90a by warpgroup MMA and tensor copies, warp-specialized
+  /// (Hopper/HopperPrefillBuilder.h).
+  bool wgmma = false;
 };
 
 /// Dynamic shared memory of the prefill kernel: the K/V ring and, with 32
@@ -201,6 +207,8 @@ public:
   /// The attention kernel of `shape`: prefill when `shape.prefillRows`, else
   /// the tensor-core decode when `shape.tensorCores`, else the CUDA-core one.
   gpu::GPUFuncOp build(OpBuilder &moduleBuilder, StringRef name) {
+    if (s.wgmma)
+      return buildHopperPrefill(moduleBuilder, name);
     if (s.prefillRows > 0)
       return buildPrefill(moduleBuilder, name);
     return s.tensorCores ? buildTensorCore(moduleBuilder, name)
@@ -221,6 +229,7 @@ private:
   /// SimtDecode.cpp) and the merge kernel's parts use the kernel ABI and
   /// hook helpers below.
   friend class prefill::PrefillBuilder;
+  friend class hopper::HopperPrefillBuilder;
   friend class TensorCoreDecodeBuilder;
   friend class SimtDecodeBuilder;
   friend class MergeKernelBuilder;
@@ -297,6 +306,9 @@ private:
   /// head's group), K/V tiles of s.kvTile keys shared by its warps
   /// (Prefill/PrefillBuilder.h).
   gpu::GPUFuncOp buildPrefill(OpBuilder &moduleBuilder, StringRef name);
+  /// The sm_90a prefill kernel: warpgroup MMA, tensor copies, a producer
+  /// warpgroup and consumer warpgroups (Hopper/HopperPrefillBuilder.h).
+  gpu::GPUFuncOp buildHopperPrefill(OpBuilder &moduleBuilder, StringRef name);
 
   /// Creates the kernel with its ABI (recorded in argNames) and a workgroup
   /// buffer of `bufferBytes`: a static attribution, or dynamic shared

@@ -26,11 +26,13 @@ gpu::GPUFuncOp KernelFamily::build(OpBuilder &moduleBuilder,
 
 ArrayRef<const KernelFamily *>
 flashir::conversion::families::attentionFamilies() {
-  // Prefill first: it serves only attentions whose tiles take 16 or more
-  // query rows and claims them all. The tensor-core decode passes on what
+  // Prefill first: sm_90a's wgmma kernel takes the prefill attentions it
+  // serves (design=wgmma), the mma.sync one every other attention whose
+  // tiles take 16 or more query rows. The tensor-core decode passes on what
   // design=auto lets the CUDA-core one serve, which serves everything else.
   static const KernelFamily *const families[] = {
-      &mmaSyncPrefillFamily(), &mmaSyncDecodeFamily(), &simtDecodeFamily()};
+      &wgmmaPrefillFamily(), &mmaSyncPrefillFamily(), &mmaSyncDecodeFamily(),
+      &simtDecodeFamily()};
   return families;
 }
 

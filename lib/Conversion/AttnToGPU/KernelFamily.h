@@ -120,6 +120,7 @@ ArrayRef<const KernelFamily *> attentionFamilies();
 const KernelFamily &splitMergeFamily();
 
 /// The families, one per file of Families/.
+const KernelFamily &wgmmaPrefillFamily();
 const KernelFamily &mmaSyncPrefillFamily();
 const KernelFamily &mmaSyncDecodeFamily();
 const KernelFamily &simtDecodeFamily();

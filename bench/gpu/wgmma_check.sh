@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine: issue 25's sm_90a wgmma prefill kernels
+# (build-gpu/bundle-prefill-wgmma, scripts/gpu-bundle.sh), in one device call:
+#   bench/gpu/wgmma_check.sh BUNDLE OUT [STEP...]
+# STEP: small (one small batch per kernel, under a time limit: a kernel that
+# waits forever on a barrier stops the run here), checks (gpu_check.py's
+# float64 checks of every kernel), bench (prefill_bench.py's rows of the
+# bundle's functions next to SDPA and FlexAttention), sanitize
+# (compute-sanitizer memcheck, racecheck and synccheck on small batches),
+# ncu (Nsight Compute on the B4 S4096 d128 kernel). Default: small checks
+# bench. Exit status: nonzero when a step failed.
+set -uo pipefail
+bundle=$1
+out=$2
+shift 2
+steps=${*:-small checks bench}
+export PYTHONUNBUFFERED=1
+status=0
+check() {  # log, timeout, gpu_check.py arguments
+  local log=$1 limit=$2
+  shift 2
+  timeout "$limit" python3 bench/gpu/gpu_check.py --bundle "$bundle" --out /tmp \
+    --images sm_90a "$@" >"$out/$log" 2>&1
+  local rc=$?
+  echo "$log: exit $rc, $(grep -c '^PASS' "$out/$log") passed, $(grep -c '^FAIL' "$out/$log") failed"
+  grep '^FAIL' "$out/$log" | head -5
+  [ $rc = 0 ] || { tail -5 "$out/$log"; return 1; }
+}
+for step in $steps; do
+  case $step in
+  small) check wgmma_small.log 120 --small --no-bench || exit 1 ;;
+  checks) check wgmma_checks.log 400 --no-bench || status=1 ;;
+  bench)
+    timeout 400 python3 bench/gpu/prefill_bench.py --bundle "$bundle" --out "$out" \
+      --only "${WGMMA_BENCH_ONLY:-_d128_}" >"$out/wgmma_bench.log" 2>&1 || status=1
+    tail -8 "$out/wgmma_bench.log"
+    ;;
+  sanitize)
+    for tool in memcheck racecheck synccheck; do
+      log="$out/wgmma-sanitizer-$tool.log"
+      timeout 300 compute-sanitizer --tool $tool --error-exitcode 3 \
+        python3 bench/gpu/gpu_check.py --bundle "$bundle" --out /tmp --small \
+        --no-bench --images sm_90a >"$log" 2>&1
+      rc=$?
+      [ $rc = 0 ] || status=1
+      echo "compute-sanitizer $tool: exit $rc, $(grep -c '^PASS' "$log") checks"
+      grep -m3 -E "RACECHECK SUMMARY|ERROR SUMMARY" "$log"
+    done
+    ;;
+  ncu)
+    timeout 300 ncu --kernel-name regex:"${WGMMA_NCU_KERNEL:-plain_d128_g4_p16_bf16_prefill}" \
+      --launch-count 1 --section SpeedOfLight --section WarpStateStats \
+      --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+      python3 bench/gpu/prefill_bench.py --bundle "$bundle" --out /tmp \
+      --only "${WGMMA_NCU_ONLY:-plain_d128_g4_p16_bf16$}" --no-flex \
+      >"$out/wgmma_ncu.log" 2>&1 || status=1
+    grep -E "Duration|Throughput|Stall|Issued|Eligible" "$out/wgmma_ncu.log" | head -30
+    ;;
+  *) echo "unknown step $step"; status=1 ;;
+  esac
+done
+exit $status

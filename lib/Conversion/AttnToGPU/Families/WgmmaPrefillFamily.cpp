@@ -1,0 +1,133 @@
+//===- WgmmaPrefillFamily.cpp - the sm_90a wgmma prefill kernel -----------===//
+//
+// The warp-specialized prefill kernel (Hopper/HopperPrefillKernel.cpp) for
+// design=wgmma on sm_90a: CTAs of 128 query rows (two consumer warpgroups
+// and a producer), 128-key K/V tiles by tensor copies in a two-stage ring.
+// It serves what its milestone covers (docs/HopperPrefillPlan.md, M1): f16
+// and bf16, head dim 128, one view, no split-KV, no variant hooks (the
+// scale only), ragged keys or pages of a multiple of 8 keys that hold whole
+// tiles or whole numbers of them. It passes every other attention on to
+// the mma.sync prefill family, never failing one it could serve.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../Hopper/HopperPrefillBuilder.h"
+#include "../KernelFamily.h"
+
+#include "flashir/ABI/KernelABI.h"
+
+using namespace mlir;
+using namespace flashir::conversion::families;
+using namespace flashir::conversion::kernels;
+namespace abi = flashir::abi;
+namespace hopper = flashir::conversion::hopper;
+using flashir::KernelDesign;
+
+namespace {
+
+constexpr int64_t kQRows = hopper::kConsumers * hopper::kRowsPerConsumer;
+constexpr int64_t kKvTile = 128, kStages = 2;
+
+/// Keys per tensor-copy box over the shape's pools (see HopperPrefillBuilder).
+int64_t boxRows(const KernelShape &s) {
+  return s.access.ragged ? kKvTile : std::min(s.pageSize, kKvTile);
+}
+
+class WgmmaPrefillFamily final : public KernelFamily {
+public:
+  StringRef name() const override { return "wgmma-prefill"; }
+  KernelKind kind() const override { return KernelKind::Prefill; }
+
+  Match match(const KernelOptions &options, KernelPlan &plan) const override {
+    KernelShape &s = plan.shape;
+    TileConfigAttr tiles = plan.op.getTilesAttr();
+    if (!tiles || tiles.getQ() < 16)
+      return Match::skip("not a prefill attention");
+    if (options.design != KernelDesign::Wgmma)
+      return Match::skip("design is not wgmma");
+    if (!options.chip->hasWgmma)
+      return Match::fail("sm_90a (wgmma.mma_async and tensor copies) for "
+                         "design=wgmma; " +
+                         options.chipName + " has neither");
+    if (std::string why = unservedReason(plan); !why.empty())
+      return Match::skip(why);
+    s.tensorCores = true;
+    s.bulkCopy = true;
+    s.tensorCopy = true;
+    s.wgmma = true;
+    s.prefillRows = kQRows;
+    s.kvTile = kKvTile;
+    s.stages = kStages;
+    s.warps = (1 + hopper::kConsumers) * 4;
+    s.fusedHeadGroups = false;
+    return Match::serve();
+  }
+
+  std::string budget(const KernelOptions &options,
+                     KernelPlan &plan) const override {
+    const KernelShape &s = plan.shape;
+    int64_t bytes = hopper::hopperPrefillSharedBytes(
+        s.prefillRows, s.kvTile, s.headDim, s.stages,
+        s.element.getIntOrFloatBitWidth() / 8);
+    int64_t limit = options.chip->maxSharedMemoryPerBlock;
+    if (bytes > limit)
+      return sharedMemoryReason(options, limit,
+                                "the wgmma prefill tiles need " +
+                                    std::to_string(bytes));
+    plan.dynamicSharedBytes = bytes;
+    return "";
+  }
+
+  LaunchAttr launch(const KernelPlan &plan, ArrayAttr args,
+                    FlatSymbolRefAttr mergeKernel) const override {
+    const KernelShape &s = plan.shape;
+    AttentionOp op = plan.op;
+    MLIRContext *ctx = op.getContext();
+    abi::Grid grid = abi::gridOf(abi::KernelKind::Prefill, /*split=*/false,
+                                 /*perKvHead=*/false);
+    auto box = DenseI64ArrayAttr::get(
+        ctx, s.access.tensorMapBox(boxRows(s), tensorCopyBoxColumns(s.headDim)));
+    return LaunchAttr::get(ctx, kind(), grid.str(), 32 * s.warps,
+                           op.getVariantAttr(), args, mergeKernel, s.stages,
+                           s.unroll, /*tensorCores=*/true, /*bulkCopy=*/true,
+                           box, plan.dynamicSharedBytes, s.prefillRows,
+                           s.prefillRows, s.kvTile,
+                           /*programmaticWait=*/false,
+                           /*completesAfterPredecessor=*/false);
+  }
+
+private:
+  /// Why the kernel does not serve the plan yet (its milestone's limits),
+  /// or an empty string.
+  static std::string unservedReason(const KernelPlan &plan) {
+    const KernelShape &s = plan.shape;
+    if (s.chunked)
+      return "split-KV";
+    if (s.numViews != 1)
+      return "several KV views";
+    if (s.headDim != 128)
+      return "head_dim other than 128";
+    if (!s.element.isBF16() && !s.element.isF16())
+      return "elements other than f16 and bf16";
+    VariantOp v = plan.variant;
+    if (!v.getQuery().empty() || !v.getKey().empty() ||
+        !v.getLogits().empty() || !v.getMask().empty() ||
+        !v.getOutput().empty() ||
+        flashir::conversion::VariantHooks(v).sigmoid() ||
+        s.scale <= 0)
+      return "variant hooks";
+    if (!s.access.ragged &&
+        (s.pageSize % 8 != 0 ||
+         (kKvTile % s.pageSize != 0 && s.pageSize % kKvTile != 0)))
+      return "pages that neither hold whole 128-key tiles nor divide them "
+             "into multiples of 8 keys";
+    return "";
+  }
+};
+
+} // namespace
+
+const KernelFamily &flashir::conversion::families::wgmmaPrefillFamily() {
+  static const WgmmaPrefillFamily family;
+  return family;
+}

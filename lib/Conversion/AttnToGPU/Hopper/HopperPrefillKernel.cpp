@@ -1,0 +1,215 @@
+//===- HopperPrefillKernel.cpp - the sm_90a wgmma prefill kernel ----------===//
+//
+// Prefill on sm_90a's warpgroup MMA (the WgmmaPrefill family), one CTA per
+// (request, tile of qRows query rows, query head) as the mma.sync prefill
+// kernel's grid, 128 * (1 + kConsumers) threads in warpgroup roles:
+//  - warpgroup 0, the producer (setmaxnreg down to kProducerRegisters):
+//    one elected thread copies the CTA's K and V tiles of s.kvTile keys
+//    by tensor copies through the host's tensor maps (kv_maps) into a ring
+//    of s.stages slots, 128-byte swizzled; each slot's K and V have a full
+//    mbarrier (the copies' bytes land) and an empty one (each consumer
+//    warpgroup is done with it): MBarrierRing.h;
+//  - warpgroups 1.., the consumers (setmaxnreg up to kConsumerRegisters),
+//    64 query rows each: their Q rows in a swizzled tile, then per key
+//    tile S = Q.K^T (wgmma, both operands in shared memory), the online
+//    softmax in registers (base 2, the scale folded into one fma per
+//    score), O += P.V with P as the register A operand (the accumulators
+//    converted in place) and V's tile MN-major.
+// Keys past the request's end are masked; their V rows (a copy reads
+// whatever follows) are zeroed before P.V reads them.
+// The consumer runs Q.K^T, softmax and P.V in sequence (milestone M1 of
+// docs/HopperPrefillPlan.md); the overlapped schedules come next.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HopperPrefillBuilder.h"
+
+#include "../Parts/AsyncProxy.h"
+
+using namespace mlir;
+
+namespace flashir::conversion {
+
+namespace hopper {
+
+int64_t hopperPrefillSharedBytes(int64_t qRows, int64_t kvTile,
+                                 int64_t headDim, int64_t stages,
+                                 int64_t elementBytes) {
+  int64_t tiles = (qRows + 2 * stages * kvTile) * headDim * elementBytes;
+  // Four barriers per slot; the dynamic buffer is 16-byte aligned, the
+  // swizzled tiles need 1024.
+  return tiles + 4 * stages * 8 + parts::SwizzledTile::kAlign - 16;
+}
+
+static parts::MmaType mmaType(Type element) {
+  return element.isBF16() ? parts::MmaType::bf16 : parts::MmaType::f16;
+}
+
+HopperPrefillBuilder::HopperPrefillBuilder(KernelBuilder &kernel)
+    : k(kernel), s(kernel.s), ctx(kernel.op.getContext()),
+      f32(Float32Type::get(ctx)), D(s.headDim), KV(s.kvTile), S(s.stages),
+      P(s.pageSize), elementBytes(s.element.getIntOrFloatBitWidth() / 8),
+      qRows(s.prefillRows),
+      boxRows(s.access.ragged ? s.kvTile : std::min(s.pageSize, s.kvTile)),
+      rowBoxes(s.kvTile / boxRows),
+      scoreAtom(*parts::WgmmaAtom::of(s.kvTile, mmaType(s.element))),
+      outputAtom(*parts::WgmmaAtom::of(s.headDim, mmaType(s.element))),
+      scoreMma(scoreAtom, s.element), outputMma(outputAtom, s.element),
+      ring{s.stages, kConsumers} {
+  tileBytes = KV * D * elementBytes;
+  qBytes = qRows * D * elementBytes;
+  barrierOffset = qBytes + 2 * S * tileBytes;
+  factor = s.scale * kernels::kLog2E;
+}
+
+gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
+                                           StringRef name) {
+  func = k.createKernel(
+      moduleBuilder, name,
+      hopperPrefillSharedBytes(qRows, KV, D, S, elementBytes),
+      /*dynamicShared=*/true);
+  // setmaxnreg needs the register count at entry, which ptxas knows from
+  // .maxntid.
+  int32_t threads = static_cast<int32_t>(32 * s.warps);
+  func->setAttr("nvvm.maxntid",
+                DenseI32ArrayAttr::get(ctx, {threads, 1, 1}));
+  func->setAttr("nvvm.minctasm", IntegerAttr::get(IntegerType::get(ctx, 32), 1));
+  Block &entry = func.getBody().front();
+  OpBuilder ob = OpBuilder::atBlockBegin(&entry);
+  LocBuilder b(k.op.getLoc(), ob);
+  c0 = cIndex(b, 0);
+  c1 = cIndex(b, 1);
+  bindFrame(b);
+  tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  wg = arith::DivUIOp::create(b, tid, cIndex(b, parts::WgmmaAtom::kThreads));
+  wgThread =
+      arith::RemUIOp::create(b, tid, cIndex(b, parts::WgmmaAtom::kThreads));
+  warpInWg = arith::DivUIOp::create(b, wgThread, cIndex(b, 32));
+  lane = arith::RemUIOp::create(b, tid, cIndex(b, 32));
+  bindSharedMemory(b);
+  Value span = arith::SubIOp::create(b, f.kEnd, f.kBegin);
+  numTiles = arith::DivUIOp::create(
+      b, arith::AddIOp::create(b, span, cIndex(b, KV - 1)), cIndex(b, KV));
+  // The roles: warpgroup-uniform branches (setmaxnreg is warpgroup-wide).
+  Value producer =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, wg, c0);
+  scf::IfOp::create(
+      b, producer,
+      [&](OpBuilder &pb, Location loc) {
+        LocBuilder b(loc, pb);
+        NVVM::SetMaxRegisterOp::create(b, kProducerRegisters,
+                                       NVVM::SetMaxRegisterAction::decrease);
+        produce(b);
+        scf::YieldOp::create(b);
+      },
+      [&](OpBuilder &cb, Location loc) {
+        LocBuilder b(loc, cb);
+        NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters,
+                                       NVVM::SetMaxRegisterAction::increase);
+        consume(b);
+        scf::YieldOp::create(b);
+      });
+  return func;
+}
+
+void HopperPrefillBuilder::bindFrame(LocBuilder &b) {
+  f = k.bindArguments(b, func, /*dynamicShared=*/true);
+  f.block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  f.req = f.block;
+  qTile = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+  f.kvHead = arith::DivUIOp::create(b, head, cIndex(b, s.group));
+  Value next = arith::AddIOp::create(b, f.req, c1);
+  f.qBegin = k.loadIndex(b, f.qoIndptr, f.req);
+  f.numQ = arith::SubIOp::create(b, k.loadIndex(b, f.qoIndptr, next), f.qBegin);
+  k.loadRequestKeys(b, f);
+  k.loadKeyRange(b, f, next);
+  rowBase = arith::MulIOp::create(b, qTile, cIndex(b, qRows));
+  // Every thread of a CTA past its request's rows leaves together, before
+  // any barrier.
+  scf::IfOp guard = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowBase, f.numQ),
+      /*withElseRegion=*/false);
+  gpu::ReturnOp::create(b);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+}
+
+void HopperPrefillBuilder::bindSharedMemory(LocBuilder &b) {
+  Value base = arith::IndexCastOp::create(
+      b, b.getI64Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(b, f.buf));
+  Value shift = arith::AndIOp::create(
+      b,
+      arith::SubIOp::create(
+          b, arith::ConstantOp::create(b, b.getI64IntegerAttr(0)), base),
+      arith::ConstantOp::create(
+          b, b.getI64IntegerAttr(parts::SwizzledTile::kAlign - 1)));
+  alignedAddress = arith::AddIOp::create(b, base, shift);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  layout = memref::ViewOp::create(
+      b,
+      MemRefType::get({barrierOffset / elementBytes}, s.element,
+                      MemRefLayoutAttrInterface(), workgroup),
+      f.buf, arith::IndexCastOp::create(b, b.getIndexType(), shift),
+      ValueRange{});
+  // Thread 0 initialises the barriers: a full barrier completes on the
+  // producer's expect-tx arrival and the copies' bytes, an empty one on
+  // one arrival per consumer warpgroup.
+  Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, c0);
+  scf::IfOp::create(b, first, [&](OpBuilder &ib, Location loc) {
+    LocBuilder b(loc, ib);
+    for (Operand operand : {Operand::K, Operand::V})
+      for (int64_t slot = 0; slot < S; ++slot) {
+        parts::mbarrierInit(b, barrier(b, operand, true, cIndex(b, slot)),
+                            parts::MBarrierRing::fullArrivals());
+        parts::mbarrierInit(b, barrier(b, operand, false, cIndex(b, slot)),
+                            ring.emptyArrivals());
+      }
+    scf::YieldOp::create(b);
+  });
+  parts::fenceAsyncShared(b);
+  gpu::BarrierOp::create(b);
+}
+
+Value HopperPrefillBuilder::sharedAddress(LocBuilder &b, Value offset) {
+  return arith::AddIOp::create(
+      b, alignedAddress,
+      arith::IndexCastOp::create(b, b.getI64Type(), offset));
+}
+
+Value HopperPrefillBuilder::barrier(LocBuilder &b, Operand operand, bool full,
+                                    Value slot) {
+  int64_t group = 2 * static_cast<int64_t>(operand) + (full ? 0 : 1);
+  Value index = arith::AddIOp::create(b, cIndex(b, group * S), slot);
+  Value offset = arith::AddIOp::create(
+      b, cIndex(b, barrierOffset),
+      arith::MulIOp::create(b, index, cIndex(b, 8)));
+  return parts::pointerTo(b, sharedAddress(b, offset), parts::kSharedSpace);
+}
+
+Value HopperPrefillBuilder::tileOffset(LocBuilder &b, Operand operand,
+                                       Value slot) {
+  Value index = arith::AddIOp::create(
+      b, cIndex(b, static_cast<int64_t>(operand) * S), slot);
+  return arith::AddIOp::create(
+      b, cIndex(b, qBytes), arith::MulIOp::create(b, index, cIndex(b, tileBytes)));
+}
+
+std::pair<Value, Value> HopperPrefillBuilder::slotAndParity(LocBuilder &b,
+                                                            Value it) {
+  Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
+  Value phase = arith::DivUIOp::create(b, it, cIndex(b, S));
+  Value parity = arith::IndexCastOp::create(
+      b, b.getI32Type(), arith::RemUIOp::create(b, phase, cIndex(b, 2)));
+  return {slot, parity};
+}
+
+} // namespace hopper
+
+gpu::GPUFuncOp kernels::KernelBuilder::buildHopperPrefill(
+    OpBuilder &moduleBuilder, StringRef name) {
+  return hopper::HopperPrefillBuilder(*this).build(moduleBuilder, name);
+}
+
+} // namespace flashir::conversion
