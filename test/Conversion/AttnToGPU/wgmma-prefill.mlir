@@ -1,0 +1,171 @@
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu="chip=sm_90a design=wgmma" | FileCheck %s
+
+// design=wgmma on sm_90a: the warp-specialized wgmma prefill kernel
+// (docs/HopperPrefillPlan.md, M1). 128 query rows on a producer and two
+// consumer warpgroups, 128-key K/V tiles in a two-stage ring of tensor
+// copies: 32 KB of Q, 4 x 32 KB of K/V, 4 x 2 barriers, 1008 bytes of
+// alignment slack.
+
+!q  = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+!pool = tensor<?x16x2x128xbf16>
+
+// CHECK-LABEL: gpu.func @paged_prefill_0
+// CHECK-SAME: #attn.launch<kind = prefill, grid = "requests x q_tiles x num_qo_heads", block = 384
+// 16-key pages: boxes of 64 columns x 16 keys.
+// CHECK-SAME: bulk_copy = true, tensor_map_box = [64, 1, 16], dynamic_shared_memory = 164912, q_rows = 128, q_tokens = 128, kv_tile = 128>
+// setmaxnreg needs .maxntid.
+// CHECK-SAME: nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
+// Thread 0 initialises each slot's full (1 arrival) and empty (one per
+// consumer warpgroup) barriers before the CTA barrier.
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c2_i32
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+// CHECK: gpu.barrier
+// The producer warpgroup gives registers up; one elected thread waits for
+// a slot to empty, expects a tile's bytes and issues its boxes (8 pages x 2
+// column boxes for K, then for V).
+// CHECK: nvvm.setmaxregister  decrease 40
+// CHECK: nvvm.elect.sync -> i1
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// CHECK-COUNT-16: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// CHECK-COUNT-16: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// The consumers take them: Q rows into the swizzled tile, fenced for the
+// async proxy, then the warpgroup's own named barrier.
+// CHECK: nvvm.setmaxregister  increase 232
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// S = Q.K^T: 8 SS products, the first not accumulating; a tied wait.
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-COUNT-7: nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;", "=f,{{.*}},0,1,2,
+// K's slot is released, keys past the end masked, V's tail rows zeroed
+// (the consumers' barrier), then O += P.V: 8 RS products from registers
+// with V MN-major (trans-b 1).
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0, {{.*}}}, {$64, $65, $66, $67}, $68, p, 1, 1, 1;\0A}", "=f,{{.*}},r,r,r,r,l,n,0,1,
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: "wgmma.wait_group.sync.aligned 0;"
+// CHECK: nvvm.mbarrier.arrive
+func.func @paged(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi32>,
+    %last: tensor<?xi32>, %qs: tensor<?x8x128xbf16>, %qo: tensor<?xi32>)
+    -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %ip, %ix, %last : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %qo : tensor<?x8x128xbf16> -> !q
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+// -----
+
+// Ragged keys and pages of 4096 keys: one box of 128 keys per 64 columns.
+!q  = !attn.ragged_q<heads = 8, head_dim = 128, f16>
+!kv = !attn.ragged_kv<heads = 2, head_dim = 128, f16>
+
+// CHECK-LABEL: gpu.func @ragged_prefill_0
+// CHECK-SAME: block = 384
+// CHECK-SAME: tensor_map_box = [64, 1, 128]
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: wgmma.mma_async {{.*}} A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+func.func @ragged(%k: tensor<?x2x128xf16>, %v: tensor<?x2x128xf16>,
+    %ip: tensor<?xi32>, %qs: tensor<?x8x128xf16>, %qo: tensor<?xi32>)
+    -> (tensor<?x8x128xf16>, tensor<?x8xf32>) {
+  %kv = attn.ragged_kv %k, %v, %ip : tensor<?x2x128xf16>, tensor<?x2x128xf16> -> !kv
+  %q = attn.ragged_q %qs, %qo : tensor<?x8x128xf16> -> !q
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv
+      -> tensor<?x8x128xf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xf16>, tensor<?x8xf32>
+}
+
+// -----
+
+// HND pages of 64 keys: boxes of 64 columns x 64 slots of one head.
+!q  = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv = !attn.paged_kv<page_size = 64, layout = hnd, heads = 2, head_dim = 128, bf16>
+!pool = tensor<?x2x64x128xbf16>
+
+// CHECK-LABEL: gpu.func @hnd_prefill_0
+// CHECK-SAME: tensor_map_box = [64, 64, 1]
+// CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+func.func @hnd(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi32>,
+    %last: tensor<?xi32>, %qs: tensor<?x8x128xbf16>, %qo: tensor<?xi32>)
+    -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %ip, %ix, %last : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %qo : tensor<?x8x128xbf16> -> !q
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+// -----
+
+// What the family does not serve yet goes to the mma.sync prefill kernel
+// without a diagnostic: head dim 64, a variant hook (soft-cap), pages of 4
+// keys (boxes of fewer than 8 rows), a decode attention.
+!q64  = !attn.ragged_q<heads = 8, head_dim = 64, bf16>
+!kv64 = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 64, bf16>
+!q  = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+!kv4 = !attn.paged_kv<page_size = 4, layout = nhd, heads = 2, head_dim = 128, bf16>
+
+// CHECK-LABEL: gpu.func @fallbacks_prefill_0
+// CHECK-SAME: block = 128
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK-LABEL: gpu.func @fallbacks_prefill_1
+// CHECK-SAME: block = 128
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK-LABEL: gpu.func @fallbacks_prefill_2
+// CHECK-SAME: block = 128
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK-LABEL: gpu.func @fallbacks_decode_3
+// CHECK-NOT: nvvm.setmaxregister
+func.func @fallbacks(%k64: tensor<?x16x2x64xbf16>, %k: tensor<?x16x2x128xbf16>,
+    %k4: tensor<?x4x2x128xbf16>, %ip: tensor<?xi32>,
+    %qs64: tensor<?x8x64xbf16>, %qs: tensor<?x8x128xbf16>, %cap: f32)
+    -> (tensor<?x8x64xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>) {
+  %kv64 = attn.paged_kv %k64, %k64, %ip, %ip, %ip : tensor<?x16x2x64xbf16>, tensor<?x16x2x64xbf16> -> !kv64
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : tensor<?x16x2x128xbf16>, tensor<?x16x2x128xbf16> -> !kv
+  %kv4 = attn.paged_kv %k4, %k4, %ip, %ip, %ip : tensor<?x4x2x128xbf16>, tensor<?x4x2x128xbf16> -> !kv4
+  %q64 = attn.ragged_q %qs64, %ip : tensor<?x8x64xbf16> -> !q64
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x128xbf16> -> !q
+  %o0, %l0 = attn.attention @plain(%q64, %kv64)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q64, !kv64
+      -> tensor<?x8x64xbf16>, tensor<?x8xf32>
+  %o1, %l1 = attn.attention @soft_cap(%q, %kv) params(%cap : f32)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  %o2, %l2 = attn.attention @plain(%q, %kv4)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv4
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  %o3, %l3 = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64} : !q, !kv
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o0, %o1, %o2, %o3 : tensor<?x8x64xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>
+}
