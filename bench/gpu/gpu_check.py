@@ -788,6 +788,9 @@ def main():
                         ([200, 3], [1000, 3], 7),
                         ([4096, 1], [4096, 4097], 10),     # the longest prompt asked
                         ([r + 1, r + 1, r + 1, 0], [r + 1, 2 * r, 700, 5], 8),
+                        # Query lengths around 64 / 128-row tiles and past
+                        # 4096, keys >= queries.
+                        ([63, 65, 127, 128, 1000, 4097], [63, 200, 127, 129, 1000, 4097], 11),
                         ([1] * 16, [int(x) for x in torch.randint(
                             1, 300, (16,), generator=torch.Generator().manual_seed(9))], 9)]
                 for qo, kv, seed in kcases:

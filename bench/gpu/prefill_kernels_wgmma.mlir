@@ -2,7 +2,7 @@
 // docs/HopperPrefillPlan.md) for the GPU check: scripts/gpu-bundle.sh ->
 // build-gpu/bundle-prefill-wgmma, checked and timed by bench/gpu/
 // prefill_check.sh like the mma.sync kernels. The family serves plain
-// (scale-only) f16/bf16 d128 attentions: 128-key tiles from pages of 16
+// (scale-only) and causal f16/bf16 d128 attentions: 128-key tiles from pages of 16
 // keys (8 boxes per 64 columns), 64 and 4096 (one box), HND pages and
 // ragged (contiguous) keys. The tiles below are the mma.sync kernel's;
 // the family replaces them with its own (128 rows, 128 keys, 2 stages).
@@ -70,4 +70,36 @@ func.func @plain_d128_g4_ragged_bf16(%k: tensor<?x8x128xbf16>, %v: tensor<?x8x12
       {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.ragged_kv<heads = 8, head_dim = 128, bf16>
       -> tensor<?x32x128xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
+}
+
+func.func @causal_d128_g4_p16_bf16(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
+}
+
+func.func @causal_d128_g4_p4096_bf16(%k: tensor<?x4096x8x128xbf16>, %v: tensor<?x4096x8x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x4096x8x128xbf16>, tensor<?x4096x8x128xbf16> -> !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 128, bf16>
+      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
+}
+
+func.func @causal_d128_g4_ragged_f16(%k: tensor<?x8x128xf16>, %v: tensor<?x8x128xf16>, %indptr: tensor<?xi32>,
+    %queries: tensor<?x32x128xf16>, %qo: tensor<?xi32>) -> (tensor<?x32x128xf16>, tensor<?x32xf32>) {
+  %kv = attn.ragged_kv %k, %v, %indptr : tensor<?x8x128xf16>, tensor<?x8x128xf16> -> !attn.ragged_kv<heads = 8, head_dim = 128, f16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xf16> -> !attn.ragged_q<heads = 32, head_dim = 128, f16>
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, f16>, !attn.ragged_kv<heads = 8, head_dim = 128, f16>
+      -> tensor<?x32x128xf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xf16>, tensor<?x32xf32>
 }

@@ -3,16 +3,17 @@
 // The warp-specialized prefill kernel (Hopper/HopperPrefillKernel.cpp) for
 // design=wgmma on sm_90a: CTAs of 128 query rows (two consumer warpgroups
 // and a producer), 128-key K/V tiles by tensor copies in a two-stage ring.
-// It serves what its milestone covers (docs/HopperPrefillPlan.md, M1): f16
-// and bf16, head dim 128, one view, no split-KV, no variant hooks (the
-// scale only), ragged keys or pages of a multiple of 8 keys that hold whole
-// tiles or whole numbers of them. It passes every other attention on to
+// It serves what its milestones cover (docs/HopperPrefillPlan.md, M1-M2):
+// f16 and bf16, head dim 128, one view, no split-KV, no variant hooks but a
+// causal mask (the scale only), ragged keys or pages of a multiple of 8 keys
+// that hold whole tiles or whole numbers of them. It passes every other attention on to
 // the mma.sync prefill family, never failing one it could serve.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../Hopper/HopperPrefillBuilder.h"
 #include "../KernelFamily.h"
+#include "../Parts/CausalMask.h"
 
 #include "flashir/ABI/KernelABI.h"
 
@@ -110,12 +111,15 @@ private:
     if (!s.element.isBF16() && !s.element.isF16())
       return "elements other than f16 and bf16";
     VariantOp v = plan.variant;
+    bool causalMask =
+        v.getMask().empty() || flashir::conversion::parts::classifyMask(
+                                   v.getMask()) ==
+                                   flashir::conversion::parts::CausalMask::Exact;
     if (!v.getQuery().empty() || !v.getKey().empty() ||
-        !v.getLogits().empty() || !v.getMask().empty() ||
-        !v.getOutput().empty() ||
+        !v.getLogits().empty() || !causalMask || !v.getOutput().empty() ||
         flashir::conversion::VariantHooks(v).sigmoid() ||
         s.scale <= 0)
-      return "variant hooks";
+      return "variant hooks other than a causal mask";
     if (!s.access.ragged &&
         (s.pageSize % 8 != 0 ||
          (kKvTile % s.pageSize != 0 && s.pageSize % kKvTile != 0)))

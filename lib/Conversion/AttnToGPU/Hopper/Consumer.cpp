@@ -87,35 +87,94 @@ void HopperPrefillBuilder::loadQueryRows(LocBuilder &b) {
 
 void HopperPrefillBuilder::consume(LocBuilder &b) {
   loadQueryRows(b);
-  SmallVector<Value> state(2, negInf(b));
-  state.append(2, cF32(b, 0.0f));
+  // The thread's rows (WgmmaAtom's accumulator layout) and their positions.
+  Value consumer = arith::SubIOp::create(b, wg, c1);
+  Value firstRow = arith::AddIOp::create(
+      b,
+      arith::AddIOp::create(
+          b, arith::MulIOp::create(b, consumer, cIndex(b, kRowsPerConsumer)),
+          arith::MulIOp::create(b, warpInWg, cIndex(b, 16))),
+      arith::DivUIOp::create(b, lane, cIndex(b, 4)));
+  for (int64_t h = 0; h < 2; ++h)
+    rowQpos[h] = arith::AddIOp::create(
+        b, firstQpos, arith::AddIOp::create(b, firstRow, cIndex(b, 8 * h)));
+  RowState init;
+  for (int64_t h = 0; h < 2; ++h) {
+    init.m[h] = negInf(b);
+    init.l[h] = cF32(b, 0.0f);
+  }
   SmallVector<Value> zeros(outputAtom.accumulators(), cF32(b, 0.0f));
-  state.push_back(outputMma.pack(b, zeros));
-  ValueRange done = buildFor(
-      b, c0, numTiles, state,
-      [&](LocBuilder &b, Value it, ValueRange carried) {
-        return keyTile(b, it, carried);
-      });
-  writeOutput(b, done);
+  init.o = outputMma.pack(b, zeros);
+  auto flat = [](const RowState &st) {
+    return SmallVector<Value>{st.m[0], st.m[1], st.l[0], st.l[1], st.o};
+  };
+  auto unflat = [](ValueRange v) {
+    RowState st;
+    st.m[0] = v[0];
+    st.m[1] = v[1];
+    st.l[0] = v[2];
+    st.l[1] = v[3];
+    st.o = v[4];
+    return st;
+  };
+  Value any =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, numTiles, c0);
+  SmallVector<Value> done = buildIf(
+      b, any,
+      [&](LocBuilder &b) { return flat(keyLoop(b, init)); },
+      [&](LocBuilder &) { return flat(init); });
+  writeOutput(b, unflat(done));
 }
 
-SmallVector<Value> HopperPrefillBuilder::keyTile(LocBuilder &b, Value it,
-                                                 ValueRange state) {
+HopperPrefillBuilder::RowState
+HopperPrefillBuilder::keyLoop(LocBuilder &b, RowState init) {
+  // Tile 0: S, its weights; O is still zero (nothing to rescale).
+  Value s0 = scoreMma.waitTied(b, 0, issueScores(b, c0))[0];
+  release(b, Operand::K, c0);
+  Weights first = softmax(b, maskedScores(b, c0, s0), init);
+  // Tiles 1..n-1: S_j's products are issued, then P_{j-1}.V_{j-1}'s; the
+  // softmax of S_j needs only the first group.
+  SmallVector<Value> carried = {first.state.m[0], first.state.m[1],
+                                first.state.l[0], first.state.l[1],
+                                first.state.o};
+  llvm::append_range(carried, first.registers);
+  ValueRange loop = buildFor(
+      b, c1, numTiles, carried,
+      [&](LocBuilder &b, Value it, ValueRange c) -> SmallVector<Value> {
+        RowState st;
+        st.m[0] = c[0];
+        st.m[1] = c[1];
+        st.l[0] = c[2];
+        st.l[1] = c[3];
+        Value previous = arith::SubIOp::create(b, it, c1);
+        Value scores = issueScores(b, it);
+        Value o = issueOutput(b, previous, c[4], c.drop_front(5));
+        scores = scoreMma.waitTied(b, 1, scores)[0];
+        release(b, Operand::K, it);
+        Weights w = softmax(b, maskedScores(b, it, scores), st);
+        o = outputMma.waitTied(b, 0, o)[0];
+        release(b, Operand::V, previous);
+        SmallVector<Value> next = {w.state.m[0], w.state.m[1], w.state.l[0],
+                                   w.state.l[1], rescale(b, o, w.alpha)};
+        llvm::append_range(next, w.registers);
+        return next;
+      });
+  // The last tile's P.V.
+  Value last = arith::SubIOp::create(b, numTiles, c1);
+  RowState done;
+  done.m[0] = loop[0];
+  done.m[1] = loop[1];
+  done.l[0] = loop[2];
+  done.l[1] = loop[3];
+  done.o = outputMma.waitTied(
+      b, 0, issueOutput(b, last, loop[4], loop.drop_front(5)))[0];
+  release(b, Operand::V, last);
+  return done;
+}
+
+Value HopperPrefillBuilder::issueScores(LocBuilder &b, Value it) {
   Value slot, parity;
   std::tie(slot, parity) = slotAndParity(b, it);
-  Value t0 = arith::AddIOp::create(
-      b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
-  Value releaser =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, wgThread, c0);
-  auto release = [&](LocBuilder &b, Operand operand) {
-    scf::IfOp::create(b, releaser, [&](OpBuilder &rb, Location loc) {
-      LocBuilder b(loc, rb);
-      parts::mbarrierArrive(b, barrier(b, operand, false, slot));
-      scf::YieldOp::create(b);
-    });
-  };
-
-  // S = Q.K^T.
   parts::mbarrierWait(b, barrier(b, Operand::K, true, slot), parity);
   Value consumer = arith::SubIOp::create(b, wg, c1);
   Value qAddress = sharedAddress(
@@ -132,15 +191,92 @@ SmallVector<Value> HopperPrefillBuilder::keyTile(LocBuilder &b, Value it,
     acc = scoreMma.ss(b, acc, descQ, descK, /*accumulate=*/kk > 0);
   }
   parts::Wgmma::commit(b);
-  acc = scoreMma.waitTied(b, 0, acc)[0];
-  release(b, Operand::K);
-  SmallVector<Value> x = maskedScores(b, t0, scoreMma.unpack(b, acc));
+  return acc;
+}
 
-  // The online softmax of the thread's two rows h (accumulators i with
-  // (i / 2) % 2 == h).
+Value HopperPrefillBuilder::issueOutput(LocBuilder &b, Value it, Value o,
+                                        ValueRange weights) {
+  Value slot, parity;
+  std::tie(slot, parity) = slotAndParity(b, it);
+  parts::mbarrierWait(b, barrier(b, Operand::V, true, slot), parity);
+  Value vOffset = tileOffset(b, Operand::V, slot);
+  Value t0 = arith::AddIOp::create(
+      b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
+  zeroTailRows(b, t0, vOffset);
+  Value vAddress = sharedAddress(b, vOffset);
+  parts::Wgmma::fence(b);
+  for (int64_t kk = 0; kk < KV / parts::WgmmaAtom::k; ++kk) {
+    Value descV = parts::Wgmma::descriptor(
+        b, vAddress, parts::WgmmaAtom::mnMajor(0, KV, kk));
+    SmallVector<Value> a(weights.slice(4 * kk, 4));
+    o = outputMma.rs(b, o, a, descV, /*transB=*/true);
+  }
+  parts::Wgmma::commit(b);
+  return o;
+}
+
+void HopperPrefillBuilder::release(LocBuilder &b, Operand operand, Value it) {
+  Value slot = slotAndParity(b, it).first;
+  Value releaser =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, wgThread, c0);
+  scf::IfOp::create(b, releaser, [&](OpBuilder &rb, Location loc) {
+    LocBuilder b(loc, rb);
+    parts::mbarrierArrive(b, barrier(b, operand, false, slot));
+    scf::YieldOp::create(b);
+  });
+}
+
+SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
+                                                      Value scores) {
+  SmallVector<Value> raw = scoreMma.unpack(b, scores);
+  // Only tiles that reach past the end, or (causal) past the CTA's first
+  // row's position, mask: a CTA-uniform branch.
+  Value t0 = arith::AddIOp::create(
+      b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
+  Value tileEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
+  Value partial =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, tileEnd, f.kEnd);
+  if (causal)
+    partial = arith::OrIOp::create(
+        b, partial,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, tileEnd,
+                              arith::AddIOp::create(b, firstQpos, c1)));
+  return buildIf(
+      b, partial,
+      [&](LocBuilder &b) -> SmallVector<Value> {
+        // Accumulator i of the thread is column 8 (i / 4) + 2 (lane % 4) +
+        // i % 2 of the tile, in row (i / 2) % 2 of the thread's two.
+        Value laneKey = arith::AddIOp::create(
+            b, t0,
+            arith::MulIOp::create(
+                b, arith::RemUIOp::create(b, lane, cIndex(b, 4)),
+                cIndex(b, 2)));
+        SmallVector<Value> masked;
+        for (auto [i, score] : llvm::enumerate(raw)) {
+          int64_t col = 8 * (static_cast<int64_t>(i) / 4) + i % 2;
+          Value key = arith::AddIOp::create(b, laneKey, cIndex(b, col));
+          Value visible =
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, key, f.kEnd);
+          if (causal)
+            visible = arith::AndIOp::create(
+                b, visible,
+                arith::CmpIOp::create(b, arith::CmpIPredicate::sle, key,
+                                      rowQpos[(i / 2) % 2]));
+          masked.push_back(
+              arith::SelectOp::create(b, visible, score, negInf(b)));
+        }
+        return masked;
+      },
+      [&](LocBuilder &) { return raw; });
+}
+
+HopperPrefillBuilder::Weights
+HopperPrefillBuilder::softmax(LocBuilder &b, ArrayRef<Value> x,
+                              const RowState &state) {
+  // Row h of the thread's two holds accumulators i with (i / 2) % 2 == h.
   auto rowOf = [](int64_t i) { return (i / 2) % 2; };
-  SmallVector<Value> next(state.begin(), state.end());
-  SmallVector<Value> o = outputMma.unpack(b, state[4]);
+  Weights w;
+  w.state = state;
   SmallVector<Value> p(x.size());
   for (int64_t h = 0; h < 2; ++h) {
     Value mx;
@@ -149,14 +285,13 @@ SmallVector<Value> HopperPrefillBuilder::keyTile(LocBuilder &b, Value it,
         mx = mx ? arith::MaxNumFOp::create(b, mx, x[i]).getResult() : x[i];
     for (int32_t offset : {1, 2})
       mx = arith::MaxNumFOp::create(b, mx, k.shuffleXor(b, mx, offset));
-    Value m = state[h];
-    Value mNew =
-        arith::MaxNumFOp::create(b, m, arith::MulFOp::create(b, mx, cF32(b, factor)));
+    Value m = state.m[h];
+    Value mNew = arith::MaxNumFOp::create(
+        b, m, arith::MulFOp::create(b, mx, cF32(b, factor)));
     // A row with no visible key yet keeps base 0 (no -inf - -inf).
-    Value base = arith::SelectOp::create(b, isNegInf(b, mNew), cF32(b, 0.0f),
-                                         mNew);
-    Value alpha =
-        kernels::exp2Ftz(b, arith::SubFOp::create(b, m, base));
+    Value base =
+        arith::SelectOp::create(b, isNegInf(b, mNew), cF32(b, 0.0f), mNew);
+    w.alpha[h] = kernels::exp2Ftz(b, arith::SubFOp::create(b, m, base));
     Value negBase = arith::NegFOp::create(b, base);
     Value sum;
     for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
@@ -166,62 +301,20 @@ SmallVector<Value> HopperPrefillBuilder::keyTile(LocBuilder &b, Value it,
           b, math::FmaOp::create(b, x[i], cF32(b, factor), negBase));
       sum = sum ? arith::AddFOp::create(b, sum, p[i]).getResult() : p[i];
     }
-    next[h] = mNew;
-    next[2 + h] = math::FmaOp::create(b, state[2 + h], alpha, sum);
-    for (int64_t i = 0; i < static_cast<int64_t>(o.size()); ++i)
-      if (rowOf(i) == h)
-        o[i] = arith::MulFOp::create(b, o[i], alpha);
+    w.state.m[h] = mNew;
+    w.state.l[h] = math::FmaOp::create(b, state.l[h], w.alpha[h], sum);
   }
-
-  // O += P.V.
-  parts::mbarrierWait(b, barrier(b, Operand::V, true, slot), parity);
-  Value vOffset = tileOffset(b, Operand::V, slot);
-  zeroTailRows(b, t0, vOffset);
-  Value vAddress = sharedAddress(b, vOffset);
-  Value out = outputMma.pack(b, o);
-  parts::Wgmma::fence(b);
-  for (int64_t kk = 0; kk < KV / parts::WgmmaAtom::k; ++kk) {
-    Value descV = parts::Wgmma::descriptor(
-        b, vAddress, parts::WgmmaAtom::mnMajor(0, KV, kk));
-    out = outputMma.rs(b, out, scoreMma.registersA(b, p, kk), descV,
-                       /*transB=*/true);
-  }
-  parts::Wgmma::commit(b);
-  next[4] = outputMma.waitTied(b, 0, out)[0];
-  release(b, Operand::V);
-  return next;
+  for (int64_t kk = 0; kk < KV / parts::WgmmaAtom::k; ++kk)
+    llvm::append_range(w.registers, scoreMma.registersA(b, p, kk));
+  return w;
 }
 
-SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value t0,
-                                                      ArrayRef<Value> scores) {
-  // Only a tile that reaches past the end masks (uniform across the CTA).
-  Value tileEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
-  Value partial =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, tileEnd, f.kEnd);
-  return buildIf(
-      b, partial,
-      [&](LocBuilder &b) -> SmallVector<Value> {
-        // Accumulator i of the thread is column 8 (i / 4) + 2 (lane % 4) +
-        // i % 2 of the tile.
-        Value laneKey = arith::AddIOp::create(
-            b, t0,
-            arith::MulIOp::create(
-                b, arith::RemUIOp::create(b, lane, cIndex(b, 4)),
-                cIndex(b, 2)));
-        SmallVector<Value> masked;
-        for (auto [i, score] : llvm::enumerate(scores)) {
-          int64_t col = 8 * (static_cast<int64_t>(i) / 4) + i % 2;
-          Value key = arith::AddIOp::create(b, laneKey, cIndex(b, col));
-          Value visible =
-              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, key, f.kEnd);
-          masked.push_back(
-              arith::SelectOp::create(b, visible, score, negInf(b)));
-        }
-        return masked;
-      },
-      [&](LocBuilder &) {
-        return SmallVector<Value>(scores.begin(), scores.end());
-      });
+Value HopperPrefillBuilder::rescale(LocBuilder &b, Value o,
+                                    const Value alpha[2]) {
+  SmallVector<Value> values = outputMma.unpack(b, o);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = arith::MulFOp::create(b, values[i], alpha[(i / 2) % 2]);
+  return outputMma.pack(b, values);
 }
 
 void HopperPrefillBuilder::zeroTailRows(LocBuilder &b, Value t0,

@@ -13,8 +13,8 @@ using namespace mlir;
 
 namespace flashir::conversion::hopper {
 
-void HopperPrefillBuilder::writeOutput(LocBuilder &b, ValueRange state) {
-  SmallVector<Value> o = outputMma.unpack(b, state[4]);
+void HopperPrefillBuilder::writeOutput(LocBuilder &b, const RowState &state) {
+  SmallVector<Value> o = outputMma.unpack(b, state.o);
   Value consumer = arith::SubIOp::create(b, wg, c1);
   Value quadLane = arith::RemUIOp::create(b, lane, cIndex(b, 4));
   Value laneCol = arith::MulIOp::create(b, quadLane, cIndex(b, 2));
@@ -26,7 +26,7 @@ void HopperPrefillBuilder::writeOutput(LocBuilder &b, ValueRange state) {
       arith::DivUIOp::create(b, lane, cIndex(b, 4)));
   auto pairType = VectorType::get({2}, s.element);
   for (int64_t h = 0; h < 2; ++h) {
-    Value l = state[2 + h];
+    Value l = state.l[h];
     for (int32_t offset : {1, 2})
       l = arith::AddFOp::create(b, l, k.shuffleXor(b, l, offset));
     Value empty =
@@ -34,7 +34,7 @@ void HopperPrefillBuilder::writeOutput(LocBuilder &b, ValueRange state) {
     Value inv = arith::SelectOp::create(
         b, empty, cF32(b, 0.0f), arith::DivFOp::create(b, cF32(b, 1.0f), l));
     Value mNatural =
-        arith::MulFOp::create(b, state[h], cF32(b, kernels::kLn2));
+        arith::MulFOp::create(b, state.m[h], cF32(b, kernels::kLn2));
     Value lse = arith::SelectOp::create(
         b, empty, negInf(b),
         arith::AddFOp::create(b, mNatural, math::LogOp::create(b, l)));

@@ -29,7 +29,7 @@ using kernels::KernelShape;
 /// The kernel's fixed configuration: consumer warpgroups of 64 query rows
 /// each plus one producer warpgroup, registers per thread of each role.
 constexpr int64_t kConsumers = 2, kRowsPerConsumer = 64;
-constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
+constexpr int64_t kProducerRegisters = 56, kConsumerRegisters = 224;
 
 /// The shared memory the kernel's layout takes from its dynamic buffer
 /// (the alignment slack of the 1024-byte swizzle bases included).
@@ -51,6 +51,10 @@ private:
   /// The CTA's request, q tile and head; leaves `b` inside the guard CTAs
   /// past their request's rows skip.
   void bindFrame(LocBuilder &b);
+  /// Causal: the CTAs' q tiles in reverse order, longest first.
+  void reverseCausalTiles(LocBuilder &b);
+  /// The tiles of the CTA's keys (causal: up to its last row's position).
+  void planKeyTiles(LocBuilder &b);
   /// The 1024-aligned base of the layout and the ring's barriers, which
   /// thread 0 initialises before every thread passes a CTA barrier.
   void bindSharedMemory(LocBuilder &b);
@@ -65,31 +69,57 @@ private:
   std::pair<Value, Value> slotAndParity(LocBuilder &b, Value it);
 
   // Producer.cpp.
-  /// One elected thread of the producer warpgroup copies every K and V
-  /// tile of the CTA's keys into the ring.
+  /// The producer's first warp copies every K and V tile of the CTA's keys
+  /// into the ring, one box per lane.
   void produce(LocBuilder &b);
-  /// The tensor copies of `operand`'s tile `it` into ring slot `slot`.
-  void copyTile(LocBuilder &b, Operand operand, Value it, Value slot);
+  /// The lane's box row coordinate in tile `it` (i32): its pool row (NHD,
+  /// ragged) or page (HND), loaded from the page table.
+  Value boxRow(LocBuilder &b, Value it);
+  /// The lane's tensor copy of `operand`'s tile `it` into ring slot `slot`
+  /// at box row `row` (lanes past the tile's boxes copy nothing).
+  void copyBox(LocBuilder &b, Operand operand, Value it, Value slot,
+               Value row);
 
   // Consumer.cpp.
   /// Consumer warpgroup `wg` (1..): its rows' attention over every tile.
   void consume(LocBuilder &b);
   /// The warpgroup's Q rows, swizzled into the Q tile for wgmma.
   void loadQueryRows(LocBuilder &b);
-  /// One key tile: S = Q.K^T, the softmax, O += P.V. `state`: m and l of
-  /// the thread's two rows, then O.
-  SmallVector<Value> keyTile(LocBuilder &b, Value it, ValueRange state);
-  /// The scores of tile `it` (t0 its first key), keys past the end at
-  /// -inf.
-  SmallVector<Value> maskedScores(LocBuilder &b, Value t0,
-                                  ArrayRef<Value> scores);
+  /// The online-softmax state of the thread's two rows (m, l) and O.
+  struct RowState {
+    Value m[2], l[2], o;
+  };
+  /// The key loop, software-pipelined: tile j's Q.K^T is in flight with
+  /// tile j-1's P.V while the softmax waits only for the former.
+  RowState keyLoop(LocBuilder &b, RowState init);
+  /// Issues S = Q.K^T of tile `it` (one commit group) once its K landed.
+  Value issueScores(LocBuilder &b, Value it);
+  /// Issues O += P.V of tile `it` with P's registers `weights` (one commit
+  /// group) once its V landed, its rows past the keys zeroed.
+  Value issueOutput(LocBuilder &b, Value it, Value o, ValueRange weights);
+  /// One elected thread of the warpgroup releases `operand`'s slot of tile
+  /// `it` to the producer.
+  void release(LocBuilder &b, Operand operand, Value it);
+  /// Tile `it`'s scores in the softmax's base-2 domain: keys the CTA does
+  /// not attend (past the end; past a causal row's position) at -inf.
+  SmallVector<Value> maskedScores(LocBuilder &b, Value it, Value scores);
+  /// The online softmax of scores `x` on `state`: the new m and l (O not
+  /// yet rescaled: `alpha` is each row's factor) and P.V's A registers.
+  struct Weights {
+    RowState state;
+    Value alpha[2];
+    SmallVector<Value> registers;
+  };
+  Weights softmax(LocBuilder &b, ArrayRef<Value> x, const RowState &state);
+  /// O * alpha, row by row.
+  Value rescale(LocBuilder &b, Value o, const Value alpha[2]);
   /// Zeroes V rows of keys past the end in the tile at `vOffset` (both
   /// consumer warpgroups, then a consumer barrier).
   void zeroTailRows(LocBuilder &b, Value t0, Value vOffset);
 
   // Epilogue.cpp.
   /// O / l and lse of the thread's rows from the final `state`.
-  void writeOutput(LocBuilder &b, ValueRange state);
+  void writeOutput(LocBuilder &b, const RowState &state);
 
   KernelBuilder &k;
   const KernelShape &s;
@@ -105,10 +135,18 @@ private:
   /// The layout: Q tile, then K tiles, V tiles, then barriers.
   int64_t tileBytes, qBytes, barrierOffset;
   float factor;
+  /// The mask hook is exactly causal (bottom-right aligned: row i of n
+  /// sits at position keys - n + i): tiles past the CTA's last row are
+  /// skipped, tiles past its first row's position masked.
+  bool causal;
 
   gpu::GPUFuncOp func;
   Frame f;
   Value c0, c1, qTile, head, rowBase, numTiles;
+  /// The keys the CTA's tiles cover, and its first row's position.
+  Value kLoopEnd, firstQpos;
+  /// The thread's two rows' positions (consumers).
+  Value rowQpos[2];
   Value tid, wg, wgThread, warpInWg, lane;
   Value alignedAddress, layout;
   Value kMap, vMap;

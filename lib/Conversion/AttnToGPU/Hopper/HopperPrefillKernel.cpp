@@ -14,17 +14,19 @@
 //    tile S = Q.K^T (wgmma, both operands in shared memory), the online
 //    softmax in registers (base 2, the scale folded into one fma per
 //    score), O += P.V with P as the register A operand (the accumulators
-//    converted in place) and V's tile MN-major.
+//    converted in place) and V's tile MN-major. The loop is software
+//    pipelined (Consumer.cpp): tile j's Q.K^T runs beside tile j-1's P.V.
 // Keys past the request's end are masked; their V rows (a copy reads
-// whatever follows) are zeroed before P.V reads them.
-// The consumer runs Q.K^T, softmax and P.V in sequence (milestone M1 of
-// docs/HopperPrefillPlan.md); the overlapped schedules come next.
-//
+// whatever follows) are zeroed before P.V reads them. A causal mask
+// (bottom-right aligned) skips the tiles past the CTA's last row and masks
+// only tiles past its first row's position; the CTAs then run the longest
+// q tiles first.
 //===----------------------------------------------------------------------===//
 
 #include "HopperPrefillBuilder.h"
 
 #include "../Parts/AsyncProxy.h"
+#include "../Parts/CausalMask.h"
 
 using namespace mlir;
 
@@ -60,6 +62,7 @@ HopperPrefillBuilder::HopperPrefillBuilder(KernelBuilder &kernel)
   qBytes = qRows * D * elementBytes;
   barrierOffset = qBytes + 2 * S * tileBytes;
   factor = s.scale * kernels::kLog2E;
+  causal = parts::classifyMask(k.variant.getMask()) == parts::CausalMask::Exact;
 }
 
 gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
@@ -87,9 +90,7 @@ gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
   warpInWg = arith::DivUIOp::create(b, wgThread, cIndex(b, 32));
   lane = arith::RemUIOp::create(b, tid, cIndex(b, 32));
   bindSharedMemory(b);
-  Value span = arith::SubIOp::create(b, f.kEnd, f.kBegin);
-  numTiles = arith::DivUIOp::create(
-      b, arith::AddIOp::create(b, span, cIndex(b, KV - 1)), cIndex(b, KV));
+  planKeyTiles(b);
   // The roles: warpgroup-uniform branches (setmaxnreg is warpgroup-wide).
   Value producer =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, wg, c0);
@@ -115,9 +116,11 @@ gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
 void HopperPrefillBuilder::bindFrame(LocBuilder &b) {
   f = k.bindArguments(b, func, /*dynamicShared=*/true);
   f.block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  f.req = f.block;
   qTile = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+  if (causal)
+    reverseCausalTiles(b);
+  f.req = f.block;
   f.kvHead = arith::DivUIOp::create(b, head, cIndex(b, s.group));
   Value next = arith::AddIOp::create(b, f.req, c1);
   f.qBegin = k.loadIndex(b, f.qoIndptr, f.req);
@@ -132,6 +135,45 @@ void HopperPrefillBuilder::bindFrame(LocBuilder &b) {
       /*withElseRegion=*/false);
   gpu::ReturnOp::create(b);
   b.setInsertionPointToStart(&guard.getThenRegion().front());
+}
+
+void HopperPrefillBuilder::reverseCausalTiles(LocBuilder &b) {
+  // A causal q tile's keys grow with its index: the CTAs run the grid's
+  // last q tile of every (request, head) first (the linear block index
+  // renumbered q-tile-slowest, reversed), so the longest start first.
+  Value x = gpu::GridDimOp::create(b, gpu::Dimension::x),
+        y = gpu::GridDimOp::create(b, gpu::Dimension::y),
+        z = gpu::GridDimOp::create(b, gpu::Dimension::z);
+  Value linear = arith::AddIOp::create(
+      b, f.block,
+      arith::MulIOp::create(
+          b, x,
+          arith::AddIOp::create(b, qTile, arith::MulIOp::create(b, y, head))));
+  f.block = arith::RemUIOp::create(b, linear, x);
+  Value rest = arith::DivUIOp::create(b, linear, x);
+  head = arith::RemUIOp::create(b, rest, z);
+  qTile = arith::SubIOp::create(b, arith::SubIOp::create(b, y, c1),
+                                arith::DivUIOp::create(b, rest, z));
+}
+
+void HopperPrefillBuilder::planKeyTiles(LocBuilder &b) {
+  // Row i of the request's n sits at key position keys - n + i.
+  firstQpos = arith::SubIOp::create(
+      b, arith::AddIOp::create(b, rowBase, f.keysTotal), f.numQ);
+  kLoopEnd = f.kEnd;
+  if (causal) {
+    // Keys past the CTA's last row's position are hidden from every row.
+    Value lastRow = arith::MinUIOp::create(
+        b, arith::AddIOp::create(b, rowBase, cIndex(b, qRows)), f.numQ);
+    Value visible = arith::SubIOp::create(
+        b, arith::AddIOp::create(b, lastRow, f.keysTotal), f.numQ);
+    kLoopEnd = arith::MinSIOp::create(
+        b, arith::MaxSIOp::create(b, visible, c0), f.kEnd);
+  }
+  Value span = arith::MaxSIOp::create(
+      b, arith::SubIOp::create(b, kLoopEnd, f.kBegin), c0);
+  numTiles = arith::DivUIOp::create(
+      b, arith::AddIOp::create(b, span, cIndex(b, KV - 1)), cIndex(b, KV));
 }
 
 void HopperPrefillBuilder::bindSharedMemory(LocBuilder &b) {

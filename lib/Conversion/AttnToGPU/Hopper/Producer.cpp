@@ -1,15 +1,17 @@
 //===- Producer.cpp - the wgmma prefill kernel's producer warpgroup -------===//
 //
-// One elected thread of the producer's first warp walks the ring: before
-// refilling a slot it waits for the slot's empty barrier (MBarrierRing's
-// producer parity: the first pass does not block), arrives on the full
-// barrier expecting the tile's bytes and issues the tile's tensor copies,
-// K first so Q.K^T can start while V is in flight. A tile is boxes of 64
-// columns (128 bytes, the swizzle span) by boxRows keys at abi::kvTensorMap's
-// coordinates: (column, KV head, pool row) for NHD pools and ragged rows,
-// (column, slot, page * Hkv + head) for HND ones. Boxes of keys past the
-// request's end read its last page (the consumers mask those keys and zero
-// their V rows); the copy engine zero-fills what lies past the pool.
+// The producer's first warp walks the ring: before refilling a slot it
+// waits for the slot's empty barrier (MBarrierRing's producer parity: the
+// first pass does not block), one elected lane arrives on the full barrier
+// expecting the tile's bytes, and the lanes issue the tile's tensor copies,
+// one box each, K first so Q.K^T can start while V is in flight. A tile is
+// boxes of 64 columns (128 bytes, the swizzle span) by boxRows keys at
+// abi::kvTensorMap's coordinates: (column, KV head, pool row) for NHD pools
+// and ragged rows, (column, slot, page * Hkv + head) for HND ones. Each
+// lane loads the page id of its box one tile ahead, so the copies never
+// wait for the page table. Boxes of keys past the request's end read its
+// last page (the consumers mask those keys and zero their V rows); the
+// copy engine zero-fills what lies past the pool.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,85 +28,138 @@ void HopperPrefillBuilder::produce(LocBuilder &b) {
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warpInWg, c0);
   scf::IfOp::create(b, firstWarp, [&](OpBuilder &wb, Location loc) {
     LocBuilder b(loc, wb);
+    // The generic addresses of the K and V maps (written by the host
+    // before the launch: no tensor-map proxy fence).
+    Value maps = arith::IndexCastOp::create(
+        b, b.getI64Type(),
+        memref::ExtractAlignedPointerAsIndexOp::create(b, f.kvMaps));
+    kMap = parts::pointerTo(b, maps, 0);
+    vMap = parts::pointerTo(
+        b,
+        arith::AddIOp::create(
+            b, maps, arith::ConstantOp::create(b, b.getI64IntegerAttr(128))),
+        0);
     Value elected = NVVM::ElectSyncOp::create(b, b.getI1Type(), Value());
-    scf::IfOp::create(b, elected, [&](OpBuilder &eb, Location loc) {
-      LocBuilder b(loc, eb);
-      // The generic addresses of the K and V maps (written by the host
-      // before the launch: no tensor-map proxy fence).
-      Value maps = arith::IndexCastOp::create(
-          b, b.getI64Type(),
-          memref::ExtractAlignedPointerAsIndexOp::create(b, f.kvMaps));
-      kMap = parts::pointerTo(b, maps, 0);
-      vMap = parts::pointerTo(
-          b,
-          arith::AddIOp::create(
-              b, maps, arith::ConstantOp::create(b, b.getI64IntegerAttr(128))),
-          0);
-      buildFor(b, c0, numTiles, [&](LocBuilder &b, Value it) {
-        Value slot, parity;
-        std::tie(slot, parity) = slotAndParity(b, it);
-        Value emptyParity = arith::XOrIOp::create(
-            b, parity, arith::ConstantOp::create(b, b.getI32IntegerAttr(1)));
-        for (Operand operand : {Operand::K, Operand::V}) {
-          parts::mbarrierWait(b, barrier(b, operand, false, slot),
-                              emptyParity);
-          parts::mbarrierExpectTx(b, barrier(b, operand, true, slot),
-                                  tileBytes);
-          copyTile(b, operand, it, slot);
-        }
-      });
-      scf::YieldOp::create(b);
-    });
+    Value any =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, numTiles, c0);
+    Value first = buildIf(
+        b, any, [&](LocBuilder &b) -> SmallVector<Value> {
+          return {boxRow(b, c0)};
+        },
+        [&](LocBuilder &b) -> SmallVector<Value> {
+          return {arith::ConstantOp::create(b, b.getI32IntegerAttr(0))};
+        })[0];
+    buildFor(
+        b, c0, numTiles, ValueRange{first},
+        [&](LocBuilder &b, Value it, ValueRange rows) -> SmallVector<Value> {
+          // The next tile's rows load while this tile's copies wait.
+          Value next = arith::AddIOp::create(b, it, c1);
+          Value nextRow = buildIf(
+              b,
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, next,
+                                    numTiles),
+              [&](LocBuilder &b) -> SmallVector<Value> {
+                return {boxRow(b, next)};
+              },
+              [&](LocBuilder &) -> SmallVector<Value> { return {rows[0]}; })[0];
+          Value slot, parity;
+          std::tie(slot, parity) = slotAndParity(b, it);
+          Value emptyParity = arith::XOrIOp::create(
+              b, parity, arith::ConstantOp::create(b, b.getI32IntegerAttr(1)));
+          for (Operand operand : {Operand::K, Operand::V}) {
+            parts::mbarrierWait(b, barrier(b, operand, false, slot),
+                                emptyParity);
+            scf::IfOp::create(b, elected, [&](OpBuilder &eb, Location loc) {
+              LocBuilder b(loc, eb);
+              parts::mbarrierExpectTx(b, barrier(b, operand, true, slot),
+                                      tileBytes);
+              scf::YieldOp::create(b);
+            });
+            // The expected bytes are on the barrier before any box lands.
+            NVVM::SyncWarpOp::create(
+                b, arith::ConstantOp::create(b, b.getI32IntegerAttr(-1)));
+            copyBox(b, operand, it, slot, rows[0]);
+          }
+          return {nextRow};
+        });
     scf::YieldOp::create(b);
   });
 }
 
-void HopperPrefillBuilder::copyTile(LocBuilder &b, Operand operand, Value it,
-                                    Value slot) {
+Value HopperPrefillBuilder::boxRow(LocBuilder &b, Value it) {
+  // Lane l copies box l: row group l / columnBoxes of the tile. Lanes past
+  // the boxes load nothing.
+  int64_t columnBoxes = D / 64;
+  Value group = arith::MinUIOp::create(
+      b, arith::DivUIOp::create(b, lane, cIndex(b, columnBoxes)),
+      cIndex(b, rowBoxes - 1));
+  Value t0 = arith::AddIOp::create(
+      b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
+  Value j = arith::AddIOp::create(
+      b, t0, arith::MulIOp::create(b, group, cIndex(b, boxRows)));
   auto i32Of = [&](Value index) -> Value {
     return arith::IndexCastOp::create(b, b.getI32Type(), index);
   };
-  Value t0 =
-      arith::AddIOp::create(b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
-  Value dstTile = tileOffset(b, operand, slot);
-  Value full = barrier(b, operand, true, slot);
-  Value map = operand == Operand::K ? kMap : vMap;
+  if (s.access.ragged)
+    return i32Of(arith::AddIOp::create(b, f.pageBegin, j));
+  // The pool row (NHD) or page (HND) of key j's page; keys past the end
+  // read the last page.
   Value lastKey = arith::SubIOp::create(b, f.kEnd, c1);
-  parts::SwizzledTile image{KV, D, parts::SmemSwizzle::B128};
-  for (int64_t r = 0; r < rowBoxes; ++r) {
-    Value j = arith::AddIOp::create(b, t0, cIndex(b, r * boxRows));
-    // The box's row coordinates (y, z).
+  Value clamped = arith::MinUIOp::create(b, j, lastKey);
+  Value entry = arith::AddIOp::create(
+      b, f.pageBegin, arith::DivUIOp::create(b, clamped, cIndex(b, P)));
+  Value page = k.poolPage(b, f, entry);
+  if (s.access.headMajor)
+    return i32Of(page);
+  Value slotInPage = arith::RemUIOp::create(b, j, cIndex(b, P));
+  return i32Of(arith::AddIOp::create(
+      b, arith::MulIOp::create(b, page, cIndex(b, P)), slotInPage));
+}
+
+void HopperPrefillBuilder::copyBox(LocBuilder &b, Operand operand, Value it,
+                                   Value slot, Value row) {
+  int64_t columnBoxes = D / 64;
+  Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lane,
+                                       cIndex(b, rowBoxes * columnBoxes));
+  scf::IfOp::create(b, active, [&](OpBuilder &ib, Location loc) {
+    LocBuilder b(loc, ib);
+    auto i32Of = [&](Value index) -> Value {
+      return arith::IndexCastOp::create(b, b.getI32Type(), index);
+    };
+    Value group = arith::DivUIOp::create(b, lane, cIndex(b, columnBoxes));
+    Value column = arith::RemUIOp::create(b, lane, cIndex(b, columnBoxes));
+    // SwizzledTile's offset of (group * boxRows, 64 * column).
+    parts::SwizzledTile image{KV, D, parts::SmemSwizzle::B128};
+    Value offset = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, column, cIndex(b, image.boxBytes())),
+        arith::MulIOp::create(b, group, cIndex(b, boxRows * 128)));
+    Value dst = sharedAddress(
+        b, arith::AddIOp::create(b, tileOffset(b, operand, slot), offset));
+    Value x = i32Of(arith::MulIOp::create(b, column, cIndex(b, 64)));
     Value y, z;
-    if (s.access.ragged) {
-      y = i32Of(f.kvHead);
-      z = i32Of(arith::AddIOp::create(b, f.pageBegin, j));
+    if (s.access.headMajor) {
+      // HND: (column, slot, page * Hkv + head), slot j % P of key j.
+      Value t0 = arith::AddIOp::create(
+          b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
+      Value j = arith::AddIOp::create(
+          b, t0, arith::MulIOp::create(b, group, cIndex(b, boxRows)));
+      y = i32Of(arith::RemUIOp::create(b, j, cIndex(b, P)));
+      z = arith::AddIOp::create(
+          b,
+          arith::MulIOp::create(
+              b, row,
+              arith::ConstantOp::create(
+                  b, b.getI32IntegerAttr(static_cast<int32_t>(s.numKvHeads)))),
+          i32Of(f.kvHead));
     } else {
-      Value clamped = arith::MinUIOp::create(b, j, lastKey);
-      Value entry = arith::AddIOp::create(
-          b, f.pageBegin, arith::DivUIOp::create(b, clamped, cIndex(b, P)));
-      Value page = k.poolPage(b, f, entry);
-      Value slotInPage = arith::RemUIOp::create(b, j, cIndex(b, P));
-      if (s.access.headMajor) {
-        y = i32Of(slotInPage);
-        z = i32Of(arith::AddIOp::create(
-            b, arith::MulIOp::create(b, page, cIndex(b, s.numKvHeads)),
-            f.kvHead));
-      } else {
-        y = i32Of(f.kvHead);
-        z = i32Of(arith::AddIOp::create(
-            b, arith::MulIOp::create(b, page, cIndex(b, P)), slotInPage));
-      }
+      y = i32Of(f.kvHead);
+      z = row;
     }
-    for (int64_t box = 0; box * image.boxColumns() < D; ++box) {
-      int64_t offset = image.offset(r * boxRows, box * image.boxColumns());
-      Value dst = sharedAddress(
-          b, arith::AddIOp::create(b, dstTile, cIndex(b, offset)));
-      Value column = arith::ConstantOp::create(
-          b, b.getI32IntegerAttr(
-                 static_cast<int32_t>(box * image.boxColumns())));
-      parts::copyTensorBox(b, dst, map, ValueRange{column, y, z}, full);
-    }
-  }
+    parts::copyTensorBox(b, dst, operand == Operand::K ? kMap : vMap,
+                         ValueRange{x, y, z},
+                         barrier(b, operand, true, slot));
+    scf::YieldOp::create(b);
+  });
 }
 
 } // namespace flashir::conversion::hopper

@@ -23,6 +23,7 @@
 #define FLASHIR_LIB_CONVERSION_ATTNTOGPU_PREFILL_PREFILLBUILDER_H
 
 #include "../KernelBuilder.h"
+#include "../Parts/CausalMask.h"
 #include "../Parts/MmaSync.h"
 #include "../Parts/PackedBitMask.h"
 
@@ -49,19 +50,8 @@ inline Value toI64(LocBuilder &b, Value v) {
   return arith::IndexCastOp::create(b, b.getI64Type(), v);
 }
 
-/// How a mask hook (block arguments qpos, kpos, ...) relates to causality.
-enum class CausalMask {
-  /// It may keep keys past the query position.
-  None,
-  /// It keeps only keys with kpos <= qpos: it yields a conjunction with
-  /// such a term (sliding window): tiles past the CTA's last query position
-  /// can be skipped.
-  Implied,
-  /// It yields exactly `kpos sle qpos` (or `qpos sge kpos`): tiles whose keys
-  /// all precede the CTA's first query position need no mask at all.
-  Exact,
-};
-CausalMask classifyMask(Region &mask);
+using parts::CausalMask;
+using parts::classifyMask;
 
 class PrefillBuilder {
 public:
