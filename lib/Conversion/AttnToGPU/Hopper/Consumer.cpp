@@ -23,7 +23,7 @@ using namespace mlir;
 namespace flashir::conversion::hopper {
 
 /// Named barriers: 0 is the CTA's; consumer warpgroup wg's own is wg; the
-/// consumers' together kConsumers + 1.
+/// consumers' together kConsumers + 1; their turns kTurnBarrier + wg - 1.
 static void namedBarrier(LocBuilder &b, Value id, int64_t threads) {
   NVVM::BarrierOp::create(
       b, Type(), id,
@@ -128,8 +128,20 @@ void HopperPrefillBuilder::consume(LocBuilder &b) {
 
 HopperPrefillBuilder::RowState
 HopperPrefillBuilder::keyLoop(LocBuilder &b, RowState init) {
+  // The second consumer lets the first issue first.
+  scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, wg, cIndex(b, 2)),
+      [&](OpBuilder &ab, Location loc) {
+        LocBuilder b(loc, ab);
+        passTurn(b);
+        scf::YieldOp::create(b);
+      });
   // Tile 0: S, its weights; O is still zero (nothing to rescale).
-  Value s0 = scoreMma.waitTied(b, 0, issueScores(b, c0))[0];
+  waitTile(b, Operand::K, c0);
+  takeTurn(b);
+  Value s0 = issueScores(b, c0);
+  passTurn(b);
+  s0 = scoreMma.waitTied(b, 0, s0)[0];
   release(b, Operand::K, c0);
   Weights first = softmax(b, maskedScores(b, c0, s0), init);
   // Tiles 1..n-1: S_j's products are issued, then P_{j-1}.V_{j-1}'s; the
@@ -147,8 +159,12 @@ HopperPrefillBuilder::keyLoop(LocBuilder &b, RowState init) {
         st.l[0] = c[2];
         st.l[1] = c[3];
         Value previous = arith::SubIOp::create(b, it, c1);
+        waitTile(b, Operand::K, it);
+        waitTile(b, Operand::V, previous);
+        takeTurn(b);
         Value scores = issueScores(b, it);
         Value o = issueOutput(b, previous, c[4], c.drop_front(5));
+        passTurn(b);
         scores = scoreMma.waitTied(b, 1, scores)[0];
         release(b, Operand::K, it);
         Weights w = softmax(b, maskedScores(b, it, scores), st);
@@ -159,23 +175,53 @@ HopperPrefillBuilder::keyLoop(LocBuilder &b, RowState init) {
         llvm::append_range(next, w.registers);
         return next;
       });
-  // The last tile's P.V.
+  // The last tile's P.V; only it may hold keys past the end (every tile
+  // before it ends at or before kLoopEnd <= kEnd).
   Value last = arith::SubIOp::create(b, numTiles, c1);
+  waitTile(b, Operand::V, last);
+  zeroTailRows(b, last);
+  takeTurn(b);
+  Value o = issueOutput(b, last, loop[4], loop.drop_front(5));
+  passTurn(b);
   RowState done;
   done.m[0] = loop[0];
   done.m[1] = loop[1];
   done.l[0] = loop[2];
   done.l[1] = loop[3];
-  done.o = outputMma.waitTied(
-      b, 0, issueOutput(b, last, loop[4], loop.drop_front(5)))[0];
+  done.o = outputMma.waitTied(b, 0, o)[0];
   release(b, Operand::V, last);
   return done;
 }
 
-Value HopperPrefillBuilder::issueScores(LocBuilder &b, Value it) {
+void HopperPrefillBuilder::waitTile(LocBuilder &b, Operand operand, Value it) {
   Value slot, parity;
   std::tie(slot, parity) = slotAndParity(b, it);
-  parts::mbarrierWait(b, barrier(b, Operand::K, true, slot), parity);
+  parts::mbarrierWait(b, barrier(b, operand, true, slot), parity);
+}
+
+void HopperPrefillBuilder::takeTurn(LocBuilder &b) {
+  // Barrier kTurnBarrier + c - 1 of consumer c completes when its own
+  // threads wait and the other consumer's have arrived.
+  Value id = arith::IndexCastOp::create(
+      b, b.getI32Type(),
+      arith::AddIOp::create(b, wg, cIndex(b, kTurnBarrier - 1)));
+  namedBarrier(b, id, kConsumers * parts::WgmmaAtom::kThreads);
+}
+
+void HopperPrefillBuilder::passTurn(LocBuilder &b) {
+  // The other consumer's barrier: kTurnBarrier + (2 - wg).
+  Value id = arith::IndexCastOp::create(
+      b, b.getI32Type(),
+      arith::SubIOp::create(b, cIndex(b, kTurnBarrier + 2), wg));
+  NVVM::BarrierArriveOp::create(
+      b, id,
+      arith::ConstantOp::create(
+          b, b.getI32IntegerAttr(static_cast<int32_t>(
+                 kConsumers * parts::WgmmaAtom::kThreads))));
+}
+
+Value HopperPrefillBuilder::issueScores(LocBuilder &b, Value it) {
+  Value slot = slotAndParity(b, it).first;
   Value consumer = arith::SubIOp::create(b, wg, c1);
   Value qAddress = sharedAddress(
       b, arith::MulIOp::create(b, consumer,
@@ -196,14 +242,8 @@ Value HopperPrefillBuilder::issueScores(LocBuilder &b, Value it) {
 
 Value HopperPrefillBuilder::issueOutput(LocBuilder &b, Value it, Value o,
                                         ValueRange weights) {
-  Value slot, parity;
-  std::tie(slot, parity) = slotAndParity(b, it);
-  parts::mbarrierWait(b, barrier(b, Operand::V, true, slot), parity);
-  Value vOffset = tileOffset(b, Operand::V, slot);
-  Value t0 = arith::AddIOp::create(
-      b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
-  zeroTailRows(b, t0, vOffset);
-  Value vAddress = sharedAddress(b, vOffset);
+  Value slot = slotAndParity(b, it).first;
+  Value vAddress = sharedAddress(b, tileOffset(b, Operand::V, slot));
   parts::Wgmma::fence(b);
   for (int64_t kk = 0; kk < KV / parts::WgmmaAtom::k; ++kk) {
     Value descV = parts::Wgmma::descriptor(
@@ -317,8 +357,10 @@ Value HopperPrefillBuilder::rescale(LocBuilder &b, Value o,
   return outputMma.pack(b, values);
 }
 
-void HopperPrefillBuilder::zeroTailRows(LocBuilder &b, Value t0,
-                                        Value vOffset) {
+void HopperPrefillBuilder::zeroTailRows(LocBuilder &b, Value it) {
+  Value t0 = arith::AddIOp::create(
+      b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
+  Value vOffset = tileOffset(b, Operand::V, slotAndParity(b, it).first);
   Value tileEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
   Value partial =
       arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, tileEnd, f.kEnd);

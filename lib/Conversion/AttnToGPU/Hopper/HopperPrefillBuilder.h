@@ -30,6 +30,8 @@ using kernels::KernelShape;
 /// each plus one producer warpgroup, registers per thread of each role.
 constexpr int64_t kConsumers = 2, kRowsPerConsumer = 64;
 constexpr int64_t kProducerRegisters = 56, kConsumerRegisters = 224;
+/// The first of the consumers' ping-pong named barriers (one each).
+constexpr int64_t kTurnBarrier = 4;
 
 /// The shared memory the kernel's layout takes from its dynamic buffer
 /// (the alignment slack of the 1024-byte swizzle bases included).
@@ -92,10 +94,17 @@ private:
   /// The key loop, software-pipelined: tile j's Q.K^T is in flight with
   /// tile j-1's P.V while the softmax waits only for the former.
   RowState keyLoop(LocBuilder &b, RowState init);
-  /// Issues S = Q.K^T of tile `it` (one commit group) once its K landed.
+  /// Waits until `operand`'s tile `it` has landed in its slot.
+  void waitTile(LocBuilder &b, Operand operand, Value it);
+  /// Ping-pong: a consumer issues its products only in its turn, and
+  /// passes the turn to the other after issuing, so one's softmax runs
+  /// under the other's products.
+  void takeTurn(LocBuilder &b);
+  void passTurn(LocBuilder &b);
+  /// Issues S = Q.K^T of tile `it` (one commit group).
   Value issueScores(LocBuilder &b, Value it);
   /// Issues O += P.V of tile `it` with P's registers `weights` (one commit
-  /// group) once its V landed, its rows past the keys zeroed.
+  /// group).
   Value issueOutput(LocBuilder &b, Value it, Value o, ValueRange weights);
   /// One elected thread of the warpgroup releases `operand`'s slot of tile
   /// `it` to the producer.
@@ -113,9 +122,9 @@ private:
   Weights softmax(LocBuilder &b, ArrayRef<Value> x, const RowState &state);
   /// O * alpha, row by row.
   Value rescale(LocBuilder &b, Value o, const Value alpha[2]);
-  /// Zeroes V rows of keys past the end in the tile at `vOffset` (both
-  /// consumer warpgroups, then a consumer barrier).
-  void zeroTailRows(LocBuilder &b, Value t0, Value vOffset);
+  /// Zeroes the V rows of keys past the end in tile `it` (both consumer
+  /// warpgroups, then a consumer barrier).
+  void zeroTailRows(LocBuilder &b, Value it);
 
   // Epilogue.cpp.
   /// O / l and lse of the thread's rows from the final `state`.
