@@ -48,13 +48,19 @@ for step in $steps; do
     done
     ;;
   ncu)
-    timeout 300 ncu --kernel-name regex:"${WGMMA_NCU_KERNEL:-plain_d128_g4_p16_bf16_prefill}" \
-      --launch-count 1 --section SpeedOfLight --section WarpStateStats \
-      --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
-      python3 bench/gpu/prefill_bench.py --bundle "$bundle" --out /tmp \
-      --only "${WGMMA_NCU_ONLY:-plain_d128_g4_p16_bf16$}" --no-flex \
-      >"$out/wgmma_ncu.log" 2>&1 || status=1
-    grep -E "Duration|Throughput|Stall|Issued|Eligible" "$out/wgmma_ncu.log" | head -30
+    # One launch each of the paged (page 16) and the contiguous (one
+    # 4096-key page) B4 S4096 d128 kernels.
+    for func in ${WGMMA_NCU_FUNCS:-plain_d128_g4_p16_bf16 plain_d128_g4_p4096_bf16}; do
+      timeout 280 ncu --kernel-name regex:"${func}_prefill" --launch-count 1 \
+        --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+        --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+        --section Occupancy --section LaunchStats \
+        python3 bench/gpu/prefill_bench.py --bundle "$bundle" --out /tmp \
+        --only "${func}\$" --no-flex --shapes 4x4096 >"$out/wgmma_ncu_$func.log" 2>&1 || status=1
+      echo "== $func"
+      grep -E "Duration|Throughput|Stall|Issued Warp|Eligible|Active Warps|Registers|L2 Hit|Mem Busy|Max Bandwidth|Issue Slots" \
+        "$out/wgmma_ncu_$func.log" | head -40
+    done
     ;;
   *) echo "unknown step $step"; status=1 ;;
   esac

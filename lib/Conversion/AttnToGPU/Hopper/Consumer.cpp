@@ -23,7 +23,7 @@ using namespace mlir;
 namespace flashir::conversion::hopper {
 
 /// Named barriers: 0 is the CTA's; consumer warpgroup wg's own is wg; the
-/// consumers' together kConsumers + 1; their turns kTurnBarrier + wg - 1.
+/// consumers' together kConsumers + 1.
 static void namedBarrier(LocBuilder &b, Value id, int64_t threads) {
   NVVM::BarrierOp::create(
       b, Type(), id,
@@ -128,19 +128,9 @@ void HopperPrefillBuilder::consume(LocBuilder &b) {
 
 HopperPrefillBuilder::RowState
 HopperPrefillBuilder::keyLoop(LocBuilder &b, RowState init) {
-  // The second consumer lets the first issue first.
-  scf::IfOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, wg, cIndex(b, 2)),
-      [&](OpBuilder &ab, Location loc) {
-        LocBuilder b(loc, ab);
-        passTurn(b);
-        scf::YieldOp::create(b);
-      });
   // Tile 0: S, its weights; O is still zero (nothing to rescale).
   waitTile(b, Operand::K, c0);
-  takeTurn(b);
   Value s0 = issueScores(b, c0);
-  passTurn(b);
   s0 = scoreMma.waitTied(b, 0, s0)[0];
   release(b, Operand::K, c0);
   Weights first = softmax(b, maskedScores(b, c0, s0), init);
@@ -161,10 +151,8 @@ HopperPrefillBuilder::keyLoop(LocBuilder &b, RowState init) {
         Value previous = arith::SubIOp::create(b, it, c1);
         waitTile(b, Operand::K, it);
         waitTile(b, Operand::V, previous);
-        takeTurn(b);
         Value scores = issueScores(b, it);
         Value o = issueOutput(b, previous, c[4], c.drop_front(5));
-        passTurn(b);
         scores = scoreMma.waitTied(b, 1, scores)[0];
         release(b, Operand::K, it);
         Weights w = softmax(b, maskedScores(b, it, scores), st);
@@ -180,9 +168,7 @@ HopperPrefillBuilder::keyLoop(LocBuilder &b, RowState init) {
   Value last = arith::SubIOp::create(b, numTiles, c1);
   waitTile(b, Operand::V, last);
   zeroTailRows(b, last);
-  takeTurn(b);
   Value o = issueOutput(b, last, loop[4], loop.drop_front(5));
-  passTurn(b);
   RowState done;
   done.m[0] = loop[0];
   done.m[1] = loop[1];
@@ -197,27 +183,6 @@ void HopperPrefillBuilder::waitTile(LocBuilder &b, Operand operand, Value it) {
   Value slot, parity;
   std::tie(slot, parity) = slotAndParity(b, it);
   parts::mbarrierWait(b, barrier(b, operand, true, slot), parity);
-}
-
-void HopperPrefillBuilder::takeTurn(LocBuilder &b) {
-  // Barrier kTurnBarrier + c - 1 of consumer c completes when its own
-  // threads wait and the other consumer's have arrived.
-  Value id = arith::IndexCastOp::create(
-      b, b.getI32Type(),
-      arith::AddIOp::create(b, wg, cIndex(b, kTurnBarrier - 1)));
-  namedBarrier(b, id, kConsumers * parts::WgmmaAtom::kThreads);
-}
-
-void HopperPrefillBuilder::passTurn(LocBuilder &b) {
-  // The other consumer's barrier: kTurnBarrier + (2 - wg).
-  Value id = arith::IndexCastOp::create(
-      b, b.getI32Type(),
-      arith::SubIOp::create(b, cIndex(b, kTurnBarrier + 2), wg));
-  NVVM::BarrierArriveOp::create(
-      b, id,
-      arith::ConstantOp::create(
-          b, b.getI32IntegerAttr(static_cast<int32_t>(
-                 kConsumers * parts::WgmmaAtom::kThreads))));
 }
 
 Value HopperPrefillBuilder::issueScores(LocBuilder &b, Value it) {

@@ -30,8 +30,6 @@ using kernels::KernelShape;
 /// each plus one producer warpgroup, registers per thread of each role.
 constexpr int64_t kConsumers = 2, kRowsPerConsumer = 64;
 constexpr int64_t kProducerRegisters = 56, kConsumerRegisters = 224;
-/// The first of the consumers' ping-pong named barriers (one each).
-constexpr int64_t kTurnBarrier = 4;
 
 /// The shared memory the kernel's layout takes from its dynamic buffer
 /// (the alignment slack of the 1024-byte swizzle bases included).
@@ -96,11 +94,6 @@ private:
   RowState keyLoop(LocBuilder &b, RowState init);
   /// Waits until `operand`'s tile `it` has landed in its slot.
   void waitTile(LocBuilder &b, Operand operand, Value it);
-  /// Ping-pong: a consumer issues its products only in its turn, and
-  /// passes the turn to the other after issuing, so one's softmax runs
-  /// under the other's products.
-  void takeTurn(LocBuilder &b);
-  void passTurn(LocBuilder &b);
   /// Issues S = Q.K^T of tile `it` (one commit group).
   Value issueScores(LocBuilder &b, Value it);
   /// Issues O += P.V of tile `it` with P's registers `weights` (one commit
