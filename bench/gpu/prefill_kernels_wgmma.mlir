@@ -1,11 +1,12 @@
-// sm_90a wgmma prefill kernels (design=wgmma; issue 25, milestone M1 of
+// sm_90a wgmma prefill kernels (design=wgmma; issue 25,
 // docs/HopperPrefillPlan.md) for the GPU check: scripts/gpu-bundle.sh ->
-// build-gpu/bundle-prefill-wgmma, checked and timed by bench/gpu/
-// prefill_check.sh like the mma.sync kernels. The family serves plain
-// (scale-only) and causal f16/bf16 d128 attentions: 128-key tiles from pages of 16
-// keys (8 boxes per 64 columns), 64 and 4096 (one box), HND pages and
-// ragged (contiguous) keys. The tiles below are the mma.sync kernel's;
-// the family replaces them with its own (128 rows, 128 keys, 2 stages).
+// build-gpu/bundle-prefill-wgmma, checked and timed by
+// bench/gpu/wgmma_check.sh. The family serves plain (scale-only) and causal
+// f16/bf16 attentions of head dims 64, 128 and 256: K/V tiles (128 keys, 64
+// at d256) from pages of 16 keys (several boxes per 64 columns), 64, 256 and
+// 4096 keys (one box), HND pages and ragged (contiguous) keys. The tiles
+// below are the mma.sync kernel's; the family replaces them with its own
+// (128 rows, 2 stages).
 
 func.func @plain_d128_g4_p16_bf16(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
     %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
@@ -102,4 +103,59 @@ func.func @causal_d128_g4_ragged_f16(%k: tensor<?x8x128xf16>, %v: tensor<?x8x128
       {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, f16>, !attn.ragged_kv<heads = 8, head_dim = 128, f16>
       -> tensor<?x32x128xf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x128xf16>, tensor<?x32xf32>
+}
+
+func.func @plain_d64_g4_p16_bf16(%k: tensor<?x16x8x64xbf16>, %v: tensor<?x16x8x64xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x64xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x64xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x64xbf16>, tensor<?x16x8x64xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 64, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x64xbf16> -> !attn.ragged_q<heads = 32, head_dim = 64, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 64, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 64, bf16>
+      -> tensor<?x32x64xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x64xbf16>, tensor<?x32xf32>
+}
+
+func.func @causal_d64_g4_p16_bf16(%k: tensor<?x16x8x64xbf16>, %v: tensor<?x16x8x64xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x64xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x64xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x64xbf16>, tensor<?x16x8x64xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 64, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x64xbf16> -> !attn.ragged_q<heads = 32, head_dim = 64, bf16>
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 64, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 64, bf16>
+      -> tensor<?x32x64xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x64xbf16>, tensor<?x32xf32>
+}
+
+func.func @plain_d256_g4_p16_bf16(%k: tensor<?x16x8x256xbf16>, %v: tensor<?x16x8x256xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x256xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x256xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x256xbf16>, tensor<?x16x8x256xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 256, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x256xbf16> -> !attn.ragged_q<heads = 32, head_dim = 256, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 256, bf16>
+      -> tensor<?x32x256xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x256xbf16>, tensor<?x32xf32>
+}
+
+func.func @causal_d256_g4_p16_bf16(%k: tensor<?x16x8x256xbf16>, %v: tensor<?x16x8x256xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x256xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x256xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x256xbf16>, tensor<?x16x8x256xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 256, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x256xbf16> -> !attn.ragged_q<heads = 32, head_dim = 256, bf16>
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 256, bf16>
+      -> tensor<?x32x256xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x256xbf16>, tensor<?x32xf32>
+}
+
+func.func @plain_d256_g4_p4096_bf16(%k: tensor<?x4096x8x256xbf16>, %v: tensor<?x4096x8x256xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x256xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x256xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x4096x8x256xbf16>, tensor<?x4096x8x256xbf16> -> !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 256, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x256xbf16> -> !attn.ragged_q<heads = 32, head_dim = 256, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 256, bf16>
+      -> tensor<?x32x256xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x256xbf16>, tensor<?x32xf32>
 }

@@ -2,13 +2,14 @@
 //
 // The warp-specialized prefill kernel (Hopper/HopperPrefillKernel.cpp) for
 // design=wgmma on sm_90a: CTAs of 128 query rows (two consumer warpgroups
-// and a producer), 128-key K/V tiles by tensor copies in a two-stage ring.
-// It serves what its milestones cover (docs/HopperPrefillPlan.md, M1-M2):
-// f16 and bf16, head dim 128, one view, no split-KV, no variant hooks but a
-// causal mask (the scale only), ragged keys or pages of a multiple of 8 keys
-// that hold whole tiles or whole numbers of them. It passes every other attention on to
-// the mma.sync prefill family, never failing one it could serve.
-//
+// and a producer), K/V tiles of 128 keys (64 at head dim 256) by tensor
+// copies in a ring of as many stages (2-4) as shared memory holds. It
+// serves what its milestones cover (docs/HopperPrefillPlan.md, M1-M2): f16
+// and bf16, head dims 64, 128 and 256, one view, no split-KV, no variant
+// hooks but a causal mask (the scale only), ragged keys or pages of a
+// multiple of 8 keys that hold whole tiles or whole numbers of them. It
+// passes every other attention on to the mma.sync prefill family, never
+// failing one it could serve.
 //===----------------------------------------------------------------------===//
 
 #include "../Hopper/HopperPrefillBuilder.h"
@@ -27,11 +28,17 @@ using flashir::KernelDesign;
 namespace {
 
 constexpr int64_t kQRows = hopper::kConsumers * hopper::kRowsPerConsumer;
-constexpr int64_t kKvTile = 128, kStages = 2;
+/// The deepest K/V ring the family builds; budget() takes the deepest that
+/// fits (or the stages option where it is given).
+constexpr int64_t kMaxStages = 4;
+
+/// Keys per K/V tile: 128, or 64 at head dim 256 (two stages of 128-key
+/// tiles would not fit beside the 64 KB Q tile).
+int64_t kvTileFor(int64_t headDim) { return headDim > 128 ? 64 : 128; }
 
 /// Keys per tensor-copy box over the shape's pools (see HopperPrefillBuilder).
 int64_t boxRows(const KernelShape &s) {
-  return s.access.ragged ? kKvTile : std::min(s.pageSize, kKvTile);
+  return s.access.ragged ? s.kvTile : std::min(s.pageSize, s.kvTile);
 }
 
 class WgmmaPrefillFamily final : public KernelFamily {
@@ -57,8 +64,7 @@ public:
     s.tensorCopy = true;
     s.wgmma = true;
     s.prefillRows = kQRows;
-    s.kvTile = kKvTile;
-    s.stages = kStages;
+    s.kvTile = kvTileFor(s.headDim);
     s.warps = (1 + hopper::kConsumers) * 4;
     s.fusedHeadGroups = false;
     return Match::serve();
@@ -66,15 +72,23 @@ public:
 
   std::string budget(const KernelOptions &options,
                      KernelPlan &plan) const override {
-    const KernelShape &s = plan.shape;
-    int64_t bytes = hopper::hopperPrefillSharedBytes(
-        s.prefillRows, s.kvTile, s.headDim, s.stages,
-        s.element.getIntOrFloatBitWidth() / 8);
+    KernelShape &s = plan.shape;
     int64_t limit = options.chip->maxSharedMemoryPerBlock;
+    auto bytesFor = [&](int64_t stages) {
+      return hopper::hopperPrefillSharedBytes(
+          s.prefillRows, s.kvTile, s.headDim, stages,
+          s.element.getIntOrFloatBitWidth() / 8);
+    };
+    s.stages = options.stagesByChip ? kMaxStages : options.stages;
+    if (options.stagesByChip)
+      while (s.stages > 2 && bytesFor(s.stages) > limit)
+        --s.stages;
+    int64_t bytes = bytesFor(s.stages);
     if (bytes > limit)
       return sharedMemoryReason(options, limit,
                                 "the wgmma prefill tiles need " +
-                                    std::to_string(bytes));
+                                    std::to_string(bytes) + " with " +
+                                    std::to_string(s.stages) + " stages");
     plan.dynamicSharedBytes = bytes;
     return "";
   }
@@ -87,7 +101,8 @@ public:
     abi::Grid grid = abi::gridOf(abi::KernelKind::Prefill, /*split=*/false,
                                  /*perKvHead=*/false);
     auto box = DenseI64ArrayAttr::get(
-        ctx, s.access.tensorMapBox(boxRows(s), tensorCopyBoxColumns(s.headDim)));
+        ctx,
+        s.access.tensorMapBox(boxRows(s), tensorCopyBoxColumns(s.headDim)));
     return LaunchAttr::get(ctx, kind(), grid.str(), 32 * s.warps,
                            op.getVariantAttr(), args, mergeKernel, s.stages,
                            s.unroll, /*tensorCores=*/true, /*bulkCopy=*/true,
@@ -106,25 +121,23 @@ private:
       return "split-KV";
     if (s.numViews != 1)
       return "several KV views";
-    if (s.headDim != 128)
-      return "head_dim other than 128";
+    if (s.headDim != 64 && s.headDim != 128 && s.headDim != 256)
+      return "head_dim other than 64, 128 and 256";
     if (!s.element.isBF16() && !s.element.isF16())
       return "elements other than f16 and bf16";
     VariantOp v = plan.variant;
-    bool causalMask =
-        v.getMask().empty() || flashir::conversion::parts::classifyMask(
-                                   v.getMask()) ==
-                                   flashir::conversion::parts::CausalMask::Exact;
+    bool causalMask = v.getMask().empty() ||
+                      flashir::conversion::parts::classifyMask(v.getMask()) ==
+                          flashir::conversion::parts::CausalMask::Exact;
     if (!v.getQuery().empty() || !v.getKey().empty() ||
         !v.getLogits().empty() || !causalMask || !v.getOutput().empty() ||
-        flashir::conversion::VariantHooks(v).sigmoid() ||
-        s.scale <= 0)
+        flashir::conversion::VariantHooks(v).sigmoid() || s.scale <= 0)
       return "variant hooks other than a causal mask";
     if (!s.access.ragged &&
-        (s.pageSize % 8 != 0 ||
-         (kKvTile % s.pageSize != 0 && s.pageSize % kKvTile != 0)))
-      return "pages that neither hold whole 128-key tiles nor divide them "
-             "into multiples of 8 keys";
+        (s.pageSize % 8 != 0 || (kvTileFor(s.headDim) % s.pageSize != 0 &&
+                                 s.pageSize % kvTileFor(s.headDim) != 0)))
+      return "pages that neither hold whole K/V tiles nor divide them into "
+             "multiples of 8 keys";
     return "";
   }
 };

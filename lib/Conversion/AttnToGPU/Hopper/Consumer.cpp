@@ -27,8 +27,8 @@ namespace flashir::conversion::hopper {
 static void namedBarrier(LocBuilder &b, Value id, int64_t threads) {
   NVVM::BarrierOp::create(
       b, Type(), id,
-      arith::ConstantOp::create(b, b.getI32IntegerAttr(
-                                       static_cast<int32_t>(threads))),
+      arith::ConstantOp::create(
+          b, b.getI32IntegerAttr(static_cast<int32_t>(threads))),
       NVVM::BarrierReductionAttr(), Value());
 }
 
@@ -40,11 +40,11 @@ static Value swizzledChunk(LocBuilder &b, int64_t rows, Value row,
   Value inBox = arith::RemUIOp::create(b, chunk, cIndex(b, 8));
   Value phase = arith::RemUIOp::create(b, row, cIndex(b, 8));
   Value swizzled = arith::XOrIOp::create(b, inBox, phase);
-  Value offset = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, box, cIndex(b, rows * 128)),
-      arith::MulIOp::create(b, row, cIndex(b, 128)));
-  return arith::AddIOp::create(
-      b, offset, arith::MulIOp::create(b, swizzled, cIndex(b, 16)));
+  Value boxStart = arith::MulIOp::create(b, box, cIndex(b, rows * 128));
+  Value rowStart = arith::MulIOp::create(b, row, cIndex(b, 128));
+  Value offset = arith::AddIOp::create(b, boxStart, rowStart);
+  Value chunkStart = arith::MulIOp::create(b, swizzled, cIndex(b, 16));
+  return arith::AddIOp::create(b, offset, chunkStart);
 }
 
 void HopperPrefillBuilder::loadQueryRows(LocBuilder &b) {
@@ -54,9 +54,11 @@ void HopperPrefillBuilder::loadQueryRows(LocBuilder &b) {
   int64_t rowsPerPass = parts::WgmmaAtom::kThreads / chunksPerRow;
   Value consumer = arith::SubIOp::create(b, wg, c1);
   Value chunk = arith::RemUIOp::create(b, wgThread, cIndex(b, chunksPerRow));
-  Value firstRow = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, consumer, cIndex(b, kRowsPerConsumer)),
-      arith::DivUIOp::create(b, wgThread, cIndex(b, chunksPerRow)));
+  Value consumerRow =
+      arith::MulIOp::create(b, consumer, cIndex(b, kRowsPerConsumer));
+  Value threadRow =
+      arith::DivUIOp::create(b, wgThread, cIndex(b, chunksPerRow));
+  Value firstRow = arith::AddIOp::create(b, consumerRow, threadRow);
   Value column = arith::MulIOp::create(b, chunk, cIndex(b, kernels::kVec));
   auto pieceType = VectorType::get({kernels::kVec}, s.element);
   Value zeros = arith::ConstantOp::create(
@@ -85,16 +87,21 @@ void HopperPrefillBuilder::loadQueryRows(LocBuilder &b) {
                parts::WgmmaAtom::kThreads);
 }
 
+Value HopperPrefillBuilder::threadRow(LocBuilder &b) {
+  // Row 16 (t / 32) + (t % 32) / 4 of the warpgroup's 64 (WgmmaAtom).
+  Value consumer = arith::SubIOp::create(b, wg, c1);
+  Value consumerRow =
+      arith::MulIOp::create(b, consumer, cIndex(b, kRowsPerConsumer));
+  Value warpRow = arith::MulIOp::create(b, warpInWg, cIndex(b, 16));
+  Value laneRow = arith::DivUIOp::create(b, lane, cIndex(b, 4));
+  Value row = arith::AddIOp::create(b, consumerRow, warpRow);
+  return arith::AddIOp::create(b, row, laneRow);
+}
+
 void HopperPrefillBuilder::consume(LocBuilder &b) {
   loadQueryRows(b);
   // The thread's rows (WgmmaAtom's accumulator layout) and their positions.
-  Value consumer = arith::SubIOp::create(b, wg, c1);
-  Value firstRow = arith::AddIOp::create(
-      b,
-      arith::AddIOp::create(
-          b, arith::MulIOp::create(b, consumer, cIndex(b, kRowsPerConsumer)),
-          arith::MulIOp::create(b, warpInWg, cIndex(b, 16))),
-      arith::DivUIOp::create(b, lane, cIndex(b, 4)));
+  Value firstRow = threadRow(b);
   for (int64_t h = 0; h < 2; ++h)
     rowQpos[h] = arith::AddIOp::create(
         b, firstQpos, arith::AddIOp::create(b, firstRow, cIndex(b, 8 * h)));
@@ -117,17 +124,15 @@ void HopperPrefillBuilder::consume(LocBuilder &b) {
     st.o = v[4];
     return st;
   };
-  Value any =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, numTiles, c0);
+  Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, numTiles, c0);
   SmallVector<Value> done = buildIf(
-      b, any,
-      [&](LocBuilder &b) { return flat(keyLoop(b, init)); },
+      b, any, [&](LocBuilder &b) { return flat(keyLoop(b, init)); },
       [&](LocBuilder &) { return flat(init); });
   writeOutput(b, unflat(done));
 }
 
-HopperPrefillBuilder::RowState
-HopperPrefillBuilder::keyLoop(LocBuilder &b, RowState init) {
+HopperPrefillBuilder::RowState HopperPrefillBuilder::keyLoop(LocBuilder &b,
+                                                             RowState init) {
   // Tile 0: S, its weights; O is still zero (nothing to rescale).
   waitTile(b, Operand::K, c0);
   Value s0 = issueScores(b, c0);
@@ -149,9 +154,10 @@ HopperPrefillBuilder::keyLoop(LocBuilder &b, RowState init) {
         st.l[0] = c[2];
         st.l[1] = c[3];
         Value previous = arith::SubIOp::create(b, it, c1);
+        // Q.K^T goes out as soon as K lands, before V's wait.
         waitTile(b, Operand::K, it);
-        waitTile(b, Operand::V, previous);
         Value scores = issueScores(b, it);
+        waitTile(b, Operand::V, previous);
         Value o = issueOutput(b, previous, c[4], c.drop_front(5));
         scores = scoreMma.waitTied(b, 1, scores)[0];
         release(b, Operand::K, it);
@@ -189,16 +195,15 @@ Value HopperPrefillBuilder::issueScores(LocBuilder &b, Value it) {
   Value slot = slotAndParity(b, it).first;
   Value consumer = arith::SubIOp::create(b, wg, c1);
   Value qAddress = sharedAddress(
-      b, arith::MulIOp::create(b, consumer,
-                               cIndex(b, kRowsPerConsumer * 128)));
+      b, arith::MulIOp::create(b, consumer, cIndex(b, kRowsPerConsumer * 128)));
   Value kAddress = sharedAddress(b, tileOffset(b, Operand::K, slot));
   parts::Wgmma::fence(b);
   Value acc = scoreMma.undefined(b);
   for (int64_t kk = 0; kk < D / parts::WgmmaAtom::k; ++kk) {
     Value descQ = parts::Wgmma::descriptor(
         b, qAddress, parts::WgmmaAtom::kMajor(0, qRows, kk));
-    Value descK = parts::Wgmma::descriptor(
-        b, kAddress, parts::WgmmaAtom::kMajor(0, KV, kk));
+    Value descK = parts::Wgmma::descriptor(b, kAddress,
+                                           parts::WgmmaAtom::kMajor(0, KV, kk));
     acc = scoreMma.ss(b, acc, descQ, descK, /*accumulate=*/kk > 0);
   }
   parts::Wgmma::commit(b);
@@ -236,8 +241,8 @@ SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
   SmallVector<Value> raw = scoreMma.unpack(b, scores);
   // Only tiles that reach past the end, or (causal) past the CTA's first
   // row's position, mask: a CTA-uniform branch.
-  Value t0 = arith::AddIOp::create(
-      b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
+  Value t0 = arith::AddIOp::create(b, f.kBegin,
+                                   arith::MulIOp::create(b, it, cIndex(b, KV)));
   Value tileEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
   Value partial =
       arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, tileEnd, f.kEnd);
@@ -251,11 +256,9 @@ SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
       [&](LocBuilder &b) -> SmallVector<Value> {
         // Accumulator i of the thread is column 8 (i / 4) + 2 (lane % 4) +
         // i % 2 of the tile, in row (i / 2) % 2 of the thread's two.
-        Value laneKey = arith::AddIOp::create(
-            b, t0,
-            arith::MulIOp::create(
-                b, arith::RemUIOp::create(b, lane, cIndex(b, 4)),
-                cIndex(b, 2)));
+        Value quadLane = arith::RemUIOp::create(b, lane, cIndex(b, 4));
+        Value laneCol = arith::MulIOp::create(b, quadLane, cIndex(b, 2));
+        Value laneKey = arith::AddIOp::create(b, t0, laneCol);
         SmallVector<Value> masked;
         for (auto [i, score] : llvm::enumerate(raw)) {
           int64_t col = 8 * (static_cast<int64_t>(i) / 4) + i % 2;
@@ -294,8 +297,9 @@ HopperPrefillBuilder::softmax(LocBuilder &b, ArrayRef<Value> x,
     Value mNew = arith::MaxNumFOp::create(
         b, m, arith::MulFOp::create(b, mx, cF32(b, factor)));
     // A row with no visible key yet keeps base 0 (no -inf - -inf).
-    Value base =
-        arith::SelectOp::create(b, isNegInf(b, mNew), cF32(b, 0.0f), mNew);
+    Value noKey = isNegInf(b, mNew);
+    Value zero = cF32(b, 0.0f);
+    Value base = arith::SelectOp::create(b, noKey, zero, mNew);
     w.alpha[h] = kernels::exp2Ftz(b, arith::SubFOp::create(b, m, base));
     Value negBase = arith::NegFOp::create(b, base);
     Value sum;
@@ -323,8 +327,8 @@ Value HopperPrefillBuilder::rescale(LocBuilder &b, Value o,
 }
 
 void HopperPrefillBuilder::zeroTailRows(LocBuilder &b, Value it) {
-  Value t0 = arith::AddIOp::create(
-      b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
+  Value t0 = arith::AddIOp::create(b, f.kBegin,
+                                   arith::MulIOp::create(b, it, cIndex(b, KV)));
   Value vOffset = tileOffset(b, Operand::V, slotAndParity(b, it).first);
   Value tileEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
   Value partial =
@@ -335,8 +339,8 @@ void HopperPrefillBuilder::zeroTailRows(LocBuilder &b, Value it) {
     // tile; a chunk of a row past the end becomes zeros.
     int64_t threads = kConsumers * parts::WgmmaAtom::kThreads;
     int64_t chunksPerRow = D / kernels::kVec;
-    Value u = arith::SubIOp::create(
-        b, tid, cIndex(b, parts::WgmmaAtom::kThreads));
+    Value u =
+        arith::SubIOp::create(b, tid, cIndex(b, parts::WgmmaAtom::kThreads));
     Value validRows = arith::SubIOp::create(b, f.kEnd, t0);
     auto pieceType = VectorType::get({kernels::kVec}, s.element);
     Value zeros = arith::ConstantOp::create(
@@ -349,22 +353,21 @@ void HopperPrefillBuilder::zeroTailRows(LocBuilder &b, Value it) {
           arith::CmpIOp::create(b, arith::CmpIPredicate::uge, row, validRows);
       scf::IfOp::create(b, outside, [&](OpBuilder &sb, Location loc) {
         LocBuilder b(loc, sb);
-        Value offset = arith::AddIOp::create(
-            b, vOffset, swizzledChunk(b, KV, row, chunk));
-        vector::StoreOp::create(
-            b, zeros, layout,
-            ValueRange{
-                arith::DivUIOp::create(b, offset, cIndex(b, elementBytes))},
-            /*nontemporal=*/false, llvm::MaybeAlign(16));
+        Value offset =
+            arith::AddIOp::create(b, vOffset, swizzledChunk(b, KV, row, chunk));
+        vector::StoreOp::create(b, zeros, layout,
+                                ValueRange{arith::DivUIOp::create(
+                                    b, offset, cIndex(b, elementBytes))},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
         scf::YieldOp::create(b);
       });
     }
     parts::fenceAsyncShared(b);
-    namedBarrier(b,
-                 arith::ConstantOp::create(
-                     b, b.getI32IntegerAttr(
-                            static_cast<int32_t>(kConsumers + 1))),
-                 threads);
+    namedBarrier(
+        b,
+        arith::ConstantOp::create(
+            b, b.getI32IntegerAttr(static_cast<int32_t>(kConsumers + 1))),
+        threads);
     scf::YieldOp::create(b);
   });
 }

@@ -15,15 +15,9 @@ namespace flashir::conversion::hopper {
 
 void HopperPrefillBuilder::writeOutput(LocBuilder &b, const RowState &state) {
   SmallVector<Value> o = outputMma.unpack(b, state.o);
-  Value consumer = arith::SubIOp::create(b, wg, c1);
   Value quadLane = arith::RemUIOp::create(b, lane, cIndex(b, 4));
   Value laneCol = arith::MulIOp::create(b, quadLane, cIndex(b, 2));
-  Value firstRow = arith::AddIOp::create(
-      b,
-      arith::AddIOp::create(
-          b, arith::MulIOp::create(b, consumer, cIndex(b, kRowsPerConsumer)),
-          arith::MulIOp::create(b, warpInWg, cIndex(b, 16))),
-      arith::DivUIOp::create(b, lane, cIndex(b, 4)));
+  Value firstRow = threadRow(b);
   auto pairType = VectorType::get({2}, s.element);
   for (int64_t h = 0; h < 2; ++h) {
     Value l = state.l[h];
@@ -31,47 +25,47 @@ void HopperPrefillBuilder::writeOutput(LocBuilder &b, const RowState &state) {
       l = arith::AddFOp::create(b, l, k.shuffleXor(b, l, offset));
     Value empty =
         arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, l, cF32(b, 0.0f));
-    Value inv = arith::SelectOp::create(
-        b, empty, cF32(b, 0.0f), arith::DivFOp::create(b, cF32(b, 1.0f), l));
+    Value zero = cF32(b, 0.0f);
+    Value one = cF32(b, 1.0f);
+    Value reciprocal = arith::DivFOp::create(b, one, l);
+    Value inv = arith::SelectOp::create(b, empty, zero, reciprocal);
     Value mNatural =
         arith::MulFOp::create(b, state.m[h], cF32(b, kernels::kLn2));
-    Value lse = arith::SelectOp::create(
-        b, empty, negInf(b),
-        arith::AddFOp::create(b, mNatural, math::LogOp::create(b, l)));
+    Value noLse = negInf(b);
+    Value logL = math::LogOp::create(b, l);
+    Value natural = arith::AddFOp::create(b, mNatural, logL);
+    Value lse = arith::SelectOp::create(b, empty, noLse, natural);
     Value token = arith::AddIOp::create(
         b, rowBase, arith::AddIOp::create(b, firstRow, cIndex(b, 8 * h)));
     Value valid =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, token, f.numQ);
     scf::IfOp::create(b, valid, [&](OpBuilder &vb, Location loc) {
       LocBuilder b(loc, vb);
-      k.storeRow(b, f, token,
-                 [&](LocBuilder &b, Value oMem, Value lseMem, Value row) {
-                   // Accumulators 4j + 2h, 4j + 2h + 1: columns 8j +
-                   // laneCol, + 1.
-                   for (int64_t j = 0; j < D / 8; ++j) {
-                     Value pair = vector::FromElementsOp::create(
-                         b, VectorType::get({2}, f32),
-                         ValueRange{
-                             arith::MulFOp::create(b, o[4 * j + 2 * h], inv),
-                             arith::MulFOp::create(b, o[4 * j + 2 * h + 1],
-                                                   inv)});
-                     Value col =
-                         arith::AddIOp::create(b, laneCol, cIndex(b, 8 * j));
-                     vector::StoreOp::create(
-                         b, arith::TruncFOp::create(b, pairType, pair), oMem,
-                         ValueRange{row, head, col});
-                   }
-                   scf::IfOp::create(
-                       b,
-                       arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                             quadLane, c0),
-                       [&](OpBuilder &lb, Location loc) {
-                         LocBuilder b(loc, lb);
-                         memref::StoreOp::create(b, lse, lseMem,
-                                                 ValueRange{row, head});
-                         scf::YieldOp::create(b);
-                       });
-                 });
+      k.storeRow(
+          b, f, token, [&](LocBuilder &b, Value oMem, Value lseMem, Value row) {
+            // Accumulators 4j + 2h, 4j + 2h + 1: columns 8j +
+            // laneCol, + 1.
+            for (int64_t j = 0; j < D / 8; ++j) {
+              Value pair = vector::FromElementsOp::create(
+                  b, VectorType::get({2}, f32),
+                  ValueRange{
+                      arith::MulFOp::create(b, o[4 * j + 2 * h], inv),
+                      arith::MulFOp::create(b, o[4 * j + 2 * h + 1], inv)});
+              Value col = arith::AddIOp::create(b, laneCol, cIndex(b, 8 * j));
+              vector::StoreOp::create(
+                  b, arith::TruncFOp::create(b, pairType, pair), oMem,
+                  ValueRange{row, head, col});
+            }
+            scf::IfOp::create(b,
+                              arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                                    quadLane, c0),
+                              [&](OpBuilder &lb, Location loc) {
+                                LocBuilder b(loc, lb);
+                                memref::StoreOp::create(b, lse, lseMem,
+                                                        ValueRange{row, head});
+                                scf::YieldOp::create(b);
+                              });
+          });
       scf::YieldOp::create(b);
     });
   }

@@ -29,13 +29,12 @@ using kernels::KernelShape;
 /// The kernel's fixed configuration: consumer warpgroups of 64 query rows
 /// each plus one producer warpgroup, registers per thread of each role.
 constexpr int64_t kConsumers = 2, kRowsPerConsumer = 64;
-constexpr int64_t kProducerRegisters = 56, kConsumerRegisters = 224;
+constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
 
 /// The shared memory the kernel's layout takes from its dynamic buffer
 /// (the alignment slack of the 1024-byte swizzle bases included).
-int64_t hopperPrefillSharedBytes(int64_t qRows, int64_t kvTile,
-                                 int64_t headDim, int64_t stages,
-                                 int64_t elementBytes);
+int64_t hopperPrefillSharedBytes(int64_t qRows, int64_t kvTile, int64_t headDim,
+                                 int64_t stages, int64_t elementBytes);
 
 class HopperPrefillBuilder {
 public:
@@ -77,12 +76,13 @@ private:
   Value boxRow(LocBuilder &b, Value it);
   /// The lane's tensor copy of `operand`'s tile `it` into ring slot `slot`
   /// at box row `row` (lanes past the tile's boxes copy nothing).
-  void copyBox(LocBuilder &b, Operand operand, Value it, Value slot,
-               Value row);
+  void copyBox(LocBuilder &b, Operand operand, Value it, Value slot, Value row);
 
   // Consumer.cpp.
   /// Consumer warpgroup `wg` (1..): its rows' attention over every tile.
   void consume(LocBuilder &b);
+  /// The thread's first row of the CTA's tile (its second is 8 below).
+  Value threadRow(LocBuilder &b);
   /// The warpgroup's Q rows, swizzled into the Q tile for wgmma.
   void loadQueryRows(LocBuilder &b);
   /// The online-softmax state of the thread's two rows (m, l) and O.

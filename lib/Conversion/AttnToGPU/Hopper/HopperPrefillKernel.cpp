@@ -34,9 +34,8 @@ namespace flashir::conversion {
 
 namespace hopper {
 
-int64_t hopperPrefillSharedBytes(int64_t qRows, int64_t kvTile,
-                                 int64_t headDim, int64_t stages,
-                                 int64_t elementBytes) {
+int64_t hopperPrefillSharedBytes(int64_t qRows, int64_t kvTile, int64_t headDim,
+                                 int64_t stages, int64_t elementBytes) {
   int64_t tiles = (qRows + 2 * stages * kvTile) * headDim * elementBytes;
   // Four barriers per slot; the dynamic buffer is 16-byte aligned, the
   // swizzled tiles need 1024.
@@ -56,8 +55,8 @@ HopperPrefillBuilder::HopperPrefillBuilder(KernelBuilder &kernel)
       rowBoxes(s.kvTile / boxRows),
       scoreAtom(*parts::WgmmaAtom::of(s.kvTile, mmaType(s.element))),
       outputAtom(*parts::WgmmaAtom::of(s.headDim, mmaType(s.element))),
-      scoreMma(scoreAtom, s.element), outputMma(outputAtom, s.element),
-      ring{s.stages, kConsumers} {
+      scoreMma(scoreAtom, s.element),
+      outputMma(outputAtom, s.element), ring{s.stages, kConsumers} {
   tileBytes = KV * D * elementBytes;
   qBytes = qRows * D * elementBytes;
   barrierOffset = qBytes + 2 * S * tileBytes;
@@ -67,16 +66,15 @@ HopperPrefillBuilder::HopperPrefillBuilder(KernelBuilder &kernel)
 
 gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
                                            StringRef name) {
-  func = k.createKernel(
-      moduleBuilder, name,
-      hopperPrefillSharedBytes(qRows, KV, D, S, elementBytes),
-      /*dynamicShared=*/true);
+  func = k.createKernel(moduleBuilder, name,
+                        hopperPrefillSharedBytes(qRows, KV, D, S, elementBytes),
+                        /*dynamicShared=*/true);
   // setmaxnreg needs the register count at entry, which ptxas knows from
   // .maxntid.
   int32_t threads = static_cast<int32_t>(32 * s.warps);
-  func->setAttr("nvvm.maxntid",
-                DenseI32ArrayAttr::get(ctx, {threads, 1, 1}));
-  func->setAttr("nvvm.minctasm", IntegerAttr::get(IntegerType::get(ctx, 32), 1));
+  func->setAttr("nvvm.maxntid", DenseI32ArrayAttr::get(ctx, {threads, 1, 1}));
+  func->setAttr("nvvm.minctasm",
+                IntegerAttr::get(IntegerType::get(ctx, 32), 1));
   Block &entry = func.getBody().front();
   OpBuilder ob = OpBuilder::atBlockBegin(&entry);
   LocBuilder b(k.op.getLoc(), ob);
@@ -92,8 +90,7 @@ gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
   bindSharedMemory(b);
   planKeyTiles(b);
   // The roles: warpgroup-uniform branches (setmaxnreg is warpgroup-wide).
-  Value producer =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, wg, c0);
+  Value producer = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, wg, c0);
   scf::IfOp::create(
       b, producer,
       [&](OpBuilder &pb, Location loc) {
@@ -152,8 +149,9 @@ void HopperPrefillBuilder::reverseCausalTiles(LocBuilder &b) {
   f.block = arith::RemUIOp::create(b, linear, x);
   Value rest = arith::DivUIOp::create(b, linear, x);
   head = arith::RemUIOp::create(b, rest, z);
-  qTile = arith::SubIOp::create(b, arith::SubIOp::create(b, y, c1),
-                                arith::DivUIOp::create(b, rest, z));
+  Value lastTile = arith::SubIOp::create(b, y, c1);
+  Value fromLast = arith::DivUIOp::create(b, rest, z);
+  qTile = arith::SubIOp::create(b, lastTile, fromLast);
 }
 
 void HopperPrefillBuilder::planKeyTiles(LocBuilder &b) {
@@ -167,25 +165,24 @@ void HopperPrefillBuilder::planKeyTiles(LocBuilder &b) {
         b, arith::AddIOp::create(b, rowBase, cIndex(b, qRows)), f.numQ);
     Value visible = arith::SubIOp::create(
         b, arith::AddIOp::create(b, lastRow, f.keysTotal), f.numQ);
-    kLoopEnd = arith::MinSIOp::create(
-        b, arith::MaxSIOp::create(b, visible, c0), f.kEnd);
+    kLoopEnd = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, visible, c0),
+                                      f.kEnd);
   }
   Value span = arith::MaxSIOp::create(
       b, arith::SubIOp::create(b, kLoopEnd, f.kBegin), c0);
-  numTiles = arith::DivUIOp::create(
-      b, arith::AddIOp::create(b, span, cIndex(b, KV - 1)), cIndex(b, KV));
+  Value spanUp = arith::AddIOp::create(b, span, cIndex(b, KV - 1));
+  numTiles = arith::DivUIOp::create(b, spanUp, cIndex(b, KV));
 }
 
 void HopperPrefillBuilder::bindSharedMemory(LocBuilder &b) {
   Value base = arith::IndexCastOp::create(
       b, b.getI64Type(),
       memref::ExtractAlignedPointerAsIndexOp::create(b, f.buf));
-  Value shift = arith::AndIOp::create(
-      b,
-      arith::SubIOp::create(
-          b, arith::ConstantOp::create(b, b.getI64IntegerAttr(0)), base),
-      arith::ConstantOp::create(
-          b, b.getI64IntegerAttr(parts::SwizzledTile::kAlign - 1)));
+  Value zero = arith::ConstantOp::create(b, b.getI64IntegerAttr(0));
+  Value negated = arith::SubIOp::create(b, zero, base);
+  Value alignMask = arith::ConstantOp::create(
+      b, b.getI64IntegerAttr(parts::SwizzledTile::kAlign - 1));
+  Value shift = arith::AndIOp::create(b, negated, alignMask);
   alignedAddress = arith::AddIOp::create(b, base, shift);
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -216,17 +213,16 @@ void HopperPrefillBuilder::bindSharedMemory(LocBuilder &b) {
 
 Value HopperPrefillBuilder::sharedAddress(LocBuilder &b, Value offset) {
   return arith::AddIOp::create(
-      b, alignedAddress,
-      arith::IndexCastOp::create(b, b.getI64Type(), offset));
+      b, alignedAddress, arith::IndexCastOp::create(b, b.getI64Type(), offset));
 }
 
 Value HopperPrefillBuilder::barrier(LocBuilder &b, Operand operand, bool full,
                                     Value slot) {
   int64_t group = 2 * static_cast<int64_t>(operand) + (full ? 0 : 1);
   Value index = arith::AddIOp::create(b, cIndex(b, group * S), slot);
-  Value offset = arith::AddIOp::create(
-      b, cIndex(b, barrierOffset),
-      arith::MulIOp::create(b, index, cIndex(b, 8)));
+  Value first = cIndex(b, barrierOffset);
+  Value within = arith::MulIOp::create(b, index, cIndex(b, 8));
+  Value offset = arith::AddIOp::create(b, first, within);
   return parts::pointerTo(b, sharedAddress(b, offset), parts::kSharedSpace);
 }
 
@@ -234,8 +230,9 @@ Value HopperPrefillBuilder::tileOffset(LocBuilder &b, Operand operand,
                                        Value slot) {
   Value index = arith::AddIOp::create(
       b, cIndex(b, static_cast<int64_t>(operand) * S), slot);
-  return arith::AddIOp::create(
-      b, cIndex(b, qBytes), arith::MulIOp::create(b, index, cIndex(b, tileBytes)));
+  Value first = cIndex(b, qBytes);
+  Value within = arith::MulIOp::create(b, index, cIndex(b, tileBytes));
+  return arith::AddIOp::create(b, first, within);
 }
 
 std::pair<Value, Value> HopperPrefillBuilder::slotAndParity(LocBuilder &b,
@@ -249,8 +246,9 @@ std::pair<Value, Value> HopperPrefillBuilder::slotAndParity(LocBuilder &b,
 
 } // namespace hopper
 
-gpu::GPUFuncOp kernels::KernelBuilder::buildHopperPrefill(
-    OpBuilder &moduleBuilder, StringRef name) {
+gpu::GPUFuncOp
+kernels::KernelBuilder::buildHopperPrefill(OpBuilder &moduleBuilder,
+                                           StringRef name) {
   return hopper::HopperPrefillBuilder(*this).build(moduleBuilder, name);
 }
 

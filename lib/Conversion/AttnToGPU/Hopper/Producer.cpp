@@ -43,9 +43,8 @@ void HopperPrefillBuilder::produce(LocBuilder &b) {
     Value any =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, numTiles, c0);
     Value first = buildIf(
-        b, any, [&](LocBuilder &b) -> SmallVector<Value> {
-          return {boxRow(b, c0)};
-        },
+        b, any,
+        [&](LocBuilder &b) -> SmallVector<Value> { return {boxRow(b, c0)}; },
         [&](LocBuilder &b) -> SmallVector<Value> {
           return {arith::ConstantOp::create(b, b.getI32IntegerAttr(0))};
         })[0];
@@ -90,11 +89,11 @@ Value HopperPrefillBuilder::boxRow(LocBuilder &b, Value it) {
   // Lane l copies box l: row group l / columnBoxes of the tile. Lanes past
   // the boxes load nothing.
   int64_t columnBoxes = D / 64;
-  Value group = arith::MinUIOp::create(
-      b, arith::DivUIOp::create(b, lane, cIndex(b, columnBoxes)),
-      cIndex(b, rowBoxes - 1));
-  Value t0 = arith::AddIOp::create(
-      b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
+  Value laneGroup = arith::DivUIOp::create(b, lane, cIndex(b, columnBoxes));
+  Value lastGroup = cIndex(b, rowBoxes - 1);
+  Value group = arith::MinUIOp::create(b, laneGroup, lastGroup);
+  Value t0 = arith::AddIOp::create(b, f.kBegin,
+                                   arith::MulIOp::create(b, it, cIndex(b, KV)));
   Value j = arith::AddIOp::create(
       b, t0, arith::MulIOp::create(b, group, cIndex(b, boxRows)));
   auto i32Of = [&](Value index) -> Value {
@@ -130,9 +129,10 @@ void HopperPrefillBuilder::copyBox(LocBuilder &b, Operand operand, Value it,
     Value column = arith::RemUIOp::create(b, lane, cIndex(b, columnBoxes));
     // SwizzledTile's offset of (group * boxRows, 64 * column).
     parts::SwizzledTile image{KV, D, parts::SmemSwizzle::B128};
-    Value offset = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, column, cIndex(b, image.boxBytes())),
-        arith::MulIOp::create(b, group, cIndex(b, boxRows * 128)));
+    Value columnStart =
+        arith::MulIOp::create(b, column, cIndex(b, image.boxBytes()));
+    Value rowStart = arith::MulIOp::create(b, group, cIndex(b, boxRows * 128));
+    Value offset = arith::AddIOp::create(b, columnStart, rowStart);
     Value dst = sharedAddress(
         b, arith::AddIOp::create(b, tileOffset(b, operand, slot), offset));
     Value x = i32Of(arith::MulIOp::create(b, column, cIndex(b, 64)));
@@ -144,20 +144,16 @@ void HopperPrefillBuilder::copyBox(LocBuilder &b, Operand operand, Value it,
       Value j = arith::AddIOp::create(
           b, t0, arith::MulIOp::create(b, group, cIndex(b, boxRows)));
       y = i32Of(arith::RemUIOp::create(b, j, cIndex(b, P)));
-      z = arith::AddIOp::create(
-          b,
-          arith::MulIOp::create(
-              b, row,
-              arith::ConstantOp::create(
-                  b, b.getI32IntegerAttr(static_cast<int32_t>(s.numKvHeads)))),
-          i32Of(f.kvHead));
+      Value heads = arith::ConstantOp::create(
+          b, b.getI32IntegerAttr(static_cast<int32_t>(s.numKvHeads)));
+      Value pageHeads = arith::MulIOp::create(b, row, heads);
+      z = arith::AddIOp::create(b, pageHeads, i32Of(f.kvHead));
     } else {
       y = i32Of(f.kvHead);
       z = row;
     }
     parts::copyTensorBox(b, dst, operand == Operand::K ? kMap : vMap,
-                         ValueRange{x, y, z},
-                         barrier(b, operand, true, slot));
+                         ValueRange{x, y, z}, barrier(b, operand, true, slot));
     scf::YieldOp::create(b);
   });
 }

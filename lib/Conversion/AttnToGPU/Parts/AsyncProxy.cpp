@@ -28,8 +28,8 @@ void fenceAsyncShared(LocBuilder &b) {
 }
 
 static Value i32Constant(LocBuilder &b, int64_t v) {
-  return arith::ConstantOp::create(b,
-                                   b.getI32IntegerAttr(static_cast<int32_t>(v)));
+  return arith::ConstantOp::create(
+      b, b.getI32IntegerAttr(static_cast<int32_t>(v)));
 }
 
 void mbarrierInit(LocBuilder &b, Value barrier, int64_t arrivals) {

@@ -42,19 +42,16 @@ Value Wgmma::descriptor(LocBuilder &b, Value address,
   constant.address = 0;
   // The 14-bit address field never carries: shared-window addresses stay
   // below 256 KB.
-  Value start = arith::AndIOp::create(
-      b,
-      arith::ShRUIOp::create(
-          b,
-          arith::AddIOp::create(
-              b, address,
-              arith::ConstantOp::create(b, b.getI64IntegerAttr(fields.address))),
-          arith::ConstantOp::create(b, b.getI64IntegerAttr(4))),
-      arith::ConstantOp::create(b, b.getI64IntegerAttr(0x3FFF)));
-  return arith::OrIOp::create(
-      b, start,
-      arith::ConstantOp::create(
-          b, b.getI64IntegerAttr(static_cast<int64_t>(constant.encode()))));
+  Value offset =
+      arith::ConstantOp::create(b, b.getI64IntegerAttr(fields.address));
+  Value byteAddress = arith::AddIOp::create(b, address, offset);
+  Value four = arith::ConstantOp::create(b, b.getI64IntegerAttr(4));
+  Value units = arith::ShRUIOp::create(b, byteAddress, four);
+  Value mask = arith::ConstantOp::create(b, b.getI64IntegerAttr(0x3FFF));
+  Value start = arith::AndIOp::create(b, units, mask);
+  Value bits = arith::ConstantOp::create(
+      b, b.getI64IntegerAttr(static_cast<int64_t>(constant.encode())));
+  return arith::OrIOp::create(b, start, bits);
 }
 
 void Wgmma::fence(LocBuilder &b) { NVVM::WgmmaFenceAlignedOp::create(b); }
@@ -130,9 +127,8 @@ Value Wgmma::rs(LocBuilder &b, Value acc, ArrayRef<Value> a, Value descB,
                     ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
                     std::to_string(atom.n) + "k16.f32." + type + "." + type +
                     " {" + outputs + "}, {" + arg(n) + ", " + arg(n + 1) +
-                    ", " + arg(n + 2) + ", " + arg(n + 3) + "}, " +
-                    arg(n + 4) + ", p, 1, 1, " + (transB ? "1" : "0") +
-                    ";\n}";
+                    ", " + arg(n + 2) + ", " + arg(n + 3) + "}, " + arg(n + 4) +
+                    ", p, 1, 1, " + (transB ? "1" : "0") + ";\n}";
   std::string constraints;
   for (int64_t i = 0; i < n; ++i)
     constraints += "=f,";

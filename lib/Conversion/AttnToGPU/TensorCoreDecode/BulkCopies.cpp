@@ -11,6 +11,8 @@
 
 #include "TensorCoreDecodeBuilder.h"
 
+#include "../Parts/AsyncProxy.h"
+
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 using namespace mlir;
@@ -18,31 +20,13 @@ using namespace mlir;
 namespace flashir::conversion::kernels {
 
 namespace {
-constexpr unsigned kGlobal = 1, kShared = 3, kSharedCluster = 7;
+using parts::fenceAsyncShared;
+using parts::pointerTo;
+using parts::sharedClusterPointer;
+constexpr unsigned kGlobal = parts::kGlobalSpace, kShared = parts::kSharedSpace;
 
 Value i64Of(LocBuilder &b, Value index) {
   return arith::IndexCastOp::create(b, b.getI64Type(), index);
-}
-
-Value pointerTo(LocBuilder &b, Value address, unsigned space) {
-  return LLVM::IntToPtrOp::create(
-      b, LLVM::LLVMPointerType::get(b.getContext(), space), address);
-}
-
-/// The shared::cluster form (PTX 8.0) of shared address `address`; a CTA's
-/// own shared window is part of its cluster's.
-Value sharedClusterPointer(LocBuilder &b, Value address) {
-  return LLVM::AddrSpaceCastOp::create(
-      b, LLVM::LLVMPointerType::get(b.getContext(), kSharedCluster),
-      pointerTo(b, address, kShared));
-}
-
-/// The async proxy sees the generic proxy's shared-memory accesses so far.
-void fenceAsyncShared(LocBuilder &b) {
-  MLIRContext *ctx = b.getContext();
-  NVVM::FenceProxyOp::create(
-      b, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
-      NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
 }
 } // namespace
 
