@@ -26,7 +26,7 @@
 // slot to empty, one elected lane expects a tile's bytes, and each lane
 // issues one box (8 pages x 2 column boxes: 16 lanes), K then V; the page
 // ids of the next tile load first.
-// CHECK: nvvm.setmaxregister  decrease 40
+// CHECK: nvvm.setmaxregister  decrease 24
 // CHECK: nvvm.elect.sync -> i1
 // CHECK: scf.for
 // CHECK: memref.load %{{.*}} : memref<?xi32>
@@ -41,7 +41,7 @@
 // CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // The consumers take them: Q rows into the swizzled tile, fenced for the
 // async proxy, then the warpgroup's own named barrier.
-// CHECK: nvvm.setmaxregister  increase 232
+// CHECK: nvvm.setmaxregister  increase 240
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
 // S = Q.K^T: 8 SS products, the first not accumulating; a tied wait.

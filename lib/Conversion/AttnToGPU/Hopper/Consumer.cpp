@@ -22,9 +22,7 @@ using namespace mlir;
 
 namespace flashir::conversion::hopper {
 
-/// Named barriers: 0 is the CTA's; consumer warpgroup wg's own is wg; the
-/// consumers' together kConsumers + 1.
-static void namedBarrier(LocBuilder &b, Value id, int64_t threads) {
+void namedBarrier(LocBuilder &b, Value id, int64_t threads) {
   NVVM::BarrierOp::create(
       b, Type(), id,
       arith::ConstantOp::create(
@@ -32,10 +30,7 @@ static void namedBarrier(LocBuilder &b, Value id, int64_t threads) {
       NVVM::BarrierReductionAttr(), Value());
 }
 
-/// Byte offset of 16-byte chunk `chunk` of row `row` in a 128-byte-swizzled
-/// tile of `rows` rows (SwizzledTile's formula, in IR).
-static Value swizzledChunk(LocBuilder &b, int64_t rows, Value row,
-                           Value chunk) {
+Value swizzledChunk(LocBuilder &b, int64_t rows, Value row, Value chunk) {
   Value box = arith::DivUIOp::create(b, chunk, cIndex(b, 8));
   Value inBox = arith::RemUIOp::create(b, chunk, cIndex(b, 8));
   Value phase = arith::RemUIOp::create(b, row, cIndex(b, 8));
@@ -214,11 +209,18 @@ Value HopperPrefillBuilder::issueOutput(LocBuilder &b, Value it, Value o,
                                         ValueRange weights) {
   Value slot = slotAndParity(b, it).first;
   Value vAddress = sharedAddress(b, tileOffset(b, Operand::V, slot));
+  // O's rescale and P's conversion complete before the fence.
+  SmallVector<Value> operands = outputMma.unpack(b, o);
+  llvm::append_range(operands, weights);
+  operands = parts::Wgmma::pinOperands(b, operands);
+  int64_t n = outputAtom.accumulators();
+  o = outputMma.pack(b, ArrayRef<Value>(operands).take_front(n));
+  SmallVector<Value> registers(operands.begin() + n, operands.end());
   parts::Wgmma::fence(b);
   for (int64_t kk = 0; kk < KV / parts::WgmmaAtom::k; ++kk) {
     Value descV = parts::Wgmma::descriptor(
         b, vAddress, parts::WgmmaAtom::mnMajor(0, KV, kk));
-    SmallVector<Value> a(weights.slice(4 * kk, 4));
+    SmallVector<Value> a(ArrayRef<Value>(registers).slice(4 * kk, 4));
     o = outputMma.rs(b, o, a, descV, /*transB=*/true);
   }
   parts::Wgmma::commit(b);

@@ -1,9 +1,11 @@
 //===- Epilogue.cpp - the wgmma prefill kernel's output -------------------===//
 //
 // Each of the thread's two rows is finished after the key loop: l summed
-// over the row's quad; no visible key: O = 0, lse = -inf. O / l leaves in
-// the element type as the thread's column pairs (4-byte stores), the lse
-// from the quad's first lane.
+// over the row's quad; no visible key: O = 0, lse = -inf. O / l goes in the
+// element type into the warpgroup's own rows of the swizzled Q tile (its
+// products are done) and leaves as 16-byte pieces of whole rows (the
+// fragments' 4-byte pairs would write half sectors); the lse from the
+// quad's first lane.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,16 +18,16 @@ namespace flashir::conversion::hopper {
 void HopperPrefillBuilder::writeOutput(LocBuilder &b, const RowState &state) {
   SmallVector<Value> o = outputMma.unpack(b, state.o);
   Value quadLane = arith::RemUIOp::create(b, lane, cIndex(b, 4));
-  Value laneCol = arith::MulIOp::create(b, quadLane, cIndex(b, 2));
+  Value pairByte = arith::MulIOp::create(b, quadLane, cIndex(b, 4));
   Value firstRow = threadRow(b);
   auto pairType = VectorType::get({2}, s.element);
+  auto f32Pair = VectorType::get({2}, f32);
   for (int64_t h = 0; h < 2; ++h) {
     Value l = state.l[h];
     for (int32_t offset : {1, 2})
       l = arith::AddFOp::create(b, l, k.shuffleXor(b, l, offset));
-    Value empty =
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, l, cF32(b, 0.0f));
     Value zero = cF32(b, 0.0f);
+    Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, l, zero);
     Value one = cF32(b, 1.0f);
     Value reciprocal = arith::DivFOp::create(b, one, l);
     Value inv = arith::SelectOp::create(b, empty, zero, reciprocal);
@@ -35,37 +37,64 @@ void HopperPrefillBuilder::writeOutput(LocBuilder &b, const RowState &state) {
     Value logL = math::LogOp::create(b, l);
     Value natural = arith::AddFOp::create(b, mNatural, logL);
     Value lse = arith::SelectOp::create(b, empty, noLse, natural);
-    Value token = arith::AddIOp::create(
-        b, rowBase, arith::AddIOp::create(b, firstRow, cIndex(b, 8 * h)));
+    // O / l of the row into the warpgroup's rows of the Q tile (its
+    // products are done): accumulators 4j + 2h, + 1 are columns 8j +
+    // 2 (lane % 4), + 1, 4 bytes of chunk j.
+    Value tileRow = arith::AddIOp::create(b, firstRow, cIndex(b, 8 * h));
+    for (int64_t j = 0; j < D / 8; ++j) {
+      Value lo = arith::MulFOp::create(b, o[4 * j + 2 * h], inv);
+      Value hi = arith::MulFOp::create(b, o[4 * j + 2 * h + 1], inv);
+      Value pair =
+          vector::FromElementsOp::create(b, f32Pair, ValueRange{lo, hi});
+      Value narrow = arith::TruncFOp::create(b, pairType, pair);
+      Value chunk = swizzledChunk(b, qRows, tileRow, cIndex(b, j));
+      Value byte = arith::AddIOp::create(b, chunk, pairByte);
+      Value element = arith::DivUIOp::create(b, byte, cIndex(b, elementBytes));
+      vector::StoreOp::create(b, narrow, layout, ValueRange{element});
+    }
+    Value token = arith::AddIOp::create(b, rowBase, tileRow);
+    Value valid =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, token, f.numQ);
+    Value first =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quadLane, c0);
+    Value stores = arith::AndIOp::create(b, valid, first);
+    scf::IfOp::create(b, stores, [&](OpBuilder &vb, Location loc) {
+      LocBuilder b(loc, vb);
+      k.storeRow(
+          b, f, token, [&](LocBuilder &b, Value, Value lseMem, Value row) {
+            memref::StoreOp::create(b, lse, lseMem, ValueRange{row, head});
+          });
+      scf::YieldOp::create(b);
+    });
+  }
+  // The warpgroup's rows leave as 16-byte pieces, whole rows per 8..32
+  // threads (as the Q rows came in).
+  namedBarrier(b, arith::IndexCastOp::create(b, b.getI32Type(), wg),
+               parts::WgmmaAtom::kThreads);
+  int64_t chunksPerRow = D / kernels::kVec;
+  int64_t rowsPerPass = parts::WgmmaAtom::kThreads / chunksPerRow;
+  Value consumer = arith::SubIOp::create(b, wg, c1);
+  Value chunk = arith::RemUIOp::create(b, wgThread, cIndex(b, chunksPerRow));
+  Value consumerRow =
+      arith::MulIOp::create(b, consumer, cIndex(b, kRowsPerConsumer));
+  Value passRow = arith::DivUIOp::create(b, wgThread, cIndex(b, chunksPerRow));
+  Value firstPassRow = arith::AddIOp::create(b, consumerRow, passRow);
+  Value column = arith::MulIOp::create(b, chunk, cIndex(b, kernels::kVec));
+  for (int64_t i = 0; i < kRowsPerConsumer / rowsPerPass; ++i) {
+    Value row =
+        arith::AddIOp::create(b, firstPassRow, cIndex(b, rowsPerPass * i));
+    Value offset = swizzledChunk(b, qRows, row, chunk);
+    Value element = arith::DivUIOp::create(b, offset, cIndex(b, elementBytes));
+    Value piece = k.loadRaw(b, layout, ValueRange{element});
+    Value token = arith::AddIOp::create(b, rowBase, row);
     Value valid =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, token, f.numQ);
     scf::IfOp::create(b, valid, [&](OpBuilder &vb, Location loc) {
       LocBuilder b(loc, vb);
-      k.storeRow(
-          b, f, token, [&](LocBuilder &b, Value oMem, Value lseMem, Value row) {
-            // Accumulators 4j + 2h, 4j + 2h + 1: columns 8j +
-            // laneCol, + 1.
-            for (int64_t j = 0; j < D / 8; ++j) {
-              Value pair = vector::FromElementsOp::create(
-                  b, VectorType::get({2}, f32),
-                  ValueRange{
-                      arith::MulFOp::create(b, o[4 * j + 2 * h], inv),
-                      arith::MulFOp::create(b, o[4 * j + 2 * h + 1], inv)});
-              Value col = arith::AddIOp::create(b, laneCol, cIndex(b, 8 * j));
-              vector::StoreOp::create(
-                  b, arith::TruncFOp::create(b, pairType, pair), oMem,
-                  ValueRange{row, head, col});
-            }
-            scf::IfOp::create(b,
-                              arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                                    quadLane, c0),
-                              [&](OpBuilder &lb, Location loc) {
-                                LocBuilder b(loc, lb);
-                                memref::StoreOp::create(b, lse, lseMem,
-                                                        ValueRange{row, head});
-                                scf::YieldOp::create(b);
-                              });
-          });
+      k.storeRow(b, f, token, [&](LocBuilder &b, Value oMem, Value, Value row) {
+        vector::StoreOp::create(b, piece, oMem, ValueRange{row, head, column},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+      });
       scf::YieldOp::create(b);
     });
   }

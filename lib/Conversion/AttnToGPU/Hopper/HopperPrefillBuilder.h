@@ -29,12 +29,20 @@ using kernels::KernelShape;
 /// The kernel's fixed configuration: consumer warpgroups of 64 query rows
 /// each plus one producer warpgroup, registers per thread of each role.
 constexpr int64_t kConsumers = 2, kRowsPerConsumer = 64;
-constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
+constexpr int64_t kProducerRegisters = 24, kConsumerRegisters = 240;
 
 /// The shared memory the kernel's layout takes from its dynamic buffer
 /// (the alignment slack of the 1024-byte swizzle bases included).
 int64_t hopperPrefillSharedBytes(int64_t qRows, int64_t kvTile, int64_t headDim,
                                  int64_t stages, int64_t elementBytes);
+
+/// bar.sync on named barrier `id` (i32) for `threads` threads: 0 is the
+/// CTA's; consumer warpgroup wg's own is wg; the consumers' together
+/// kConsumers + 1.
+void namedBarrier(LocBuilder &b, Value id, int64_t threads);
+/// Byte offset of 16-byte chunk `chunk` of row `row` in a 128-byte-swizzled
+/// tile of `rows` rows (SwizzledTile's formula, in IR).
+Value swizzledChunk(LocBuilder &b, int64_t rows, Value row, Value chunk);
 
 class HopperPrefillBuilder {
 public:

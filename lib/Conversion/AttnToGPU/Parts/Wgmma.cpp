@@ -56,6 +56,29 @@ Value Wgmma::descriptor(LocBuilder &b, Value address,
 
 void Wgmma::fence(LocBuilder &b) { NVVM::WgmmaFenceAlignedOp::create(b); }
 
+SmallVector<Value> Wgmma::pinOperands(LocBuilder &b, ValueRange values) {
+  MLIRContext *ctx = b.getContext();
+  std::string constraints;
+  SmallVector<Type> types;
+  for (Value v : values) {
+    constraints += v.getType().isF32() ? "=f," : "=r,";
+    types.push_back(v.getType());
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    constraints += std::to_string(i) + (i + 1 < values.size() ? "," : "");
+  auto type = LLVM::LLVMStructType::getLiteral(ctx, types);
+  auto pin = LLVM::InlineAsmOp::create(
+      b, type, values, b.getStringAttr(""), b.getStringAttr(constraints),
+      b.getUnitAttr(), /*is_align_stack=*/nullptr,
+      LLVM::TailCallKindAttr::get(ctx, LLVM::TailCallKind::None),
+      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/nullptr);
+  SmallVector<Value> pinned;
+  for (size_t i = 0; i < values.size(); ++i)
+    pinned.push_back(LLVM::ExtractValueOp::create(b, pin.getResult(0), i));
+  return pinned;
+}
+
 void Wgmma::commit(LocBuilder &b) { NVVM::WgmmaGroupSyncAlignedOp::create(b); }
 
 SmallVector<Value> Wgmma::waitTied(LocBuilder &b, int64_t pending,

@@ -45,6 +45,11 @@ public:
   /// Orders register writes of accumulators and A operands before the
   /// products that follow (wgmma.fence).
   static void fence(LocBuilder &b);
+  /// `values` (f32 or i32) through an empty side-effecting inline asm that
+  /// ties each to a new value: the instructions that compute them stay
+  /// before it, so placed before fence() they cannot sink between the
+  /// products (ptxas then injects fences of its own, C7519).
+  static SmallVector<Value> pinOperands(LocBuilder &b, ValueRange values);
   /// Closes the products issued since the last commit into a group.
   static void commit(LocBuilder &b);
   /// Waits until at most `pending` groups are in flight; `accs` are the
