@@ -1,8 +1,9 @@
 // sm_90a wgmma prefill kernels (design=wgmma; issue 25,
 // docs/HopperPrefillPlan.md) for the GPU check: scripts/gpu-bundle.sh ->
 // build-gpu/bundle-prefill-wgmma, checked and timed by
-// bench/gpu/wgmma_check.sh. The family serves plain (scale-only) and causal
-// f16/bf16 attentions of head dims 64, 128 and 256: K/V tiles (128 keys, 64
+// bench/gpu/wgmma_check.sh. The family serves f16/bf16 attentions of head
+// dims 64, 128 and 256 with logits and mask hooks (plain, causal, soft-cap,
+// sliding window, ALiBi below): K/V tiles (128 keys, 64
 // at d256) from pages of 16 keys (several boxes per 64 columns), 64, 256 and
 // 4096 keys (one box), HND pages and ragged (contiguous) keys. The tiles
 // below are the mma.sync kernel's; the family replaces them with its own
@@ -158,4 +159,37 @@ func.func @plain_d256_g4_p4096_bf16(%k: tensor<?x4096x8x256xbf16>, %v: tensor<?x
       {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 256, bf16>, !attn.paged_kv<page_size = 4096, layout = nhd, heads = 8, head_dim = 256, bf16>
       -> tensor<?x32x256xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x256xbf16>, tensor<?x32xf32>
+}
+
+func.func @softcap_d128_g8_p16_f16(%k: tensor<?x16x2x128xf16>, %v: tensor<?x16x2x128xf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x16x128xf16>,
+    %qo: tensor<?xi32>, %cap: f32) -> (tensor<?x16x128xf16>, tensor<?x16xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x2x128xf16>, tensor<?x16x2x128xf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, f16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x16x128xf16> -> !attn.ragged_q<heads = 16, head_dim = 128, f16>
+  %o, %l = attn.attention @soft_cap(%q, %kv) params(%cap : f32)
+      {num_qo_heads = 16 : i64, num_kv_heads = 2 : i64, tiles = #attn.tiles<q = 32, kv = 64, warps = 2, stages = 2>} : !attn.ragged_q<heads = 16, head_dim = 128, f16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, f16>
+      -> tensor<?x16x128xf16>, tensor<?x16xf32>
+  return %o, %l : tensor<?x16x128xf16>, tensor<?x16xf32>
+}
+
+func.func @window_d128_g4_p64_bf16(%k: tensor<?x64x2x128xbf16>, %v: tensor<?x64x2x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x8x128xbf16>,
+    %qo: tensor<?xi32>, %window: tensor<?xi32>) -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x64x2x128xbf16>, tensor<?x64x2x128xbf16> -> !attn.paged_kv<page_size = 64, layout = nhd, heads = 2, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x8x128xbf16> -> !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+  %o, %l = attn.attention @sliding_window(%q, %kv) params(%window : tensor<?xi32>)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64, tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2>} : !attn.ragged_q<heads = 8, head_dim = 128, bf16>, !attn.paged_kv<page_size = 64, layout = nhd, heads = 2, head_dim = 128, bf16>
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+func.func @alibi_d256_g2_p16_bf16(%k: tensor<?x16x2x256xbf16>, %v: tensor<?x16x2x256xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x4x256xbf16>,
+    %qo: tensor<?xi32>, %slopes: tensor<4xf32>) -> (tensor<?x4x256xbf16>, tensor<?x4xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x2x256xbf16>, tensor<?x16x2x256xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 256, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x4x256xbf16> -> !attn.ragged_q<heads = 4, head_dim = 256, bf16>
+  %o, %l = attn.attention @alibi(%q, %kv) params(%slopes : tensor<4xf32>)
+      {num_qo_heads = 4 : i64, num_kv_heads = 2 : i64, tiles = #attn.tiles<q = 64, kv = 32, warps = 4, stages = 2>} : !attn.ragged_q<heads = 4, head_dim = 256, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 256, bf16>
+      -> tensor<?x4x256xbf16>, tensor<?x4xf32>
+  return %o, %l : tensor<?x4x256xbf16>, tensor<?x4xf32>
 }

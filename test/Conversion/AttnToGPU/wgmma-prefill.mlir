@@ -129,7 +129,7 @@ func.func @hnd(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi32>,
 // -----
 
 // What the family does not serve yet goes to the mma.sync prefill kernel
-// without a diagnostic: head dim 72, a variant hook (soft-cap), pages of 4
+// without a diagnostic: head dim 72, a sigmoid reduction, pages of 4
 // keys (boxes of fewer than 8 rows), a decode attention.
 !q72  = !attn.ragged_q<heads = 8, head_dim = 72, bf16>
 !kv72 = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 72, bf16>
@@ -161,7 +161,7 @@ func.func @fallbacks(%k72: tensor<?x16x2x72xbf16>, %k: tensor<?x16x2x128xbf16>,
       {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
        tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q72, !kv72
       -> tensor<?x8x72xbf16>, tensor<?x8xf32>
-  %o1, %l1 = attn.attention @soft_cap(%q, %kv) params(%cap : f32)
+  %o1, %l1 = attn.attention @sigmoid(%q, %kv) params(%cap : f32)
       {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
        tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv
       -> tensor<?x8x128xbf16>, tensor<?x8xf32>
@@ -173,4 +173,29 @@ func.func @fallbacks(%k72: tensor<?x16x2x72xbf16>, %k: tensor<?x16x2x128xbf16>,
       {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64} : !q, !kv
       -> tensor<?x8x128xbf16>, tensor<?x8xf32>
   return %o0, %o1, %o2, %o3 : tensor<?x8x72xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>
+}
+
+// -----
+
+// Logits and mask hooks run per score in the consumers: soft-cap (tanh,
+// relaxed to the hardware approximation) with its scalar parameter.
+!q  = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+!pool = tensor<?x16x2x128xbf16>
+
+// CHECK-LABEL: gpu.func @softcap_prefill_0
+// CHECK-SAME: block = 384
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: "wgmma.wait_group.sync.aligned 1;"
+// CHECK: "tanh.approx.f32 $0, $1;"
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+func.func @softcap(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>,
+    %cap: f32) -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x128xbf16> -> !q
+  %o, %l = attn.attention @soft_cap(%q, %kv) params(%cap : f32)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
 }

@@ -4,17 +4,17 @@
 // design=wgmma on sm_90a: CTAs of 128 query rows (two consumer warpgroups
 // and a producer), K/V tiles of 128 keys (64 at head dim 256) by tensor
 // copies in a ring of as many stages (2-4) as shared memory holds. It
-// serves what its milestones cover (docs/HopperPrefillPlan.md, M1-M2): f16
-// and bf16, head dims 64, 128 and 256, one view, no split-KV, no variant
-// hooks but a causal mask (the scale only), ragged keys or pages of a
-// multiple of 8 keys that hold whole tiles or whole numbers of them. It
-// passes every other attention on to the mma.sync prefill family, never
-// failing one it could serve.
+// serves what its milestones cover (docs/HopperPrefillPlan.md, M1-M4): f16
+// and bf16, head dims 64, 128 and 256, one view, no split-KV, logits and
+// mask hooks (not yet query, key and output hooks or sigmoid), ragged keys
+// or pages of a multiple of 8 keys that hold whole tiles or whole numbers
+// of them. It passes every other attention on to the mma.sync prefill
+// family, never failing one it could serve.
+//
 //===----------------------------------------------------------------------===//
 
 #include "../Hopper/HopperPrefillBuilder.h"
 #include "../KernelFamily.h"
-#include "../Parts/CausalMask.h"
 
 #include "flashir/ABI/KernelABI.h"
 
@@ -126,13 +126,10 @@ private:
     if (!s.element.isBF16() && !s.element.isF16())
       return "elements other than f16 and bf16";
     VariantOp v = plan.variant;
-    bool causalMask = v.getMask().empty() ||
-                      flashir::conversion::parts::classifyMask(v.getMask()) ==
-                          flashir::conversion::parts::CausalMask::Exact;
     if (!v.getQuery().empty() || !v.getKey().empty() ||
-        !v.getLogits().empty() || !causalMask || !v.getOutput().empty() ||
+        !v.getOutput().empty() ||
         flashir::conversion::VariantHooks(v).sigmoid() || s.scale <= 0)
-      return "variant hooks other than a causal mask";
+      return "query, key or output hooks, or a sigmoid reduction";
     if (!s.access.ragged &&
         (s.pageSize % 8 != 0 || (kvTileFor(s.headDim) % s.pageSize != 0 &&
                                  s.pageSize % kvTileFor(s.headDim) != 0)))

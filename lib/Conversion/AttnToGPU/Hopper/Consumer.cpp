@@ -97,9 +97,13 @@ void HopperPrefillBuilder::consume(LocBuilder &b) {
   loadQueryRows(b);
   // The thread's rows (WgmmaAtom's accumulator layout) and their positions.
   Value firstRow = threadRow(b);
-  for (int64_t h = 0; h < 2; ++h)
-    rowQpos[h] = arith::AddIOp::create(
-        b, firstQpos, arith::AddIOp::create(b, firstRow, cIndex(b, 8 * h)));
+  for (int64_t h = 0; h < 2; ++h) {
+    Value row = arith::AddIOp::create(b, firstRow, cIndex(b, 8 * h));
+    rowQpos[h] = arith::AddIOp::create(b, firstQpos, row);
+    // Hooks that read buffers see rows past the request clamped.
+    hookQpos[h] = k.hookPosition(b, rowQpos[h], f.keysTotal);
+  }
+  params = k.paramValues(b, f, head);
   RowState init;
   for (int64_t h = 0; h < 2; ++h) {
     init.m[h] = negInf(b);
@@ -241,37 +245,58 @@ void HopperPrefillBuilder::release(LocBuilder &b, Operand operand, Value it) {
 SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
                                                       Value scores) {
   SmallVector<Value> raw = scoreMma.unpack(b, scores);
-  // Only tiles that reach past the end, or (causal) past the CTA's first
-  // row's position, mask: a CTA-uniform branch.
   Value t0 = arith::AddIOp::create(b, f.kBegin,
                                    arith::MulIOp::create(b, it, cIndex(b, KV)));
+  // Accumulator i of the thread is column 8 (i / 4) + 2 (lane % 4) + i % 2
+  // of the tile, in row (i / 2) % 2 of the thread's two.
+  auto keyOf = [&](LocBuilder &b, int64_t i) -> Value {
+    Value quadLane = arith::RemUIOp::create(b, lane, cIndex(b, 4));
+    Value laneCol = arith::MulIOp::create(b, quadLane, cIndex(b, 2));
+    Value laneKey = arith::AddIOp::create(b, t0, laneCol);
+    return arith::AddIOp::create(b, laneKey, cIndex(b, 8 * (i / 4) + i % 2));
+  };
+  // A logits hook sees natural-domain logits; the softmax takes base 2.
+  if (!rawScores)
+    for (int64_t i = 0; i < static_cast<int64_t>(raw.size()); ++i) {
+      Value natural = arith::MulFOp::create(b, raw[i], cF32(b, s.scale));
+      Value kpos = k.hookKeyPosition(b, f, keyOf(b, i));
+      Value logit =
+          k.hooks.logits(b, natural, hookQpos[(i / 2) % 2], kpos, head, params);
+      raw[i] = arith::MulFOp::create(b, logit, cF32(b, kernels::kLog2E));
+    }
+  // Tiles that reach past the end mask, and (exactly causal) those past the
+  // CTA's first row's position; with another mask hook every tile: a
+  // CTA-uniform branch.
   Value tileEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
   Value partial =
       arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, tileEnd, f.kEnd);
-  if (causal)
-    partial = arith::OrIOp::create(
-        b, partial,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, tileEnd,
-                              arith::AddIOp::create(b, firstQpos, c1)));
+  if (causal) {
+    Value firstVisible = arith::AddIOp::create(b, firstQpos, c1);
+    Value pastFirst = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
+                                            tileEnd, firstVisible);
+    partial = arith::OrIOp::create(b, partial, pastFirst);
+  }
+  if (hookMask)
+    partial = arith::ConstantOp::create(b, b.getBoolAttr(true));
   return buildIf(
       b, partial,
       [&](LocBuilder &b) -> SmallVector<Value> {
-        // Accumulator i of the thread is column 8 (i / 4) + 2 (lane % 4) +
-        // i % 2 of the tile, in row (i / 2) % 2 of the thread's two.
-        Value quadLane = arith::RemUIOp::create(b, lane, cIndex(b, 4));
-        Value laneCol = arith::MulIOp::create(b, quadLane, cIndex(b, 2));
-        Value laneKey = arith::AddIOp::create(b, t0, laneCol);
         SmallVector<Value> masked;
         for (auto [i, score] : llvm::enumerate(raw)) {
-          int64_t col = 8 * (static_cast<int64_t>(i) / 4) + i % 2;
-          Value key = arith::AddIOp::create(b, laneKey, cIndex(b, col));
+          Value key = keyOf(b, i);
           Value visible =
               arith::CmpIOp::create(b, arith::CmpIPredicate::ult, key, f.kEnd);
-          if (causal)
-            visible = arith::AndIOp::create(
-                b, visible,
-                arith::CmpIOp::create(b, arith::CmpIPredicate::sle, key,
-                                      rowQpos[(i / 2) % 2]));
+          if (causal) {
+            Value before = arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
+                                                 key, rowQpos[(i / 2) % 2]);
+            visible = arith::AndIOp::create(b, visible, before);
+          }
+          if (hookMask) {
+            Value kpos = k.hookKeyPosition(b, f, key);
+            Value kept =
+                k.hooks.mask(b, hookQpos[(i / 2) % 2], kpos, head, params);
+            visible = arith::AndIOp::create(b, visible, kept);
+          }
           masked.push_back(
               arith::SelectOp::create(b, visible, score, negInf(b)));
         }

@@ -19,6 +19,7 @@
 #define FLASHIR_LIB_CONVERSION_ATTNTOGPU_HOPPER_HOPPERPREFILLBUILDER_H
 
 #include "../KernelBuilder.h"
+#include "../Parts/CausalMask.h"
 #include "../Parts/MBarrierRing.h"
 #include "../Parts/Wgmma.h"
 
@@ -145,18 +146,26 @@ private:
   /// The layout: Q tile, then K tiles, V tiles, then barriers.
   int64_t tileBytes, qBytes, barrierOffset;
   float factor;
-  /// The mask hook is exactly causal (bottom-right aligned: row i of n
-  /// sits at position keys - n + i): tiles past the CTA's last row are
-  /// skipped, tiles past its first row's position masked.
-  bool causal;
+  /// How the mask hook relates to causality (bottom-right aligned: row i
+  /// of n sits at position keys - n + i): where it implies it, tiles past
+  /// the CTA's last row are skipped; exactly causal (`causal`), only tiles
+  /// past its first row's position are masked, by position; any other mask
+  /// hook (`hookMask`) runs on every score.
+  parts::CausalMask maskKind;
+  bool causal, hookMask;
+  /// Scores enter the softmax as raw Q.K^T times `factor` (scale * log2(e));
+  /// with a logits hook as hook(raw * scale) * log2(e) (factor 1).
+  bool rawScores;
 
   gpu::GPUFuncOp func;
   Frame f;
   Value c0, c1, qTile, head, rowBase, numTiles;
   /// The keys the CTA's tiles cover, and its first row's position.
   Value kLoopEnd, firstQpos;
-  /// The thread's two rows' positions (consumers).
-  Value rowQpos[2];
+  /// The thread's two rows' positions (consumers), as hooks see them, and
+  /// the query head's parameters.
+  Value rowQpos[2], hookQpos[2];
+  SmallVector<Value> params;
   Value tid, wg, wgThread, warpInWg, lane;
   Value alignedAddress, layout;
   Value kMap, vMap;

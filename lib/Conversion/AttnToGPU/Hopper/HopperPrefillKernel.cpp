@@ -60,8 +60,11 @@ HopperPrefillBuilder::HopperPrefillBuilder(KernelBuilder &kernel)
   tileBytes = KV * D * elementBytes;
   qBytes = qRows * D * elementBytes;
   barrierOffset = qBytes + 2 * S * tileBytes;
-  factor = s.scale * kernels::kLog2E;
-  causal = parts::classifyMask(k.variant.getMask()) == parts::CausalMask::Exact;
+  maskKind = parts::classifyMask(k.variant.getMask());
+  causal = maskKind == parts::CausalMask::Exact;
+  hookMask = !k.variant.getMask().empty() && !causal;
+  rawScores = k.variant.getLogits().empty();
+  factor = rawScores ? s.scale * kernels::kLog2E : 1.0f;
 }
 
 gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
@@ -115,7 +118,7 @@ void HopperPrefillBuilder::bindFrame(LocBuilder &b) {
   f.block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   qTile = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
-  if (causal)
+  if (maskKind != parts::CausalMask::None)
     reverseCausalTiles(b);
   f.req = f.block;
   f.kvHead = arith::DivUIOp::create(b, head, cIndex(b, s.group));
@@ -159,7 +162,7 @@ void HopperPrefillBuilder::planKeyTiles(LocBuilder &b) {
   firstQpos = arith::SubIOp::create(
       b, arith::AddIOp::create(b, rowBase, f.keysTotal), f.numQ);
   kLoopEnd = f.kEnd;
-  if (causal) {
+  if (maskKind != parts::CausalMask::None) {
     // Keys past the CTA's last row's position are hidden from every row.
     Value lastRow = arith::MinUIOp::create(
         b, arith::AddIOp::create(b, rowBase, cIndex(b, qRows)), f.numQ);
