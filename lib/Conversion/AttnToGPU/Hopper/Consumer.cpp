@@ -42,18 +42,23 @@ Value swizzledChunk(LocBuilder &b, int64_t rows, Value row, Value chunk) {
   return arith::AddIOp::create(b, offset, chunkStart);
 }
 
-void HopperPrefillBuilder::loadQueryRows(LocBuilder &b) {
-  // Thread u of the warpgroup copies 16-byte chunk u % (D / 8) of rows
-  // u / (D / 8) + rowsPerPass * i; rows past the request hold zeros.
+HopperPrefillBuilder::RowPieces HopperPrefillBuilder::rowPieces(LocBuilder &b) {
   int64_t chunksPerRow = D / kernels::kVec;
-  int64_t rowsPerPass = parts::WgmmaAtom::kThreads / chunksPerRow;
   Value consumer = arith::SubIOp::create(b, wg, c1);
   Value chunk = arith::RemUIOp::create(b, wgThread, cIndex(b, chunksPerRow));
   Value consumerRow =
       arith::MulIOp::create(b, consumer, cIndex(b, kRowsPerConsumer));
-  Value threadRow =
-      arith::DivUIOp::create(b, wgThread, cIndex(b, chunksPerRow));
-  Value firstRow = arith::AddIOp::create(b, consumerRow, threadRow);
+  Value passRow = arith::DivUIOp::create(b, wgThread, cIndex(b, chunksPerRow));
+  Value firstRow = arith::AddIOp::create(b, consumerRow, passRow);
+  return {parts::WgmmaAtom::kThreads / chunksPerRow, chunk, firstRow};
+}
+
+void HopperPrefillBuilder::loadQueryRows(LocBuilder &b) {
+  // Thread u of the warpgroup copies 16-byte chunk u % (D / 8) of rows
+  // u / (D / 8) + rowsPerPass * i; rows past the request hold zeros.
+  RowPieces pieces = rowPieces(b);
+  int64_t rowsPerPass = pieces.rowsPerPass;
+  Value chunk = pieces.chunk, firstRow = pieces.firstRow;
   Value column = arith::MulIOp::create(b, chunk, cIndex(b, kernels::kVec));
   auto pieceType = VectorType::get({kernels::kVec}, s.element);
   Value zeros = arith::ConstantOp::create(

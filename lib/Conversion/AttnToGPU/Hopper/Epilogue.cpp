@@ -71,14 +71,9 @@ void HopperPrefillBuilder::writeOutput(LocBuilder &b, const RowState &state) {
   // threads (as the Q rows came in).
   namedBarrier(b, arith::IndexCastOp::create(b, b.getI32Type(), wg),
                parts::WgmmaAtom::kThreads);
-  int64_t chunksPerRow = D / kernels::kVec;
-  int64_t rowsPerPass = parts::WgmmaAtom::kThreads / chunksPerRow;
-  Value consumer = arith::SubIOp::create(b, wg, c1);
-  Value chunk = arith::RemUIOp::create(b, wgThread, cIndex(b, chunksPerRow));
-  Value consumerRow =
-      arith::MulIOp::create(b, consumer, cIndex(b, kRowsPerConsumer));
-  Value passRow = arith::DivUIOp::create(b, wgThread, cIndex(b, chunksPerRow));
-  Value firstPassRow = arith::AddIOp::create(b, consumerRow, passRow);
+  RowPieces pieces = rowPieces(b);
+  int64_t rowsPerPass = pieces.rowsPerPass;
+  Value chunk = pieces.chunk, firstPassRow = pieces.firstRow;
   Value column = arith::MulIOp::create(b, chunk, cIndex(b, kernels::kVec));
   for (int64_t i = 0; i < kRowsPerConsumer / rowsPerPass; ++i) {
     Value row =

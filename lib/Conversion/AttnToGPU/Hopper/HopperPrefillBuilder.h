@@ -92,6 +92,14 @@ private:
   void consume(LocBuilder &b);
   /// The thread's first row of the CTA's tile (its second is 8 below).
   Value threadRow(LocBuilder &b);
+  /// How the warpgroup's threads move its rows as 16-byte pieces (the Q
+  /// rows in, O out): thread u takes chunk u % (D / 8) of tile rows
+  /// firstRow + rowsPerPass * i.
+  struct RowPieces {
+    int64_t rowsPerPass;
+    Value chunk, firstRow;
+  };
+  RowPieces rowPieces(LocBuilder &b);
   /// The warpgroup's Q rows, swizzled into the Q tile for wgmma.
   void loadQueryRows(LocBuilder &b);
   /// The online-softmax state of the thread's two rows (m, l) and O.
