@@ -16,6 +16,12 @@
 #                           (tiles beyond sm_80's shared memory)
 #   build-gpu/bundle-prefill-wgmma  bench/gpu/prefill_kernels_wgmma.mlir with
 #                           design=wgmma (sm_90a's wgmma prefill kernels)
+#   build-gpu/bundle-prefill-wgmma-split  the same attentions split-KV
+#   build-gpu/cascade-*     the shared-prefix benchmark's kernels alone
+#                           (plain_h32_p16 decode: unsplit, -w2, -split-w1;
+#                           the fused prefix kernel: mma.sync -prefill and
+#                           -prefill-split, wgmma -prefill-wgmma and
+#                           -prefill-wgmma-split), small enough to carry
 #   build-gpu/bundle-prefill-s1  bench/gpu/prefill_kernels_s1.mlir (one-stage
 #                           tiles: one K and one V slot)
 #   build-gpu/bundle-prefill-split  its attentions split-KV (+ merge kernels)
@@ -65,6 +71,27 @@ rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-s1"
 rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-wgmma"
 "$bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels_wgmma.mlir" \
   -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-wgmma" --chips=sm_90a --design=wgmma
+rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-wgmma-split"
+"$bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels_wgmma.mlir" \
+  -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-wgmma-split" --chips=sm_90a --design=wgmma \
+  --schedule='attn-import-variants,attn-split-kv{chunk-size=0}' --split-prefill
+# The shared-prefix benchmark's kernels alone (sm_90a).
+awk '/^func.func @plain_d128_g4_p16_bf16_fused\(/,/^}/' "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" \
+  >"$FLASHIR_ROOT/build-gpu/prefix_fused.mlir"
+split_kv='attn-import-variants,attn-split-kv{chunk-size=0}'
+cascade="$FLASHIR_ROOT/build-gpu/cascade"
+rm -rf "$cascade"-*/
+"$bundle" "$FLASHIR_ROOT/build-gpu/plain_h32_p16.mlir" -o "$cascade-decode" --chips=sm_90a
+"$bundle" "$FLASHIR_ROOT/build-gpu/plain_h32_p16.mlir" -o "$cascade-decode-w2" --chips=sm_90a --warps=2
+"$bundle" "$FLASHIR_ROOT/build-gpu/plain_h32_p16.mlir" -o "$cascade-decode-split-w1" --chips=sm_90a \
+  --warps=1 --stages=2 --schedule="$split_kv"
+"$bundle" "$FLASHIR_ROOT/build-gpu/prefix_fused.mlir" -o "$cascade-prefill" --chips=sm_90a
+"$bundle" "$FLASHIR_ROOT/build-gpu/prefix_fused.mlir" -o "$cascade-prefill-split" --chips=sm_90a \
+  --schedule="$split_kv" --split-prefill
+"$bundle" "$FLASHIR_ROOT/build-gpu/prefix_fused.mlir" -o "$cascade-prefill-wgmma" --chips=sm_90a \
+  --design=wgmma
+"$bundle" "$FLASHIR_ROOT/build-gpu/prefix_fused.mlir" -o "$cascade-prefill-wgmma-split" \
+  --chips=sm_90a --design=wgmma --schedule="$split_kv" --split-prefill
 # sm_75 has f16 prefill kernels only: its own bundle of the f16 functions.
 awk '/^func.func @[a-z0-9_]*_f16[a-z0-9_]*\(/,/^}/' \
   "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" >"$FLASHIR_ROOT/build-gpu/prefill-f16.mlir"

@@ -193,3 +193,40 @@ func.func @alibi_d256_g2_p16_bf16(%k: tensor<?x16x2x256xbf16>, %v: tensor<?x16x2
       -> tensor<?x4x256xbf16>, tensor<?x4xf32>
   return %o, %l : tensor<?x4x256xbf16>, tensor<?x4xf32>
 }
+
+// Fused head groups (rows are (token, query head of the group) pairs, 32
+// tokens x 4 heads per CTA): the shared-prefix benchmark's prefix kernel
+// (split-KV in build-gpu/bundle-prefill-wgmma-split), causal, and ALiBi
+// (per-row head parameters).
+func.func @plain_d128_g4_p16_bf16_fused(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, fused_head_groups, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
+}
+
+func.func @causal_d128_g4_p16_bf16_fused(%k: tensor<?x16x8x128xbf16>, %v: tensor<?x16x8x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, fused_head_groups, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 8, head_dim = 128, bf16>
+      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
+}
+
+func.func @alibi_d128_g4_p16_bf16_fused(%k: tensor<?x16x2x128xbf16>, %v: tensor<?x16x2x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x8x128xbf16>,
+    %qo: tensor<?xi32>, %slopes: tensor<8xf32>) -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x16x2x128xbf16>, tensor<?x16x2x128xbf16> -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x8x128xbf16> -> !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+  %o, %l = attn.attention @alibi(%q, %kv) params(%slopes : tensor<8xf32>)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64, fused_head_groups, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 8, head_dim = 128, bf16>, !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}

@@ -328,7 +328,7 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
         # suffix kernel from the start; more make a second wave).
         # The launch orders (`overlap`) at the default chunk count.
         if b >= 64:
-            variants = [(cn, "suffix-first") for cn in (15, 18, 32)]
+            variants = [(cn, "suffix-first") for cn in (8, 15, 18, 32) if cn != chunks]
             variants += [(chunks, "prefix-first"), (chunks, "suffix-main")]
             for cn, mode in variants:
                 o_n, l_n, call_n = cascade(sk, spk, q, kp, vp, shared, own, cn, prefix,
@@ -400,6 +400,10 @@ def main():
                          "DECODE_BUNDLE-w2 where it exists)")
     ap.add_argument("--prefill-split-bundle", default=None,
                     help="split-KV prefill bundle (default: PREFILL_BUNDLE-split)")
+    ap.add_argument("--prefix-chunks", type=int, default=16,
+                    help="B64's prefix chunks in the kernels' paths (16: 256 CTAs of the "
+                         "mma.sync kernel, one wave at two per SM; 8 suits the wgmma "
+                         "kernel's one CTA per SM)")
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     dk = load(args.decode_bundle, "plain_h32_p16")
@@ -435,7 +439,8 @@ def main():
     rows = []
     # Chunks: B64 -> 16 chunks x 2 q tiles x 8 KV heads = 256 CTAs, one wave
     # of the H200's 132 SMs x 2.
-    for b, prefix, suffix, chunks in ((64, 32768, 128, 16), (16, 1024, 128, 4)):
+    for b, prefix, suffix, chunks in ((64, 32768, 128, args.prefix_chunks),
+                                      (16, 1024, 128, 4)):
         row = case(dk, pk, b, prefix, suffix, chunks, gen, sk, spk, runtime.get(b), other_dk)
         row["suffix_bundle"] = os.path.basename(split.rstrip("/"))
         rows.append(row)

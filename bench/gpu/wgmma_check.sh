@@ -7,8 +7,12 @@
 # float64 checks of every kernel), bench (prefill_bench.py's rows of the
 # bundle's functions next to SDPA and FlexAttention), sanitize
 # (compute-sanitizer memcheck, racecheck and synccheck on small batches),
-# ncu (Nsight Compute on the B4 S4096 d128 kernel). Default: small checks
-# bench. Exit status: nonzero when a step failed.
+# ncu (Nsight Compute on the B4 S4096 d128 kernel), split (the float64
+# checks of BUNDLE-split, its attentions split-KV), cascade
+# (shared_prefix_bench.py with build-gpu/cascade-*: the mma.sync prefix
+# kernel at 16 chunks, then the wgmma one at WGMMA_PREFIX_CHUNKS, default
+# 8; the runtime's cascade through the C library, built here). Default:
+# small checks bench. Exit status: nonzero when a step failed.
 set -uo pipefail
 bundle=$1
 out=$2
@@ -30,6 +34,31 @@ for step in $steps; do
   case $step in
   small) check wgmma_small.log 120 --small --no-bench || exit 1 ;;
   checks) check wgmma_checks.log 400 --no-bench || status=1 ;;
+  split)
+    (bundle=${WGMMA_SPLIT_BUNDLE:-$bundle-split}
+     check wgmma_split_checks.log 400 --no-bench) || status=1 ;;
+  cascade)
+    cmake -S . -B build-runtime -G Ninja -DFLASHIR_ENABLE_COMPILER=OFF \
+      -DFLASHIR_ENABLE_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+      cmake --build build-runtime --target flashir_c >"$out/runtime_build.log" 2>&1 ||
+      echo "runtime build failed (the runtime rows will say so)"
+    c=build-gpu/cascade
+    for prefill in prefill prefill-wgmma; do
+      chunks=16
+      [ $prefill = prefill-wgmma ] && chunks=${WGMMA_PREFIX_CHUNKS:-8}
+      mkdir -p "$out/cascade-$prefill"
+      timeout 300 python3 bench/gpu/shared_prefix_bench.py --decode-bundle $c-decode \
+        --prefill-bundle $c-$prefill --prefix-chunks $chunks \
+        --out "$out/cascade-$prefill" >"$out/cascade-$prefill.log" 2>&1 || status=1
+      echo "== cascade, prefix kernel $prefill ($chunks chunks)"
+      python3 - "$out/cascade-$prefill/shared_prefix.json" <<'PY' || tail -5 "$out/cascade-$prefill.log"
+import json, sys
+for r in json.load(open(sys.argv[1]))["rows"]:
+    keys = [k for k in r if k.endswith("_ms") or k in ("speedup", "ok")]
+    print(r["case"], {k: (round(r[k], 5) if isinstance(r[k], float) else r[k]) for k in keys})
+PY
+    done
+    ;;
   bench)
     timeout 400 python3 bench/gpu/prefill_bench.py --bundle "$bundle" --out "$out" \
       --only "${WGMMA_BENCH_ONLY:-_d128_}" >"$out/wgmma_bench.log" 2>&1 || status=1

@@ -177,11 +177,6 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
                    "', which masks or reads positions; the prefix needs a "
                    "position-free one (e.g. 'plain', a soft-cap without a "
                    "mask)");
-  // It gets the decode kernel's kv_maps: it must not read them.
-  if (prefillBundle.usesTensorMaps(config.prefillKernel))
-    return invalid(config.prefillKernel +
-                   " reads tensor maps; the cascade passes the decode "
-                   "kernel's");
   if (!splitAbi(dk, KernelKind::Decode) || dk->mergeKernel != mk->name)
     return invalid(config.decodeKernel + " / " + config.mergeKernel +
                    " are not a split-KV decode kernel with only scalar and "
@@ -242,12 +237,15 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
   rn.partialLseOffset =
       alignUp(rn.partialOOffset + states.partialOutputBytes, 256);
   rn.mapsOffset = alignUp(rn.partialLseOffset + states.partialLseBytes, 256);
-  if (Status s =
-          driver.alloc(rn.mapsOffset + int64_t(kKvMapsBytes), &rn.workspace);
+  // Two sets of tensor maps: the decode kernel's and the prefill kernel's
+  // (the wgmma prefill kernels read theirs; others get the decode's).
+  if (Status s = driver.alloc(rn.mapsOffset + 2 * int64_t(kKvMapsBytes),
+                              &rn.workspace);
       !s)
     return s;
-  if (Status s = driver.allocHost(
-          alignUp(rn.metadataBytes, 256) + int64_t(kKvMapsBytes), &rn.staging);
+  if (Status s = driver.allocHost(alignUp(rn.metadataBytes, 256) +
+                                      2 * int64_t(kKvMapsBytes),
+                                  &rn.staging);
       !s)
     return s;
   if (Status s = driver.createStream(&rn.side); !s)
@@ -345,14 +343,20 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
       !s)
     return s;
   auto *base = static_cast<char *>(workspace);
-  // The decode kernel's tensor maps (the prefill kernel reads none).
+  // Each kernel's tensor maps (all zeros for one that reads none), each in
+  // its own staging bytes: the uploads are asynchronous.
+  char *stagedMaps = static_cast<char *>(staging) + alignUp(metadataBytes, 256);
   if (Status s = decode->refreshKvMaps(
           maps, config.decodeKernel, buffers.kPool, buffers.vPool,
           buffers.numPages,
-          detail::kvMapsUpload(*driver, stream,
-                               static_cast<char *>(staging) +
-                                   alignUp(metadataBytes, 256),
-                               base + mapsOffset));
+          detail::kvMapsUpload(*driver, stream, stagedMaps, base + mapsOffset));
+      !s)
+    return s;
+  if (Status s = prefill->refreshKvMaps(
+          prefillMaps, config.prefillKernel, buffers.kPool, buffers.vPool,
+          buffers.numPages,
+          detail::kvMapsUpload(*driver, stream, stagedMaps + kKvMapsBytes,
+                               base + mapsOffset + kKvMapsBytes));
       !s)
     return s;
   int64_t c = prefixChunks_ + 1, r = config.maxRequests;
@@ -373,12 +377,15 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
   KernelBundle::Arg out = memref(buffers.out, {r, hq, d});
   KernelBundle::Arg lse = memref(buffers.lse, {r, hq});
   KernelBundle::Arg kvMaps = memref(base + mapsOffset, {2, 16});
+  KernelBundle::Arg prefillKvMaps =
+      memref(base + mapsOffset + kKvMapsBytes, {2, 16});
   // Both kernels take the split-KV ABI: metadata arrays first .. first + 7
   // (qo, kv indptr, last page lengths, chunk indptr, chunk requests, starts,
   // ends, order) around their page ids. The prefill kernel never writes
   // `out` / `lse` (its one request has Cp >= 2 chunks): they are passed for
   // the ABI only.
-  auto splitArgs = [&](size_t first, void *indices, int64_t numIndices) {
+  auto splitArgs = [&](size_t first, void *indices, int64_t numIndices,
+                       const KernelBundle::Arg &maps) {
     return KernelBundle::RoleArgs{
         {ArgRole::Q, q},
         {ArgRole::QoIndptr, meta(first)},
@@ -396,19 +403,19 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
         {ArgRole::PartialLse, partialLse},
         {ArgRole::Out, out},
         {ArgRole::Lse, lse},
-        {ArgRole::KvMaps, kvMaps}};
+        {ArgRole::KvMaps, maps}};
   };
   // The merge reads the suffix's (decode side's) qo and chunk indptr.
   KernelBundle::RoleArgs suffix =
-      splitArgs(8, buffers.suffixIndices, buffers.numSuffixIndices);
+      splitArgs(8, buffers.suffixIndices, buffers.numSuffixIndices, kvMaps);
   std::vector<KernelBundle::Arg> prefillArgs, decodeArgs, mergeArgs;
   std::vector<KernelBundle::Arg> params =
       KernelBundle::paramArgs(buffers.params);
   for (auto [bundle, kernel, roles, args, variantArgs] :
-       {std::tuple{
-            prefill, &config.prefillKernel,
-            splitArgs(0, buffers.prefixIndices, buffers.numPrefixIndices),
-            &prefillArgs, params},
+       {std::tuple{prefill, &config.prefillKernel,
+                   splitArgs(0, buffers.prefixIndices, buffers.numPrefixIndices,
+                             prefillKvMaps),
+                   &prefillArgs, params},
         std::tuple{decode, &config.decodeKernel, suffix, &decodeArgs, params},
         std::tuple{decode, &config.mergeKernel, suffix, &mergeArgs,
                    std::vector<KernelBundle::Arg>{}}})

@@ -140,9 +140,11 @@ private:
   /// The decode kernel's stream and the events that fork it from and join
   /// it to run()'s stream.
   void *side = nullptr, *fork = nullptr, *join = nullptr;
+  /// Tensor maps: the decode kernel's at mapsOffset, the prefill kernel's
+  /// (where it reads any) right after; each cache remembers its upload.
   int64_t metadataBytes = 0, partialOOffset = 0, partialLseOffset = 0,
           mapsOffset = 0;
-  KvMapsCache maps;
+  KvMapsCache maps, prefillMaps;
 };
 
 } // namespace flashir::runtime

@@ -445,6 +445,70 @@ void KernelBuilder::loadKeyRange(LocBuilder &b, Frame &f, Value nextRequest) {
       arith::SubIOp::create(b, memref::DimOp::create(b, indptr, 0), c1));
 }
 
+KernelBuilder::PrefillTile
+KernelBuilder::bindPrefillFrame(LocBuilder &b, Frame &f, gpu::GPUFuncOp func,
+                                bool longestFirst, bool fused, int64_t tokens) {
+  Value c1 = cIndex(b, 1);
+  // sm_90 split kernels: every CTA waits for the grid launched before it
+  // before reading or writing anything, so the host may launch this one
+  // behind any kernel with programmatic stream serialization (the cascade's
+  // next step behind its merge): its CTAs are dispatched while that grid
+  // drains, and the grid completes after it. The wait comes before
+  // bindArguments' launch_dependents: a grid launched behind this one (the
+  // cascade's suffix kernel, which writes the states the previous step's
+  // merge reads) starts only after that grid has completed.
+  if (s.dependentLaunch)
+    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+  f = bindArguments(b, func, /*dynamicShared=*/true);
+  f.block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  if (s.chunked)
+    f.block = loadIndex(b, f.chunkOrder, f.block);
+  f.req = s.chunked ? loadIndex(b, f.chunkRequest, f.block) : f.block;
+  PrefillTile t;
+  t.qTile = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  t.head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+  if (!s.chunked && longestFirst) {
+    // The linear block index renumbered q-tile-slowest, reversed: for
+    // equal-length requests the longest tiles start first and the final
+    // wave ends evenly.
+    Value x = gpu::GridDimOp::create(b, gpu::Dimension::x),
+          y = gpu::GridDimOp::create(b, gpu::Dimension::y),
+          z = gpu::GridDimOp::create(b, gpu::Dimension::z);
+    Value linear = arith::AddIOp::create(
+        b, f.block,
+        arith::MulIOp::create(
+            b, x,
+            arith::AddIOp::create(b, t.qTile,
+                                  arith::MulIOp::create(b, y, t.head))));
+    f.block = arith::RemUIOp::create(b, linear, x);
+    Value rest = arith::DivUIOp::create(b, linear, x);
+    t.head = arith::RemUIOp::create(b, rest, z);
+    Value lastTile = arith::SubIOp::create(b, y, c1);
+    t.qTile =
+        arith::SubIOp::create(b, lastTile, arith::DivUIOp::create(b, rest, z));
+    f.req = f.block;
+  }
+  f.kvHead =
+      fused ? t.head
+            : arith::DivUIOp::create(b, t.head, cIndex(b, s.group)).getResult();
+  Value next = arith::AddIOp::create(b, f.req, c1);
+  f.qBegin = loadIndex(b, f.qoIndptr, f.req);
+  f.numQ = arith::SubIOp::create(b, loadIndex(b, f.qoIndptr, next), f.qBegin);
+  // The request's pages and (split-KV) its chunk's keys: loaded next to
+  // qo_indptr, not after the guard below waits for it (one round trip less
+  // before the first page ids and copies).
+  loadRequestKeys(b, f);
+  loadKeyRange(b, f, next);
+  t.rowBase = arith::MulIOp::create(b, t.qTile, cIndex(b, tokens));
+  // Every thread of a CTA past its request's rows leaves together.
+  scf::IfOp guard = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, t.rowBase, f.numQ),
+      /*withElseRegion=*/false);
+  gpu::ReturnOp::create(b);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  return t;
+}
+
 SmallVector<Value> KernelBuilder::paramValues(LocBuilder &b, const Frame &f,
                                               Value head) {
   SmallVector<Value> values;

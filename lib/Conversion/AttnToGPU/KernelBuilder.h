@@ -284,6 +284,23 @@ private:
   /// f.direct: the chunk is its request's only one).
   void loadKeyRange(LocBuilder &b, Frame &f, Value nextRequest);
 
+  /// The prefill kernels' frame: what a CTA serves and its key range.
+  struct PrefillTile {
+    /// The q tile and the query head (fused head groups: the KV head).
+    Value qTile, head;
+    /// The tile's first token: qTile * tokens.
+    Value rowBase;
+  };
+  /// Binds a prefill kernel's frame: the arguments, the request x (split-KV:
+  /// chunk chunk_order[x] of request chunk_request[chunk]), q tile y, head z,
+  /// the request's queries, pages and keys. With `longestFirst` (unsplit
+  /// kernels whose tiles' keys grow with the q tile, e.g. causal) the CTAs
+  /// run the grid's last q tile of every (request, head) first. Leaves `b`
+  /// inside the guard that CTAs past their request's rows (`tokens` per q
+  /// tile) skip, before any barrier.
+  PrefillTile bindPrefillFrame(LocBuilder &b, Frame &f, gpu::GPUFuncOp func,
+                               bool longestFirst, bool fused, int64_t tokens);
+
   /// With dependentLaunch, before a decode kernel returns: the grid's last CTA
   /// waits for the grid it was launched behind (griddepcontrol.wait), so
   /// this grid completes only after that one. A cascade launches its suffix

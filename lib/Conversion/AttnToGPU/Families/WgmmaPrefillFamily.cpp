@@ -4,12 +4,13 @@
 // design=wgmma on sm_90a: CTAs of 128 query rows (two consumer warpgroups
 // and a producer), K/V tiles of 128 keys (64 at head dim 256) by tensor
 // copies in a ring of as many stages (2-4) as shared memory holds. It
-// serves what its milestones cover (docs/HopperPrefillPlan.md, M1-M4): f16
-// and bf16, head dims 64, 128 and 256, one view, no split-KV, logits and
-// mask hooks (not yet query, key and output hooks or sigmoid), ragged keys
-// or pages of a multiple of 8 keys that hold whole tiles or whole numbers
-// of them. It passes every other attention on to the mma.sync prefill
-// family, never failing one it could serve.
+// serves what its milestones cover (docs/HopperPrefillPlan.md, M1-M4, M7):
+// f16 and bf16, head dims 64, 128 and 256, one view, split-KV (with
+// split-prefill, as the mma.sync family), fused head groups of a size
+// dividing 128, logits and mask hooks (not yet query, key and output hooks
+// or sigmoid), ragged keys or pages of a multiple of 8 keys that hold whole
+// tiles or whole numbers of them. It passes every other attention on to
+// the mma.sync prefill family, never failing one it could serve.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,6 +60,10 @@ public:
                          options.chipName + " has neither");
     if (std::string why = unservedReason(plan); !why.empty())
       return Match::skip(why);
+    // The runtime's split runner launches decode grids unless asked for
+    // split prefill kernels.
+    if (s.chunked && !options.splitPrefill)
+      return Match::skip("split-KV without split-prefill");
     s.tensorCores = true;
     s.bulkCopy = true;
     s.tensorCopy = true;
@@ -66,7 +71,8 @@ public:
     s.prefillRows = kQRows;
     s.kvTile = kvTileFor(s.headDim);
     s.warps = (1 + hopper::kConsumers) * 4;
-    s.fusedHeadGroups = false;
+    // Head groups fuse where a tile holds whole tokens' groups.
+    s.fusedHeadGroups = plan.op.getFusedHeadGroups() && kQRows % s.group == 0;
     return Match::serve();
   }
 
@@ -98,18 +104,22 @@ public:
     const KernelShape &s = plan.shape;
     AttentionOp op = plan.op;
     MLIRContext *ctx = op.getContext();
-    abi::Grid grid = abi::gridOf(abi::KernelKind::Prefill, /*split=*/false,
-                                 /*perKvHead=*/false);
+    abi::Grid grid =
+        abi::gridOf(abi::KernelKind::Prefill, s.chunked, s.fusedHeadGroups);
+    int64_t qTokens =
+        s.fusedHeadGroups ? s.prefillRows / s.group : s.prefillRows;
+    // A split kernel waits in every CTA before its first access.
+    bool dependent = dependentSplit(s);
     auto box = DenseI64ArrayAttr::get(
         ctx,
         s.access.tensorMapBox(boxRows(s), tensorCopyBoxColumns(s.headDim)));
     return LaunchAttr::get(ctx, kind(), grid.str(), 32 * s.warps,
                            op.getVariantAttr(), args, mergeKernel, s.stages,
                            s.unroll, /*tensorCores=*/true, /*bulkCopy=*/true,
-                           box, plan.dynamicSharedBytes, s.prefillRows,
-                           s.prefillRows, s.kvTile,
-                           /*programmaticWait=*/false,
-                           /*completesAfterPredecessor=*/false);
+                           box, plan.dynamicSharedBytes, s.prefillRows, qTokens,
+                           s.kvTile,
+                           /*programmaticWait=*/dependent,
+                           /*completesAfterPredecessor=*/dependent);
   }
 
 private:
@@ -117,8 +127,6 @@ private:
   /// or an empty string.
   static std::string unservedReason(const KernelPlan &plan) {
     const KernelShape &s = plan.shape;
-    if (s.chunked)
-      return "split-KV";
     if (s.numViews != 1)
       return "several KV views";
     if (s.headDim != 64 && s.headDim != 128 && s.headDim != 256)

@@ -65,14 +65,15 @@ void HopperPrefillBuilder::loadQueryRows(LocBuilder &b) {
       b, DenseElementsAttr::get(pieceType, b.getZeroAttr(s.element)));
   for (int64_t i = 0; i < kRowsPerConsumer / rowsPerPass; ++i) {
     Value row = arith::AddIOp::create(b, firstRow, cIndex(b, rowsPerPass * i));
-    Value token = arith::AddIOp::create(b, rowBase, row);
+    Value token, qHead;
+    std::tie(token, qHead) = tokenAndHead(b, row);
     Value valid =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, token, f.numQ);
     Value piece = buildIf(
         b, valid,
         [&](LocBuilder &b) -> SmallVector<Value> {
           Value q = arith::AddIOp::create(b, f.qBegin, token);
-          return {k.loadRaw(b, f.q, ValueRange{q, head, column})};
+          return {k.loadRaw(b, f.q, ValueRange{q, qHead, column})};
         },
         [&](LocBuilder &) -> SmallVector<Value> { return {zeros}; })[0];
     Value offset = swizzledChunk(b, qRows, row, chunk);
@@ -100,15 +101,21 @@ Value HopperPrefillBuilder::threadRow(LocBuilder &b) {
 
 void HopperPrefillBuilder::consume(LocBuilder &b) {
   loadQueryRows(b);
-  // The thread's rows (WgmmaAtom's accumulator layout) and their positions.
+  // The thread's rows (WgmmaAtom's accumulator layout), their positions
+  // and heads.
   Value firstRow = threadRow(b);
   for (int64_t h = 0; h < 2; ++h) {
     Value row = arith::AddIOp::create(b, firstRow, cIndex(b, 8 * h));
-    rowQpos[h] = arith::AddIOp::create(b, firstQpos, row);
+    Value token;
+    std::tie(token, rowHead[h]) = tokenAndHead(b, row);
+    Value keysBefore = arith::SubIOp::create(b, f.keysTotal, f.numQ);
+    rowQpos[h] = arith::AddIOp::create(b, keysBefore, token);
     // Hooks that read buffers see rows past the request clamped.
     hookQpos[h] = k.hookPosition(b, rowQpos[h], f.keysTotal);
   }
-  params = k.paramValues(b, f, head);
+  // Without fused head groups both rows are of the CTA's head.
+  params[0] = k.paramValues(b, f, rowHead[0]);
+  params[1] = fused ? k.paramValues(b, f, rowHead[1]) : params[0];
   RowState init;
   for (int64_t h = 0; h < 2; ++h) {
     init.m[h] = negInf(b);
@@ -250,8 +257,7 @@ void HopperPrefillBuilder::release(LocBuilder &b, Operand operand, Value it) {
 SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
                                                       Value scores) {
   SmallVector<Value> raw = scoreMma.unpack(b, scores);
-  Value t0 = arith::AddIOp::create(b, f.kBegin,
-                                   arith::MulIOp::create(b, it, cIndex(b, KV)));
+  Value t0 = tileStart(b, it);
   // Accumulator i of the thread is column 8 (i / 4) + 2 (lane % 4) + i % 2
   // of the tile, in row (i / 2) % 2 of the thread's two.
   auto keyOf = [&](LocBuilder &b, int64_t i) -> Value {
@@ -265,16 +271,21 @@ SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
     for (int64_t i = 0; i < static_cast<int64_t>(raw.size()); ++i) {
       Value natural = arith::MulFOp::create(b, raw[i], cF32(b, s.scale));
       Value kpos = k.hookKeyPosition(b, f, keyOf(b, i));
+      int64_t h = (i / 2) % 2;
       Value logit =
-          k.hooks.logits(b, natural, hookQpos[(i / 2) % 2], kpos, head, params);
+          k.hooks.logits(b, natural, hookQpos[h], kpos, rowHead[h], params[h]);
       raw[i] = arith::MulFOp::create(b, logit, cF32(b, kernels::kLog2E));
     }
-  // Tiles that reach past the end mask, and (exactly causal) those past the
-  // CTA's first row's position; with another mask hook every tile: a
-  // CTA-uniform branch.
+  // Tiles that reach past the end (or, split, start before the chunk)
+  // mask, and (exactly causal) those past the CTA's first row's position;
+  // with another mask hook every tile: a CTA-uniform branch.
   Value tileEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
   Value partial =
       arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, tileEnd, f.kEnd);
+  if (s.chunked)
+    partial = arith::OrIOp::create(
+        b, partial,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, t0, f.kBegin));
   if (causal) {
     Value firstVisible = arith::AddIOp::create(b, firstQpos, c1);
     Value pastFirst = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
@@ -287,10 +298,19 @@ SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
       b, partial,
       [&](LocBuilder &b) -> SmallVector<Value> {
         SmallVector<Value> masked;
+        // Split: keys in [kBegin, kEnd) by one unsigned compare (keys
+        // before kBegin wrap around).
+        Value span =
+            s.chunked ? arith::SubIOp::create(b, f.kEnd, f.kBegin).getResult()
+                      : Value();
         for (auto [i, score] : llvm::enumerate(raw)) {
           Value key = keyOf(b, i);
           Value visible =
-              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, key, f.kEnd);
+              s.chunked ? arith::CmpIOp::create(
+                              b, arith::CmpIPredicate::ult,
+                              arith::SubIOp::create(b, key, f.kBegin), span)
+                        : arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                                key, f.kEnd);
           if (causal) {
             Value before = arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
                                                  key, rowQpos[(i / 2) % 2]);
@@ -298,8 +318,9 @@ SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
           }
           if (hookMask) {
             Value kpos = k.hookKeyPosition(b, f, key);
+            int64_t h = (i / 2) % 2;
             Value kept =
-                k.hooks.mask(b, hookQpos[(i / 2) % 2], kpos, head, params);
+                k.hooks.mask(b, hookQpos[h], kpos, rowHead[h], params[h]);
             visible = arith::AndIOp::create(b, visible, kept);
           }
           masked.push_back(
@@ -359,8 +380,7 @@ Value HopperPrefillBuilder::rescale(LocBuilder &b, Value o,
 }
 
 void HopperPrefillBuilder::zeroTailRows(LocBuilder &b, Value it) {
-  Value t0 = arith::AddIOp::create(b, f.kBegin,
-                                   arith::MulIOp::create(b, it, cIndex(b, KV)));
+  Value t0 = tileStart(b, it);
   Value vOffset = tileOffset(b, Operand::V, slotAndParity(b, it).first);
   Value tileEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
   Value partial =

@@ -52,7 +52,7 @@ void HopperPrefillBuilder::writeOutput(LocBuilder &b, const RowState &state) {
       Value element = arith::DivUIOp::create(b, byte, cIndex(b, elementBytes));
       vector::StoreOp::create(b, narrow, layout, ValueRange{element});
     }
-    Value token = arith::AddIOp::create(b, rowBase, tileRow);
+    Value token = tokenAndHead(b, tileRow).first;
     Value valid =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, token, f.numQ);
     Value first =
@@ -60,10 +60,11 @@ void HopperPrefillBuilder::writeOutput(LocBuilder &b, const RowState &state) {
     Value stores = arith::AndIOp::create(b, valid, first);
     scf::IfOp::create(b, stores, [&](OpBuilder &vb, Location loc) {
       LocBuilder b(loc, vb);
-      k.storeRow(
-          b, f, token, [&](LocBuilder &b, Value, Value lseMem, Value row) {
-            memref::StoreOp::create(b, lse, lseMem, ValueRange{row, head});
-          });
+      k.storeRow(b, f, token,
+                 [&](LocBuilder &b, Value, Value lseMem, Value row) {
+                   memref::StoreOp::create(b, lse, lseMem,
+                                           ValueRange{row, rowHead[h]});
+                 });
       scf::YieldOp::create(b);
     });
   }
@@ -81,13 +82,15 @@ void HopperPrefillBuilder::writeOutput(LocBuilder &b, const RowState &state) {
     Value offset = swizzledChunk(b, qRows, row, chunk);
     Value element = arith::DivUIOp::create(b, offset, cIndex(b, elementBytes));
     Value piece = k.loadRaw(b, layout, ValueRange{element});
-    Value token = arith::AddIOp::create(b, rowBase, row);
+    Value token, pieceHead;
+    std::tie(token, pieceHead) = tokenAndHead(b, row);
     Value valid =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, token, f.numQ);
     scf::IfOp::create(b, valid, [&](OpBuilder &vb, Location loc) {
       LocBuilder b(loc, vb);
       k.storeRow(b, f, token, [&](LocBuilder &b, Value oMem, Value, Value row) {
-        vector::StoreOp::create(b, piece, oMem, ValueRange{row, head, column},
+        vector::StoreOp::create(b, piece, oMem,
+                                ValueRange{row, pieceHead, column},
                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
       });
       scf::YieldOp::create(b);

@@ -56,13 +56,16 @@ private:
   enum class Operand { K = 0, V = 1 };
 
   // HopperPrefillKernel.cpp.
-  /// The CTA's request, q tile and head; leaves `b` inside the guard CTAs
-  /// past their request's rows skip.
+  /// The CTA's request (split-KV: chunk), q tile and head; leaves `b`
+  /// inside the guard CTAs past their request's rows skip.
   void bindFrame(LocBuilder &b);
-  /// Causal: the CTAs' q tiles in reverse order, longest first.
-  void reverseCausalTiles(LocBuilder &b);
   /// The tiles of the CTA's keys (causal: up to its last row's position).
   void planKeyTiles(LocBuilder &b);
+  /// The first key of tile `it`.
+  Value tileStart(LocBuilder &b, Value it);
+  /// The token and query head of tile row `row`: with fused head groups
+  /// rows are (token, head of the KV head's group) pairs.
+  std::pair<Value, Value> tokenAndHead(LocBuilder &b, Value row);
   /// The 1024-aligned base of the layout and the ring's barriers, which
   /// thread 0 initialises before every thread passes a CTA barrier.
   void bindSharedMemory(LocBuilder &b);
@@ -120,7 +123,8 @@ private:
   /// `it` to the producer.
   void release(LocBuilder &b, Operand operand, Value it);
   /// Tile `it`'s scores in the softmax's base-2 domain: keys the CTA does
-  /// not attend (past the end; past a causal row's position) at -inf.
+  /// not attend (before a split chunk's first, past its end; past a causal
+  /// row's position) at -inf.
   SmallVector<Value> maskedScores(LocBuilder &b, Value it, Value scores);
   /// The online softmax of scores `x` on `state`: the new m and l (O not
   /// yet rescaled: `alpha` is each row's factor) and P.V's A registers.
@@ -145,6 +149,10 @@ private:
   MLIRContext *ctx;
   Type f32;
   int64_t D, KV, S, P, elementBytes, qRows;
+  /// Fused head groups: a q tile is `tokens` tokens of the g query heads
+  /// of KV head `head` (else qRows tokens of query head `head`).
+  bool fused;
+  int64_t g, tokens;
   /// Keys per tensor-copy box (a page's, or a tile's where pages hold
   /// whole tiles or the keys are contiguous) and boxes per 64 columns.
   int64_t boxRows, rowBoxes;
@@ -168,12 +176,14 @@ private:
   gpu::GPUFuncOp func;
   Frame f;
   Value c0, c1, qTile, head, rowBase, numTiles;
-  /// The keys the CTA's tiles cover, and its first row's position.
-  Value kLoopEnd, firstQpos;
-  /// The thread's two rows' positions (consumers), as hooks see them, and
-  /// the query head's parameters.
-  Value rowQpos[2], hookQpos[2];
-  SmallVector<Value> params;
+  /// The keys the CTA's tiles cover: from kTileBegin (a split chunk's first
+  /// key rounded down to a box: boxes never cross a page) to kLoopEnd; its
+  /// first token's position.
+  Value kTileBegin, kLoopEnd, firstQpos;
+  /// The thread's two rows' positions (consumers), as hooks see them, their
+  /// query heads and those heads' parameters.
+  Value rowQpos[2], hookQpos[2], rowHead[2];
+  SmallVector<Value> params[2];
   Value tid, wg, wgThread, warpInWg, lane;
   Value alignedAddress, layout;
   Value kMap, vMap;

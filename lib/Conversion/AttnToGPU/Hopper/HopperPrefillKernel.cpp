@@ -50,7 +50,8 @@ HopperPrefillBuilder::HopperPrefillBuilder(KernelBuilder &kernel)
     : k(kernel), s(kernel.s), ctx(kernel.op.getContext()),
       f32(Float32Type::get(ctx)), D(s.headDim), KV(s.kvTile), S(s.stages),
       P(s.pageSize), elementBytes(s.element.getIntOrFloatBitWidth() / 8),
-      qRows(s.prefillRows),
+      qRows(s.prefillRows), fused(s.fusedHeadGroups), g(s.group),
+      tokens(fused ? s.prefillRows / s.group : s.prefillRows),
       boxRows(s.access.ragged ? s.kvTile : std::min(s.pageSize, s.kvTile)),
       rowBoxes(s.kvTile / boxRows),
       scoreAtom(*parts::WgmmaAtom::of(s.kvTile, mmaType(s.element))),
@@ -114,47 +115,11 @@ gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
 }
 
 void HopperPrefillBuilder::bindFrame(LocBuilder &b) {
-  f = k.bindArguments(b, func, /*dynamicShared=*/true);
-  f.block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  qTile = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
-  if (maskKind != parts::CausalMask::None)
-    reverseCausalTiles(b);
-  f.req = f.block;
-  f.kvHead = arith::DivUIOp::create(b, head, cIndex(b, s.group));
-  Value next = arith::AddIOp::create(b, f.req, c1);
-  f.qBegin = k.loadIndex(b, f.qoIndptr, f.req);
-  f.numQ = arith::SubIOp::create(b, k.loadIndex(b, f.qoIndptr, next), f.qBegin);
-  k.loadRequestKeys(b, f);
-  k.loadKeyRange(b, f, next);
-  rowBase = arith::MulIOp::create(b, qTile, cIndex(b, qRows));
-  // Every thread of a CTA past its request's rows leaves together, before
-  // any barrier.
-  scf::IfOp guard = scf::IfOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowBase, f.numQ),
-      /*withElseRegion=*/false);
-  gpu::ReturnOp::create(b);
-  b.setInsertionPointToStart(&guard.getThenRegion().front());
-}
-
-void HopperPrefillBuilder::reverseCausalTiles(LocBuilder &b) {
-  // A causal q tile's keys grow with its index: the CTAs run the grid's
-  // last q tile of every (request, head) first (the linear block index
-  // renumbered q-tile-slowest, reversed), so the longest start first.
-  Value x = gpu::GridDimOp::create(b, gpu::Dimension::x),
-        y = gpu::GridDimOp::create(b, gpu::Dimension::y),
-        z = gpu::GridDimOp::create(b, gpu::Dimension::z);
-  Value linear = arith::AddIOp::create(
-      b, f.block,
-      arith::MulIOp::create(
-          b, x,
-          arith::AddIOp::create(b, qTile, arith::MulIOp::create(b, y, head))));
-  f.block = arith::RemUIOp::create(b, linear, x);
-  Value rest = arith::DivUIOp::create(b, linear, x);
-  head = arith::RemUIOp::create(b, rest, z);
-  Value lastTile = arith::SubIOp::create(b, y, c1);
-  Value fromLast = arith::DivUIOp::create(b, rest, z);
-  qTile = arith::SubIOp::create(b, lastTile, fromLast);
+  KernelBuilder::PrefillTile t = k.bindPrefillFrame(
+      b, f, func, maskKind != parts::CausalMask::None, fused, tokens);
+  qTile = t.qTile;
+  head = t.head;
+  rowBase = t.rowBase;
 }
 
 void HopperPrefillBuilder::planKeyTiles(LocBuilder &b) {
@@ -165,14 +130,20 @@ void HopperPrefillBuilder::planKeyTiles(LocBuilder &b) {
   if (maskKind != parts::CausalMask::None) {
     // Keys past the CTA's last row's position are hidden from every row.
     Value lastRow = arith::MinUIOp::create(
-        b, arith::AddIOp::create(b, rowBase, cIndex(b, qRows)), f.numQ);
+        b, arith::AddIOp::create(b, rowBase, cIndex(b, tokens)), f.numQ);
     Value visible = arith::SubIOp::create(
         b, arith::AddIOp::create(b, lastRow, f.keysTotal), f.numQ);
     kLoopEnd = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, visible, c0),
                                       f.kEnd);
   }
+  // A box of a page starts at the page's first key (a tile's, where pages
+  // hold whole tiles); keys before the chunk's first are masked.
+  kTileBegin = f.kBegin;
+  if (s.chunked)
+    kTileBegin = arith::SubIOp::create(
+        b, f.kBegin, arith::RemUIOp::create(b, f.kBegin, cIndex(b, boxRows)));
   Value span = arith::MaxSIOp::create(
-      b, arith::SubIOp::create(b, kLoopEnd, f.kBegin), c0);
+      b, arith::SubIOp::create(b, kLoopEnd, kTileBegin), c0);
   Value spanUp = arith::AddIOp::create(b, span, cIndex(b, KV - 1));
   numTiles = arith::DivUIOp::create(b, spanUp, cIndex(b, KV));
 }
@@ -212,6 +183,22 @@ void HopperPrefillBuilder::bindSharedMemory(LocBuilder &b) {
   });
   parts::fenceAsyncShared(b);
   gpu::BarrierOp::create(b);
+}
+
+Value HopperPrefillBuilder::tileStart(LocBuilder &b, Value it) {
+  return arith::AddIOp::create(b, kTileBegin,
+                               arith::MulIOp::create(b, it, cIndex(b, KV)));
+}
+
+std::pair<Value, Value> HopperPrefillBuilder::tokenAndHead(LocBuilder &b,
+                                                           Value row) {
+  if (!fused)
+    return {arith::AddIOp::create(b, rowBase, row), head};
+  Value inTile = arith::DivUIOp::create(b, row, cIndex(b, g));
+  Value token = arith::AddIOp::create(b, rowBase, inTile);
+  Value headBase = arith::MulIOp::create(b, f.kvHead, cIndex(b, g));
+  Value inGroup = arith::RemUIOp::create(b, row, cIndex(b, g));
+  return {token, arith::AddIOp::create(b, headBase, inGroup)};
 }
 
 Value HopperPrefillBuilder::sharedAddress(LocBuilder &b, Value offset) {

@@ -92,8 +92,7 @@ Value HopperPrefillBuilder::boxRow(LocBuilder &b, Value it) {
   Value laneGroup = arith::DivUIOp::create(b, lane, cIndex(b, columnBoxes));
   Value lastGroup = cIndex(b, rowBoxes - 1);
   Value group = arith::MinUIOp::create(b, laneGroup, lastGroup);
-  Value t0 = arith::AddIOp::create(b, f.kBegin,
-                                   arith::MulIOp::create(b, it, cIndex(b, KV)));
+  Value t0 = tileStart(b, it);
   Value j = arith::AddIOp::create(
       b, t0, arith::MulIOp::create(b, group, cIndex(b, boxRows)));
   auto i32Of = [&](Value index) -> Value {
@@ -139,8 +138,7 @@ void HopperPrefillBuilder::copyBox(LocBuilder &b, Operand operand, Value it,
     Value y, z;
     if (s.access.headMajor) {
       // HND: (column, slot, page * Hkv + head), slot j % P of key j.
-      Value t0 = arith::AddIOp::create(
-          b, f.kBegin, arith::MulIOp::create(b, it, cIndex(b, KV)));
+      Value t0 = tileStart(b, it);
       Value j = arith::AddIOp::create(
           b, t0, arith::MulIOp::create(b, group, cIndex(b, boxRows)));
       y = i32Of(arith::RemUIOp::create(b, j, cIndex(b, P)));

@@ -164,69 +164,14 @@ gpu::GPUFuncOp PrefillBuilder::build(OpBuilder &moduleBuilder, StringRef name) {
 }
 
 void PrefillBuilder::bindFrame(LocBuilder &b) {
-  // The frame: request x, q tile y, query head z (fused head groups: KV
-  // head z, the tile's rows are (token, head of the group) pairs).
-  // sm_90 split kernels: every CTA waits for the grid launched before it
-  // before reading or writing anything, so the host may launch this one
-  // behind any kernel with programmatic stream serialization (the cascade's
-  // next step behind its merge): its CTAs are dispatched while that grid
-  // drains, and the grid completes after it. The wait comes before
-  // bindArguments' launch_dependents: a grid launched behind this one (the
-  // cascade's suffix kernel, which writes the states the previous step's
-  // merge reads) starts only after that grid has completed.
-  if (s.dependentLaunch)
-    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
-  f = k.bindArguments(b, func, /*dynamicShared=*/true);
-  // Split-KV: grid position x serves chunk chunk_order[x] of request
-  // chunk_request[chunk] (the decode ABI's chunk arguments).
-  f.block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  if (s.chunked)
-    f.block = k.loadIndex(b, f.chunkOrder, f.block);
-  f.req = s.chunked ? k.loadIndex(b, f.chunkRequest, f.block) : f.block;
-  qTile = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
-  if (!s.chunked && (causal != CausalMask::None || packedMask)) {
-    // Causal (and, typically, a packed-bit mask, whose tiles with no
-    // visible key are not visited): a q tile's keys grow with its index, so
-    // the CTAs run the grid's last q tile of every (request, head) first,
-    // then the one before, ... (the linear block index renumbered
-    // q-tile-slowest, reversed): for equal-length requests the longest
-    // start first and the final wave ends evenly.
-    Value x = gpu::GridDimOp::create(b, gpu::Dimension::x),
-          y = gpu::GridDimOp::create(b, gpu::Dimension::y),
-          z = gpu::GridDimOp::create(b, gpu::Dimension::z);
-    Value linear = arith::AddIOp::create(
-        b, f.block,
-        arith::MulIOp::create(
-            b, x,
-            arith::AddIOp::create(b, qTile,
-                                  arith::MulIOp::create(b, y, head))));
-    f.block = arith::RemUIOp::create(b, linear, x);
-    Value rest = arith::DivUIOp::create(b, linear, x);
-    head = arith::RemUIOp::create(b, rest, z);
-    Value lastTile = arith::SubIOp::create(b, y, c1);
-    qTile =
-        arith::SubIOp::create(b, lastTile, arith::DivUIOp::create(b, rest, z));
-    f.req = f.block;
-  }
-  f.kvHead =
-      fused ? head : arith::DivUIOp::create(b, head, cIndex(b, g)).getResult();
-  Value next = arith::AddIOp::create(b, f.req, c1);
-  f.qBegin = k.loadIndex(b, f.qoIndptr, f.req);
-  f.numQ = arith::SubIOp::create(b, k.loadIndex(b, f.qoIndptr, next), f.qBegin);
-  // The request's pages and (split-KV) its chunk's keys: loaded next to
-  // qo_indptr, not after the guard below waits for it (one round trip less
-  // before the first page ids and copies).
-  k.loadRequestKeys(b, f);
-  k.loadKeyRange(b, f, next);
-  // The tile's first token.
-  rowBase = arith::MulIOp::create(b, qTile, cIndex(b, tokens));
-  // Every thread of a CTA past its request's rows leaves together.
-  scf::IfOp guard = scf::IfOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowBase, f.numQ),
-      /*withElseRegion=*/false);
-  gpu::ReturnOp::create(b);
-  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  // Causal (and, typically, a packed-bit mask, whose tiles with no visible
+  // key are not visited): a q tile's keys grow with its index.
+  bool longestFirst = causal != CausalMask::None || packedMask;
+  kernels::KernelBuilder::PrefillTile t =
+      k.bindPrefillFrame(b, f, func, longestFirst, fused, tokens);
+  qTile = t.qTile;
+  head = t.head;
+  rowBase = t.rowBase;
 }
 
 void PrefillBuilder::bindLaneRows(LocBuilder &b) {
