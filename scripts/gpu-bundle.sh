@@ -31,6 +31,8 @@
 #   build-gpu/bundle-prefill-shapes(-sm75)  bench/gpu/prefill_shapes.mlir
 #                           (head dims past 64/128/256, groups past 8; its f16
 #                           kernels for sm_75)
+# The mma.sync prefill bundles take --design=mma-sync: design=auto gives
+# sm_90a the wgmma prefill kernel where it serves the attention.
 # With --sweep, also sm_90a bundles of the two benchmark kernels in other
 # configurations (build-gpu/sweep/<name>; FLASHIR_SWEEP="build-gpu/sweep/*"
 # makes gpu_check.sh time them).
@@ -53,20 +55,20 @@ awk '/^func.func @plain_h32_p16\(/,/^}/' "$kernels" >"$FLASHIR_ROOT/build-gpu/pl
   --chips=sm_80,sm_90a --warps=2
 rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill" "$FLASHIR_ROOT/build-gpu/bundle-prefill-sm75"
 "$bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" \
-  -o "$FLASHIR_ROOT/build-gpu/bundle-prefill" --chips=sm_80,sm_90a
+  -o "$FLASHIR_ROOT/build-gpu/bundle-prefill" --chips=sm_80,sm_90a --design=mma-sync
 # The same attentions split-KV (chunks + merge kernels), as prefill kernels.
 rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-split"
 "$bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels.mlir" \
-  -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-split" --chips=sm_80,sm_90a \
+  -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-split" --chips=sm_80,sm_90a --design=mma-sync \
   --schedule='attn-import-variants,attn-split-kv{chunk-size=0}' --split-prefill
 # Tiles only sm_90a holds (d256 with Q in shared memory; 3- and 4-stage rings).
 rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-sm90a"
 "$bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels_sm90a.mlir" \
-  -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-sm90a" --chips=sm_90a
+  -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-sm90a" --chips=sm_90a --design=mma-sync
 # One-stage tiles (one K and one V slot), sm_80 and sm_90a.
 rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-s1"
 "$bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels_s1.mlir" \
-  -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-s1" --chips=sm_80,sm_90a
+  -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-s1" --chips=sm_80,sm_90a --design=mma-sync
 # sm_90a's wgmma prefill kernels (design=wgmma; issue 25).
 rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-wgmma"
 "$bundle" "$FLASHIR_ROOT/bench/gpu/prefill_kernels_wgmma.mlir" \
@@ -85,9 +87,10 @@ rm -rf "$cascade"-*/
 "$bundle" "$FLASHIR_ROOT/build-gpu/plain_h32_p16.mlir" -o "$cascade-decode-w2" --chips=sm_90a --warps=2
 "$bundle" "$FLASHIR_ROOT/build-gpu/plain_h32_p16.mlir" -o "$cascade-decode-split-w1" --chips=sm_90a \
   --warps=1 --stages=2 --schedule="$split_kv"
-"$bundle" "$FLASHIR_ROOT/build-gpu/prefix_fused.mlir" -o "$cascade-prefill" --chips=sm_90a
+"$bundle" "$FLASHIR_ROOT/build-gpu/prefix_fused.mlir" -o "$cascade-prefill" --chips=sm_90a \
+  --design=mma-sync
 "$bundle" "$FLASHIR_ROOT/build-gpu/prefix_fused.mlir" -o "$cascade-prefill-split" --chips=sm_90a \
-  --schedule="$split_kv" --split-prefill
+  --design=mma-sync --schedule="$split_kv" --split-prefill
 "$bundle" "$FLASHIR_ROOT/build-gpu/prefix_fused.mlir" -o "$cascade-prefill-wgmma" --chips=sm_90a \
   --design=wgmma
 "$bundle" "$FLASHIR_ROOT/build-gpu/prefix_fused.mlir" -o "$cascade-prefill-wgmma-split" \
@@ -101,7 +104,7 @@ awk '/^func.func @[a-z0-9_]*_f16[a-z0-9_]*\(/,/^}/' \
 # its f16 functions for sm_75 too.
 shapes="$FLASHIR_ROOT/bench/gpu/prefill_shapes.mlir"
 rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill-shapes" "$FLASHIR_ROOT/build-gpu/bundle-prefill-shapes-sm75"
-"$bundle" "$shapes" -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-shapes" --chips=sm_80,sm_90a
+"$bundle" "$shapes" -o "$FLASHIR_ROOT/build-gpu/bundle-prefill-shapes" --chips=sm_80,sm_90a --design=mma-sync
 # The variants the file defines (rope) go along.
 awk '/^(attn\.variant @|func\.func @[a-z0-9_]*_f16[a-z0-9_]*\()/,/^}/' "$shapes" >"$FLASHIR_ROOT/build-gpu/prefill-shapes-f16.mlir"
 "$bundle" "$FLASHIR_ROOT/build-gpu/prefill-shapes-f16.mlir" \

@@ -21,7 +21,8 @@ namespace flashir {
 /// How the kernels compute: `design=...`.
 enum class KernelDesign {
   /// mma-sync where the chip has bf16 mma.sync and cp.async (sm_80+), else
-  /// simt; shapes the mma-sync decode cannot serve fall back to simt.
+  /// simt; shapes the mma-sync decode cannot serve fall back to simt. On
+  /// sm_90a prefill as with wgmma.
   Auto,
   /// CUDA cores: the SIMT decode kernel, no prefill kernel.
   Simt,
@@ -48,7 +49,8 @@ enum class KVCopy {
 
 inline const llvm::cl::OptionEnumValue kKernelDesignNames[] = {
     clEnumValN(KernelDesign::Auto, "auto",
-               "by chip: mma-sync on sm_80+ where the shape fits, else simt"),
+               "by chip: mma-sync on sm_80+ where the shape fits (sm_90a "
+               "prefill: wgmma), else simt"),
     clEnumValN(KernelDesign::Simt, "simt", "CUDA cores"),
     clEnumValN(KernelDesign::MmaSync, "mma-sync", "tensor cores (mma.sync)"),
     clEnumValN(KernelDesign::Wgmma, "wgmma",

@@ -1,6 +1,6 @@
-// RUN: flashir-opt %s -attn-import-variants -convert-attn-to-gpu="chip=sm_90a" | FileCheck %s
+// RUN: flashir-opt %s -attn-import-variants -convert-attn-to-gpu="chip=sm_90a design=mma-sync" | FileCheck %s
 // RUN: flashir-opt %s -attn-import-variants -convert-attn-to-gpu="chip=sm_80 design=simt" | FileCheck %s --check-prefix=SIMT
-// RUN: flashir-bundle %s -o %t --chips=sm_80,sm_90a --ptxas=%{ptxas} > /dev/null
+// RUN: flashir-bundle %s -o %t --chips=sm_80,sm_90a --design=mma-sync --ptxas=%{ptxas} > /dev/null
 // RUN: FileCheck %s --input-file=%t/manifest.json --check-prefix=MANIFEST
 
 // HND pools ([pages, heads, page, dim]) on the GPU: every kernel family

@@ -1,7 +1,7 @@
 // attn-select-tiles followed by convert-attn-to-gpu: the tiles the selection
 // records are ones the prefill kernel generator accepts, with the warps and
 // shared memory the budget counted (bf16 d 128, avg-qo-len 512).
-// RUN: flashir-opt %s -attn-import-variants "-attn-select-tiles=chip=sm_90a avg-qo-len=512" -convert-attn-to-gpu=chip=sm_90a | FileCheck %s --check-prefix=SM90
+// RUN: flashir-opt %s -attn-import-variants "-attn-select-tiles=chip=sm_90a avg-qo-len=512" "-convert-attn-to-gpu=chip=sm_90a design=mma-sync" | FileCheck %s --check-prefix=SM90
 // RUN: flashir-opt %s -attn-import-variants "-attn-select-tiles=chip=sm_80 avg-qo-len=512" -convert-attn-to-gpu=chip=sm_80 | FileCheck %s --check-prefix=SM80
 // RUN: flashir-opt %s -attn-import-variants "-attn-select-tiles=chip=sm_86 avg-qo-len=512" -convert-attn-to-gpu=chip=sm_86 | FileCheck %s --check-prefix=SM86
 

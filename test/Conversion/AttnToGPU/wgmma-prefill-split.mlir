@@ -1,6 +1,8 @@
 // RUN: flashir-opt %s -attn-import-variants -attn-split-kv=chunk-size=0 "-convert-attn-to-gpu=chip=sm_90a design=wgmma split-prefill=true" | FileCheck %s
 // RUN: flashir-opt %s -attn-import-variants -attn-split-kv=chunk-size=0 "-convert-attn-to-gpu=chip=sm_90a design=wgmma" | FileCheck %s --check-prefix=DECODE
-// RUN: flashir-opt %s -attn-import-variants "-convert-attn-to-gpu=chip=sm_90a design=wgmma" | FileCheck %s --check-prefix=UNSPLIT
+// RUN: flashir-opt %s -attn-import-variants -convert-attn-to-gpu=chip=sm_90a | FileCheck %s --check-prefix=UNSPLIT
+// RUN: flashir-opt %s -attn-import-variants -convert-attn-to-gpu=chip=sm_80 | FileCheck %s --check-prefix=SM80
+// RUN: flashir-opt %s -attn-import-variants "-convert-attn-to-gpu=chip=sm_90a design=mma-sync" | FileCheck %s --check-prefix=SM80
 
 // Split-KV and fused head groups in the wgmma prefill kernel: a CTA per
 // (chunk, q tile, KV head) whose 128 rows are 32 tokens x the 4 query heads
@@ -54,12 +56,19 @@
 // DECODE-SAME: grid = "chunks x num_kv_heads"
 // DECODE-NOT: nvvm.setmaxregister
 
-// Unsplit with fused head groups: grid over KV heads, 32 tokens per CTA.
+// design=auto on sm_90a picks the family too. Unsplit with fused head
+// groups: grid over KV heads, 32 tokens per CTA.
 // UNSPLIT-LABEL: gpu.func @split_fused_prefill_0
 // UNSPLIT-SAME: grid = "requests x q_tiles x num_kv_heads", block = 384
 // UNSPLIT-SAME: q_rows = 128, q_tokens = 32, kv_tile = 128>
 // UNSPLIT-NOT: nvvm.griddepcontrol
 // UNSPLIT: nvvm.setmaxregister  decrease 24
+
+// sm_80 (design=auto), or design=mma-sync on sm_90a: the mma.sync prefill
+// kernel (4 warps, the tiles' 64 rows).
+// SM80-LABEL: gpu.func @split_fused_prefill_0
+// SM80-SAME: grid = "requests x q_tiles x num_kv_heads", block = 128
+// SM80-NOT: nvvm.setmaxregister
 
 !q  = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
 !kv = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>

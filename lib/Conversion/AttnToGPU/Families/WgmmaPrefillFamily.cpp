@@ -1,11 +1,11 @@
 //===- WgmmaPrefillFamily.cpp - the sm_90a wgmma prefill kernel -----------===//
 //
 // The warp-specialized prefill kernel (Hopper/HopperPrefillKernel.cpp) for
-// design=wgmma on sm_90a: CTAs of 128 query rows (two consumer warpgroups
-// and a producer), K/V tiles of 128 keys (64 at head dim 256) by tensor
-// copies in a ring of as many stages (2-4) as shared memory holds. It
-// serves what its milestones cover (docs/HopperPrefillPlan.md, M1-M4, M7):
-// f16 and bf16, head dims 64, 128 and 256, one view, split-KV (with
+// design=wgmma, and design=auto, on sm_90a: CTAs of 128 query rows (two
+// consumer warpgroups and a producer), K/V tiles of 128 keys (64 at head dim
+// 256) by tensor copies in a ring of as many stages (2-4) as shared memory
+// holds. It serves what its milestones cover (docs/HopperPrefillPlan.md, M1-M4,
+// M7): f16 and bf16, head dims 64, 128 and 256, one view, split-KV (with
 // split-prefill, as the mma.sync family), fused head groups of a size
 // dividing 128, logits and mask hooks (not yet query, key and output hooks
 // or sigmoid), ragged keys or pages of a multiple of 8 keys that hold whole
@@ -52,8 +52,11 @@ public:
     TileConfigAttr tiles = plan.op.getTilesAttr();
     if (!tiles || tiles.getQ() < 16)
       return Match::skip("not a prefill attention");
-    if (options.design != KernelDesign::Wgmma)
-      return Match::skip("design is not wgmma");
+    // design=auto picks the kernel by chip: this one where wgmma exists.
+    bool autoHere =
+        options.design == KernelDesign::Auto && options.chip->hasWgmma;
+    if (options.design != KernelDesign::Wgmma && !autoHere)
+      return Match::skip("design is neither wgmma nor auto on sm_90a");
     if (!options.chip->hasWgmma)
       return Match::fail("sm_90a (wgmma.mma_async and tensor copies) for "
                          "design=wgmma; " +
