@@ -22,7 +22,7 @@ namespace flashir {
 enum class KernelDesign {
   /// mma-sync where the chip has bf16 mma.sync and cp.async (sm_80+), else
   /// simt; shapes the mma-sync decode cannot serve fall back to simt. On
-  /// sm_90a prefill as with wgmma.
+  /// sm_90a prefill as with wgmma where the tiles take 128 query rows.
   Auto,
   /// CUDA cores: the SIMT decode kernel, no prefill kernel.
   Simt,

@@ -65,7 +65,7 @@
 // UNSPLIT: nvvm.setmaxregister  decrease 24
 
 // sm_80 (design=auto), or design=mma-sync on sm_90a: the mma.sync prefill
-// kernel (4 warps, the tiles' 64 rows).
+// kernel (4 warps, the tiles' 128 rows).
 // SM80-LABEL: gpu.func @split_fused_prefill_0
 // SM80-SAME: grid = "requests x q_tiles x num_kv_heads", block = 128
 // SM80-NOT: nvvm.setmaxregister
@@ -80,7 +80,26 @@ func.func @split_fused(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>)
   %q = attn.ragged_q %qs, %ip : tensor<?x8x128xbf16> -> !q
   %o, %l = attn.attention @plain(%q, %kv)
       {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64, fused_head_groups,
-       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv
+       tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !q, !kv
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+// Tiles for short queries (attn-select-tiles gives decode attentions with
+// fused head groups 16 rows): design=auto keeps the mma.sync kernel's
+// small CTAs; design=wgmma asks for the family anyway.
+// UNSPLIT-LABEL: gpu.func @short_rows_prefill_1
+// UNSPLIT-SAME: block = 32
+// UNSPLIT-NOT: nvvm.setmaxregister
+// CHECK-LABEL: gpu.func @short_rows_prefill_1
+// CHECK-SAME: block = 384
+func.func @short_rows(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>)
+    -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x128xbf16> -> !q
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64, fused_head_groups,
+       tiles = #attn.tiles<q = 16, kv = 32, warps = 1, stages = 2>} : !q, !kv
       -> tensor<?x8x128xbf16>, tensor<?x8xf32>
   return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
 }

@@ -1,7 +1,8 @@
 //===- WgmmaPrefillFamily.cpp - the sm_90a wgmma prefill kernel -----------===//
 //
 // The warp-specialized prefill kernel (Hopper/HopperPrefillKernel.cpp) for
-// design=wgmma, and design=auto, on sm_90a: CTAs of 128 query rows (two
+// design=wgmma, and design=auto where the tiles take 128 query rows, on
+// sm_90a: CTAs of 128 query rows (two
 // consumer warpgroups and a producer), K/V tiles of 128 keys (64 at head dim
 // 256) by tensor copies in a ring of as many stages (2-4) as shared memory
 // holds. It serves what its milestones cover (docs/HopperPrefillPlan.md, M1-M4,
@@ -57,6 +58,13 @@ public:
         options.design == KernelDesign::Auto && options.chip->hasWgmma;
     if (options.design != KernelDesign::Wgmma && !autoHere)
       return Match::skip("design is neither wgmma nor auto on sm_90a");
+    // Tiles chosen for fewer rows (attn-select-tiles sizes q for the
+    // expected query rows: decode attentions with fused head groups get
+    // 16) would leave most of the 128-row CTA idle; auto keeps them on the
+    // mma.sync kernel's smaller CTAs.
+    if (autoHere && tiles.getQ() < kQRows)
+      return Match::skip("design=auto and tiles of fewer than 128 query "
+                         "rows");
     if (!options.chip->hasWgmma)
       return Match::fail("sm_90a (wgmma.mma_async and tensor copies) for "
                          "design=wgmma; " +

@@ -2,7 +2,10 @@
 //
 // Prefill on sm_90a's warpgroup MMA (the WgmmaPrefill family), one CTA per
 // (request, tile of qRows query rows, query head) as the mma.sync prefill
-// kernel's grid, 128 * (1 + kConsumers) threads in warpgroup roles:
+// kernel's grid (KernelBuilder::bindPrefillFrame): with fused head groups
+// per KV head, the rows then (token, query head of the group) pairs; split
+// KV, per chunk of a request's keys, writing partial states. 128 * (1 +
+// kConsumers) threads in warpgroup roles:
 //  - warpgroup 0, the producer (setmaxnreg down to kProducerRegisters):
 //    one elected thread copies the CTA's K and V tiles of s.kvTile keys
 //    by tensor copies through the host's tensor maps (kv_maps) into a ring
