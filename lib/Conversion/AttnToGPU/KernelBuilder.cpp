@@ -509,6 +509,20 @@ KernelBuilder::bindPrefillFrame(LocBuilder &b, Frame &f, gpu::GPUFuncOp func,
   return t;
 }
 
+std::pair<Value, Value> KernelBuilder::prefillRow(LocBuilder &b, const Frame &f,
+                                                  Value rowBase, Value head,
+                                                  bool fused, Value r) {
+  if (!fused)
+    return {arith::AddIOp::create(b, rowBase, r), head};
+  Value g = cIndex(b, s.group);
+  Value token =
+      arith::AddIOp::create(b, rowBase, arith::DivUIOp::create(b, r, g));
+  Value headBase = arith::MulIOp::create(b, f.kvHead, cIndex(b, s.group));
+  return {token,
+          arith::AddIOp::create(
+              b, headBase, arith::RemUIOp::create(b, r, cIndex(b, s.group)))};
+}
+
 SmallVector<Value> KernelBuilder::paramValues(LocBuilder &b, const Frame &f,
                                               Value head) {
   SmallVector<Value> values;

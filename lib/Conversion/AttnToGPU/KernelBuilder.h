@@ -300,6 +300,12 @@ private:
   /// tile) skip, before any barrier.
   PrefillTile bindPrefillFrame(LocBuilder &b, Frame &f, gpu::GPUFuncOp func,
                                bool longestFirst, bool fused, int64_t tokens);
+  /// The token and query head of row `r` of a prefill q tile whose first
+  /// token is `rowBase`: row r of query head `head`, or with fused head
+  /// groups token r / g of the g query heads of KV head f.kvHead.
+  std::pair<Value, Value> prefillRow(LocBuilder &b, const Frame &f,
+                                     Value rowBase, Value head, bool fused,
+                                     Value r);
 
   /// With dependentLaunch, before a decode kernel returns: the grid's last CTA
   /// waits for the grid it was launched behind (griddepcontrol.wait), so

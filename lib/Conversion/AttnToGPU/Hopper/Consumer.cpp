@@ -104,11 +104,11 @@ void HopperPrefillBuilder::consume(LocBuilder &b) {
   // The thread's rows (WgmmaAtom's accumulator layout), their positions
   // and heads.
   Value firstRow = threadRow(b);
+  Value keysBefore = arith::SubIOp::create(b, f.keysTotal, f.numQ);
   for (int64_t h = 0; h < 2; ++h) {
     Value row = arith::AddIOp::create(b, firstRow, cIndex(b, 8 * h));
     Value token;
     std::tie(token, rowHead[h]) = tokenAndHead(b, row);
-    Value keysBefore = arith::SubIOp::create(b, f.keysTotal, f.numQ);
     rowQpos[h] = arith::AddIOp::create(b, keysBefore, token);
     // Hooks that read buffers see rows past the request clamped.
     hookQpos[h] = k.hookPosition(b, rowQpos[h], f.keysTotal);

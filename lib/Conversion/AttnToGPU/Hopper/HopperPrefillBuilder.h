@@ -149,10 +149,10 @@ private:
   MLIRContext *ctx;
   Type f32;
   int64_t D, KV, S, P, elementBytes, qRows;
-  /// Fused head groups: a q tile is `tokens` tokens of the g query heads
-  /// of KV head `head` (else qRows tokens of query head `head`).
+  /// Fused head groups: a q tile is `tokens` tokens of the group's query
+  /// heads of KV head `head` (else qRows tokens of query head `head`).
   bool fused;
-  int64_t g, tokens;
+  int64_t tokens;
   /// Keys per tensor-copy box (a page's, or a tile's where pages hold
   /// whole tiles or the keys are contiguous) and boxes per 64 columns.
   int64_t boxRows, rowBoxes;

@@ -53,7 +53,7 @@ HopperPrefillBuilder::HopperPrefillBuilder(KernelBuilder &kernel)
     : k(kernel), s(kernel.s), ctx(kernel.op.getContext()),
       f32(Float32Type::get(ctx)), D(s.headDim), KV(s.kvTile), S(s.stages),
       P(s.pageSize), elementBytes(s.element.getIntOrFloatBitWidth() / 8),
-      qRows(s.prefillRows), fused(s.fusedHeadGroups), g(s.group),
+      qRows(s.prefillRows), fused(s.fusedHeadGroups),
       tokens(fused ? s.prefillRows / s.group : s.prefillRows),
       boxRows(s.access.ragged ? s.kvTile : std::min(s.pageSize, s.kvTile)),
       rowBoxes(s.kvTile / boxRows),
@@ -195,13 +195,7 @@ Value HopperPrefillBuilder::tileStart(LocBuilder &b, Value it) {
 
 std::pair<Value, Value> HopperPrefillBuilder::tokenAndHead(LocBuilder &b,
                                                            Value row) {
-  if (!fused)
-    return {arith::AddIOp::create(b, rowBase, row), head};
-  Value inTile = arith::DivUIOp::create(b, row, cIndex(b, g));
-  Value token = arith::AddIOp::create(b, rowBase, inTile);
-  Value headBase = arith::MulIOp::create(b, f.kvHead, cIndex(b, g));
-  Value inGroup = arith::RemUIOp::create(b, row, cIndex(b, g));
-  return {token, arith::AddIOp::create(b, headBase, inGroup)};
+  return k.prefillRow(b, f, rowBase, head, fused, row);
 }
 
 Value HopperPrefillBuilder::sharedAddress(LocBuilder &b, Value offset) {

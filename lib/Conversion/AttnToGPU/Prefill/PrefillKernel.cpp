@@ -206,13 +206,7 @@ void PrefillBuilder::bindLaneRows(LocBuilder &b) {
 }
 
 std::pair<Value, Value> PrefillBuilder::tokenAndHead(LocBuilder &b, Value r) {
-  if (!fused)
-    return {arith::AddIOp::create(b, rowBase, r), head};
-  Value token = arith::AddIOp::create(
-      b, rowBase, arith::DivUIOp::create(b, r, cIndex(b, g)));
-  Value headBase = arith::MulIOp::create(b, f.kvHead, cIndex(b, g));
-  return {token, arith::AddIOp::create(
-                     b, headBase, arith::RemUIOp::create(b, r, cIndex(b, g)))};
+  return k.prefillRow(b, f, rowBase, head, fused, r);
 }
 
 /// Zeroes columns [headDim, headDim + 8) of the first `rows` shared rows of
