@@ -129,8 +129,8 @@ func.func @hnd(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi32>,
 // -----
 
 // What the family does not serve yet goes to the mma.sync prefill kernel
-// without a diagnostic: head dim 72, a sigmoid reduction, pages of 4
-// keys (boxes of fewer than 8 rows), a decode attention.
+// without a diagnostic: head dim 72, two KV views, pages of 4 keys (boxes
+// of fewer than 8 rows), a decode attention.
 !q72  = !attn.ragged_q<heads = 8, head_dim = 72, bf16>
 !kv72 = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 72, bf16>
 !q  = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
@@ -150,7 +150,7 @@ func.func @hnd(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi32>,
 // CHECK-NOT: nvvm.setmaxregister
 func.func @fallbacks(%k72: tensor<?x16x2x72xbf16>, %k: tensor<?x16x2x128xbf16>,
     %k4: tensor<?x4x2x128xbf16>, %ip: tensor<?xi32>,
-    %qs72: tensor<?x8x72xbf16>, %qs: tensor<?x8x128xbf16>, %cap: f32)
+    %qs72: tensor<?x8x72xbf16>, %qs: tensor<?x8x128xbf16>)
     -> (tensor<?x8x72xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>) {
   %kv72 = attn.paged_kv %k72, %k72, %ip, %ip, %ip : tensor<?x16x2x72xbf16>, tensor<?x16x2x72xbf16> -> !kv72
   %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : tensor<?x16x2x128xbf16>, tensor<?x16x2x128xbf16> -> !kv
@@ -161,9 +161,9 @@ func.func @fallbacks(%k72: tensor<?x16x2x72xbf16>, %k: tensor<?x16x2x128xbf16>,
       {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
        tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q72, !kv72
       -> tensor<?x8x72xbf16>, tensor<?x8xf32>
-  %o1, %l1 = attn.attention @sigmoid(%q, %kv) params(%cap : f32)
+  %o1, %l1 = attn.attention @plain(%q, %kv, %kv)
       {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
-       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv, !kv
       -> tensor<?x8x128xbf16>, tensor<?x8xf32>
   %o2, %l2 = attn.attention @plain(%q, %kv4)
       {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,

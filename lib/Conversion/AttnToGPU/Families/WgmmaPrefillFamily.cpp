@@ -8,10 +8,12 @@
 // holds. It serves what its milestones cover (docs/HopperPrefillPlan.md, M1-M4,
 // M7): f16 and bf16, head dims 64, 128 and 256, one view, split-KV (with
 // split-prefill, as the mma.sync family), fused head groups of a size
-// dividing 128, logits and mask hooks (not yet query, key and output hooks
-// or sigmoid), ragged keys or pages of a multiple of 8 keys that hold whole
-// tiles or whole numbers of them. It passes every other attention on to
-// the mma.sync prefill family, never failing one it could serve.
+// dividing 128, every hook and the softmax and sigmoid reductions, ragged
+// keys or pages of a multiple of 8 keys that hold whole tiles or whole
+// numbers of them. It passes every other attention on to the mma.sync
+// prefill family, never failing one it could serve. design=auto leaves
+// query, key and output hooks and sigmoid to that family until the GPU
+// checks have run them through this one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +73,10 @@ public:
                          options.chipName + " has neither");
     if (std::string why = unservedReason(plan); !why.empty())
       return Match::skip(why);
+    if (autoHere && !checkedOnGpu(plan.variant))
+      return Match::skip("design=auto and query, key or output hooks or a "
+                         "sigmoid reduction (not yet checked on a GPU in "
+                         "this kernel)");
     // The runtime's split runner launches decode grids unless asked for
     // split prefill kernels.
     if (s.chunked && !options.splitPrefill)
@@ -134,6 +140,14 @@ public:
   }
 
 private:
+  /// Whether the variant's hooks are among those the GPU checks have run
+  /// through this kernel (design=auto selects it only for those; explicit
+  /// design=wgmma builds the others too).
+  static bool checkedOnGpu(VariantOp v) {
+    return v.getQuery().empty() && v.getKey().empty() &&
+           v.getOutput().empty() &&
+           !flashir::conversion::VariantHooks(v).sigmoid();
+  }
   /// Why the kernel does not serve the plan yet (its milestone's limits),
   /// or an empty string.
   static std::string unservedReason(const KernelPlan &plan) {
@@ -144,11 +158,6 @@ private:
       return "head_dim other than 64, 128 and 256";
     if (!s.element.isBF16() && !s.element.isF16())
       return "elements other than f16 and bf16";
-    VariantOp v = plan.variant;
-    if (!v.getQuery().empty() || !v.getKey().empty() ||
-        !v.getOutput().empty() ||
-        flashir::conversion::VariantHooks(v).sigmoid() || s.scale <= 0)
-      return "query, key or output hooks, or a sigmoid reduction";
     if (!s.access.ragged &&
         (s.pageSize % 8 != 0 || (kvTileFor(s.headDim) % s.pageSize != 0 &&
                                  s.pageSize % kvTileFor(s.headDim) != 0)))

@@ -11,6 +11,9 @@
 // log2(e) - m as one fma, ex2.approx); O rescaled; V's slot waited for;
 // O += P.V by KV / 16 RS products whose A registers are P converted to the
 // element type in accumulator order; V's slot released after the wait.
+// A key hook transforms each K tile in its slot before Q.K^T reads it
+// (RowHooks.cpp); sigmoid weighs scores by 1 / (1 + 2^-x) with m = 0 and no
+// rescale.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +76,8 @@ void HopperPrefillBuilder::loadQueryRows(LocBuilder &b) {
         b, valid,
         [&](LocBuilder &b) -> SmallVector<Value> {
           Value q = arith::AddIOp::create(b, f.qBegin, token);
+          if (k.hooks.hasQuery())
+            return {hookedQueryPiece(b, q, token, qHead, column)};
           return {k.loadRaw(b, f.q, ValueRange{q, qHead, column})};
         },
         [&](LocBuilder &) -> SmallVector<Value> { return {zeros}; })[0];
@@ -118,7 +123,8 @@ void HopperPrefillBuilder::consume(LocBuilder &b) {
   params[1] = fused ? k.paramValues(b, f, rowHead[1]) : params[0];
   RowState init;
   for (int64_t h = 0; h < 2; ++h) {
-    init.m[h] = negInf(b);
+    // Sigmoid keeps m = 0 (its states merge by sums).
+    init.m[h] = k.hooks.sigmoid() ? cF32(b, 0.0f) : negInf(b);
     init.l[h] = cF32(b, 0.0f);
   }
   SmallVector<Value> zeros(outputAtom.accumulators(), cF32(b, 0.0f));
@@ -146,6 +152,7 @@ HopperPrefillBuilder::RowState HopperPrefillBuilder::keyLoop(LocBuilder &b,
                                                              RowState init) {
   // Tile 0: S, its weights; O is still zero (nothing to rescale).
   waitTile(b, Operand::K, c0);
+  hookKeyTile(b, c0);
   Value s0 = issueScores(b, c0);
   s0 = scoreMma.waitTied(b, 0, s0)[0];
   release(b, Operand::K, c0);
@@ -167,6 +174,7 @@ HopperPrefillBuilder::RowState HopperPrefillBuilder::keyLoop(LocBuilder &b,
         Value previous = arith::SubIOp::create(b, it, c1);
         // Q.K^T goes out as soon as K lands, before V's wait.
         waitTile(b, Operand::K, it);
+        hookKeyTile(b, it);
         Value scores = issueScores(b, it);
         waitTile(b, Operand::V, previous);
         Value o = issueOutput(b, previous, c[4], c.drop_front(5));
@@ -340,6 +348,21 @@ HopperPrefillBuilder::softmax(LocBuilder &b, ArrayRef<Value> x,
   w.state = state;
   SmallVector<Value> p(x.size());
   for (int64_t h = 0; h < 2; ++h) {
+    if (k.hooks.sigmoid()) {
+      // p = sigmoid(s) needs no maximum: m stays 0, O is never rescaled.
+      Value sum;
+      for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+        if (rowOf(i) != h)
+          continue;
+        Value xi = factor != 1.0f
+                       ? arith::MulFOp::create(b, x[i], cF32(b, factor))
+                       : x[i];
+        p[i] = k.sigmoidBase2(b, xi);
+        sum = sum ? arith::AddFOp::create(b, sum, p[i]).getResult() : p[i];
+      }
+      w.state.l[h] = arith::AddFOp::create(b, state.l[h], sum);
+      continue;
+    }
     Value mx;
     for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i)
       if (rowOf(i) == h)
@@ -373,6 +396,8 @@ HopperPrefillBuilder::softmax(LocBuilder &b, ArrayRef<Value> x,
 
 Value HopperPrefillBuilder::rescale(LocBuilder &b, Value o,
                                     const Value alpha[2]) {
+  if (!alpha[0])
+    return o;
   SmallVector<Value> values = outputMma.unpack(b, o);
   for (size_t i = 0; i < values.size(); ++i)
     values[i] = arith::MulFOp::create(b, values[i], alpha[(i / 2) % 2]);

@@ -5,7 +5,8 @@
 // element type into the warpgroup's own rows of the swizzled Q tile (its
 // products are done) and leaves as 16-byte pieces of whole rows (the
 // fragments' 4-byte pairs would write half sectors); the lse from the
-// quad's first lane.
+// quad's first lane. Sigmoid rows (unnormalised) and the output hook are
+// applied to O / l in registers (KernelBuilder::finalOutput).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,8 @@ void HopperPrefillBuilder::writeOutput(LocBuilder &b, const RowState &state) {
   SmallVector<Value> o = outputMma.unpack(b, state.o);
   Value quadLane = arith::RemUIOp::create(b, lane, cIndex(b, 4));
   Value pairByte = arith::MulIOp::create(b, quadLane, cIndex(b, 4));
+  Value pairColumn = arith::MulIOp::create(b, quadLane, cIndex(b, 2));
+  bool finalForm = k.hooks.sigmoid() || k.hooks.hasOutput();
   Value firstRow = threadRow(b);
   auto pairType = VectorType::get({2}, s.element);
   auto f32Pair = VectorType::get({2}, f32);
@@ -46,6 +49,17 @@ void HopperPrefillBuilder::writeOutput(LocBuilder &b, const RowState &state) {
       Value hi = arith::MulFOp::create(b, o[4 * j + 2 * h + 1], inv);
       Value pair =
           vector::FromElementsOp::create(b, f32Pair, ValueRange{lo, hi});
+      // Final rows as finalOutput makes them; a split chunk's are final
+      // only where it is its request's only chunk (else partial states).
+      if (finalForm) {
+        Value column =
+            arith::AddIOp::create(b, pairColumn, cIndex(b, kernels::kVec * j));
+        Value final = k.finalOutput(b, pair, l, column, rowHead[h]);
+        pair =
+            s.chunked
+                ? arith::SelectOp::create(b, f.direct, final, pair).getResult()
+                : final;
+      }
       Value narrow = arith::TruncFOp::create(b, pairType, pair);
       Value chunk = swizzledChunk(b, qRows, tileRow, cIndex(b, j));
       Value byte = arith::AddIOp::create(b, chunk, pairByte);

@@ -10,6 +10,8 @@
 //                            copies into the ring
 //   Consumer.cpp             a consumer warpgroup: its Q rows, the key loop
 //                            (Q.K^T and P.V by wgmma), the online softmax
+//                            (or sigmoid weights)
+//   RowHooks.cpp             the query and key hooks on Q rows and K tiles
 //   Epilogue.cpp             O / l and lse out
 // docs/HopperPrefillPlan.md has the plan and its milestones.
 //
@@ -140,8 +142,19 @@ private:
   /// warpgroups, then a consumer barrier).
   void zeroTailRows(LocBuilder &b, Value it);
 
+  // RowHooks.cpp.
+  /// The 8 columns `column`.. of Q row `q` (the request's token `token`,
+  /// query head `qHead`) after the variant's query hook.
+  Value hookedQueryPiece(LocBuilder &b, Value q, Value token, Value qHead,
+                         Value column);
+  /// With a key hook, the consumers transform K tile `it` in place in its
+  /// slot (landed, not yet read) and pass a consumer barrier; without one,
+  /// nothing.
+  void hookKeyTile(LocBuilder &b, Value it);
+
   // Epilogue.cpp.
-  /// O / l and lse of the thread's rows from the final `state`.
+  /// O / l and lse of the thread's rows from the final `state` (final rows
+  /// as finalOutput makes them: sigmoid's unnormalised O, the output hook).
   void writeOutput(LocBuilder &b, const RowState &state);
 
   KernelBuilder &k;
@@ -170,7 +183,9 @@ private:
   parts::CausalMask maskKind;
   bool causal, hookMask;
   /// Scores enter the softmax as raw Q.K^T times `factor` (scale * log2(e));
-  /// with a logits hook as hook(raw * scale) * log2(e) (factor 1).
+  /// with a logits hook (or a scale <= 0: the row maximum of raw scores
+  /// would not be that of the scaled ones) as hook(raw * scale) * log2(e)
+  /// (factor 1).
   bool rawScores;
 
   gpu::GPUFuncOp func;

@@ -67,7 +67,7 @@ HopperPrefillBuilder::HopperPrefillBuilder(KernelBuilder &kernel)
   maskKind = parts::classifyMask(k.variant.getMask());
   causal = maskKind == parts::CausalMask::Exact;
   hookMask = !k.variant.getMask().empty() && !causal;
-  rawScores = k.variant.getLogits().empty();
+  rawScores = k.variant.getLogits().empty() && s.scale > 0;
   factor = rawScores ? s.scale * kernels::kLog2E : 1.0f;
 }
 
