@@ -72,6 +72,10 @@ def main():
     cases += [("4x4096", causal, d, ("causal" if causal else "plain") + f"_d{d}_g4_p16_bf16", False)
               for d in (64, 256) for causal in (False, True)]
     cases += [("4x4096", False, 128, "plain_d128_g4_p4096_bf16", False),
+              # Page 1 (the wgmma kernel's cp.async gather; the mma.sync
+              # kernel's row copies), next to page 16 above.
+              ("4x4096", False, 128, "plain_d128_g4_p1_bf16", False),
+              ("4x4096", True, 128, "causal_d128_g4_p1_bf16", False),
               # 16 query rows per warp (Q in registers), the earlier layout.
               ("4x4096", False, 128, "plain_d128_g4_p16_bf16_q64", False),
               # attn-select-tiles' previous sm_80 choice at d 256 (64-key

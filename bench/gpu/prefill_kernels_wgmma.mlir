@@ -356,3 +356,62 @@ func.func @scaled_out_d128_g4_p64_bf16_hnd(%k: tensor<?x4x64x128xbf16>, %v: tens
       -> tensor<?x16x128xbf16>, tensor<?x16xf32>
   return %o, %l : tensor<?x16x128xbf16>, tensor<?x16xf32>
 }
+
+// Pages tensor-copy boxes cannot tile, filled by the producer's cp.async
+// gather (design=auto leaves these to the mma.sync kernel until they pass
+// here): page 1 (the benchmark's page-1 rows), 5-key HND pages at d64,
+// 3-key pages at d256, 24-key pages with fused head groups.
+func.func @plain_d128_g4_p1_bf16(%k: tensor<?x1x8x128xbf16>, %v: tensor<?x1x8x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x1x8x128xbf16>, tensor<?x1x8x128xbf16> -> !attn.paged_kv<page_size = 1, layout = nhd, heads = 8, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 1, layout = nhd, heads = 8, head_dim = 128, bf16>
+      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
+}
+
+func.func @causal_d128_g4_p1_bf16(%k: tensor<?x1x8x128xbf16>, %v: tensor<?x1x8x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x1x8x128xbf16>, tensor<?x1x8x128xbf16> -> !attn.paged_kv<page_size = 1, layout = nhd, heads = 8, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 1, layout = nhd, heads = 8, head_dim = 128, bf16>
+      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
+}
+
+func.func @causal_d64_g4_p5_f16_hnd(%k: tensor<?x4x5x64xf16>, %v: tensor<?x4x5x64xf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x16x64xf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x16x64xf16>, tensor<?x16xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x4x5x64xf16>, tensor<?x4x5x64xf16> -> !attn.paged_kv<page_size = 5, layout = hnd, heads = 4, head_dim = 64, f16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x16x64xf16> -> !attn.ragged_q<heads = 16, head_dim = 64, f16>
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 16 : i64, num_kv_heads = 4 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 16, head_dim = 64, f16>, !attn.paged_kv<page_size = 5, layout = hnd, heads = 4, head_dim = 64, f16>
+      -> tensor<?x16x64xf16>, tensor<?x16xf32>
+  return %o, %l : tensor<?x16x64xf16>, tensor<?x16xf32>
+}
+
+func.func @plain_d256_g2_p3_bf16(%k: tensor<?x3x4x256xbf16>, %v: tensor<?x3x4x256xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x8x256xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x8x256xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x3x4x256xbf16>, tensor<?x3x4x256xbf16> -> !attn.paged_kv<page_size = 3, layout = nhd, heads = 4, head_dim = 256, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x8x256xbf16> -> !attn.ragged_q<heads = 8, head_dim = 256, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 4 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 8, head_dim = 256, bf16>, !attn.paged_kv<page_size = 3, layout = nhd, heads = 4, head_dim = 256, bf16>
+      -> tensor<?x8x256xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x256xbf16>, tensor<?x8xf32>
+}
+
+func.func @plain_d128_g4_p24_bf16_fused(%k: tensor<?x24x8x128xbf16>, %v: tensor<?x24x8x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x24x8x128xbf16>, tensor<?x24x8x128xbf16> -> !attn.paged_kv<page_size = 24, layout = nhd, heads = 8, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x128xbf16> -> !attn.ragged_q<heads = 32, head_dim = 128, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, fused_head_groups, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 128, bf16>, !attn.paged_kv<page_size = 24, layout = nhd, heads = 8, head_dim = 128, bf16>
+      -> tensor<?x32x128xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
+}

@@ -129,13 +129,14 @@ func.func @hnd(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi32>,
 // -----
 
 // What the family does not serve yet goes to the mma.sync prefill kernel
-// without a diagnostic: head dim 72, two KV views, pages of 4 keys (boxes
-// of fewer than 8 rows), a decode attention.
+// without a diagnostic: head dims 72 and 96, two KV views, a decode
+// attention. (Pages of fewer than 8 keys: wgmma-prefill-gather.mlir.)
 !q72  = !attn.ragged_q<heads = 8, head_dim = 72, bf16>
 !kv72 = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 72, bf16>
 !q  = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
 !kv = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
-!kv4 = !attn.paged_kv<page_size = 4, layout = nhd, heads = 2, head_dim = 128, bf16>
+!q96  = !attn.ragged_q<heads = 8, head_dim = 96, bf16>
+!kv96 = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 96, bf16>
 
 // CHECK-LABEL: gpu.func @fallbacks_prefill_0
 // CHECK-SAME: block = 128
@@ -149,14 +150,16 @@ func.func @hnd(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi32>,
 // CHECK-LABEL: gpu.func @fallbacks_decode_3
 // CHECK-NOT: nvvm.setmaxregister
 func.func @fallbacks(%k72: tensor<?x16x2x72xbf16>, %k: tensor<?x16x2x128xbf16>,
-    %k4: tensor<?x4x2x128xbf16>, %ip: tensor<?xi32>,
-    %qs72: tensor<?x8x72xbf16>, %qs: tensor<?x8x128xbf16>)
-    -> (tensor<?x8x72xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>) {
+    %k96: tensor<?x16x2x96xbf16>, %ip: tensor<?xi32>,
+    %qs72: tensor<?x8x72xbf16>, %qs: tensor<?x8x128xbf16>,
+    %qs96: tensor<?x8x96xbf16>)
+    -> (tensor<?x8x72xbf16>, tensor<?x8x128xbf16>, tensor<?x8x96xbf16>, tensor<?x8x128xbf16>) {
   %kv72 = attn.paged_kv %k72, %k72, %ip, %ip, %ip : tensor<?x16x2x72xbf16>, tensor<?x16x2x72xbf16> -> !kv72
   %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : tensor<?x16x2x128xbf16>, tensor<?x16x2x128xbf16> -> !kv
-  %kv4 = attn.paged_kv %k4, %k4, %ip, %ip, %ip : tensor<?x4x2x128xbf16>, tensor<?x4x2x128xbf16> -> !kv4
+  %kv96 = attn.paged_kv %k96, %k96, %ip, %ip, %ip : tensor<?x16x2x96xbf16>, tensor<?x16x2x96xbf16> -> !kv96
   %q72 = attn.ragged_q %qs72, %ip : tensor<?x8x72xbf16> -> !q72
   %q = attn.ragged_q %qs, %ip : tensor<?x8x128xbf16> -> !q
+  %q96 = attn.ragged_q %qs96, %ip : tensor<?x8x96xbf16> -> !q96
   %o0, %l0 = attn.attention @plain(%q72, %kv72)
       {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
        tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q72, !kv72
@@ -165,14 +168,14 @@ func.func @fallbacks(%k72: tensor<?x16x2x72xbf16>, %k: tensor<?x16x2x128xbf16>,
       {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
        tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv, !kv
       -> tensor<?x8x128xbf16>, tensor<?x8xf32>
-  %o2, %l2 = attn.attention @plain(%q, %kv4)
+  %o2, %l2 = attn.attention @plain(%q96, %kv96)
       {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
-       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv4
-      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q96, !kv96
+      -> tensor<?x8x96xbf16>, tensor<?x8xf32>
   %o3, %l3 = attn.attention @plain(%q, %kv)
       {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64} : !q, !kv
       -> tensor<?x8x128xbf16>, tensor<?x8xf32>
-  return %o0, %o1, %o2, %o3 : tensor<?x8x72xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>
+  return %o0, %o1, %o2, %o3 : tensor<?x8x72xbf16>, tensor<?x8x128xbf16>, tensor<?x8x96xbf16>, tensor<?x8x128xbf16>
 }
 
 // -----

@@ -9,10 +9,11 @@
 // M7): f16 and bf16, head dims 64, 128 and 256, one view, split-KV (with
 // split-prefill, as the mma.sync family), fused head groups of a size
 // dividing 128, every hook and the softmax and sigmoid reductions, ragged
-// keys or pages of a multiple of 8 keys that hold whole tiles or whole
-// numbers of them. It passes every other attention on to the mma.sync
-// prefill family, never failing one it could serve. design=auto leaves
-// query, key and output hooks and sigmoid to that family until the GPU
+// keys and pages of any size (tensor-copy boxes where pages of a multiple
+// of 8 keys hold or divide the tiles, else the producer's cp.async
+// gather). It passes every other attention on to the mma.sync prefill
+// family, never failing one it could serve. design=auto leaves query, key
+// and output hooks, sigmoid and gathered pages to that family until the GPU
 // checks have run them through this one.
 //
 //===----------------------------------------------------------------------===//
@@ -45,6 +46,11 @@ int64_t boxRows(const KernelShape &s) {
   return s.access.ragged ? s.kvTile : std::min(s.pageSize, s.kvTile);
 }
 
+/// Tag the skip reasons design=auto gives for what the H200 has not yet
+/// checked in this kernel.
+constexpr const char *kUncheckedOnGpu = " (not yet checked on a GPU in this "
+                                        "kernel)";
+
 class WgmmaPrefillFamily final : public KernelFamily {
 public:
   StringRef name() const override { return "wgmma-prefill"; }
@@ -74,19 +80,25 @@ public:
     if (std::string why = unservedReason(plan); !why.empty())
       return Match::skip(why);
     if (autoHere && !checkedOnGpu(plan.variant))
-      return Match::skip("design=auto and query, key or output hooks or a "
-                         "sigmoid reduction (not yet checked on a GPU in "
-                         "this kernel)");
+      return Match::skip(std::string("design=auto and query, key or output "
+                                     "hooks or a sigmoid reduction") +
+                         kUncheckedOnGpu);
     // The runtime's split runner launches decode grids unless asked for
     // split prefill kernels.
     if (s.chunked && !options.splitPrefill)
       return Match::skip("split-KV without split-prefill");
     s.tensorCores = true;
-    s.bulkCopy = true;
-    s.tensorCopy = true;
     s.wgmma = true;
     s.prefillRows = kQRows;
     s.kvTile = kvTileFor(s.headDim);
+    // Tensor-copy boxes, or the producer's cp.async gather.
+    bool gather = hopper::gathersKeys(s, options.tensorMaps);
+    if (autoHere && gather)
+      return Match::skip(std::string("design=auto and pages that tensor-copy "
+                                     "boxes cannot tile") +
+                         kUncheckedOnGpu);
+    s.bulkCopy = !gather;
+    s.tensorCopy = !gather;
     s.warps = (1 + hopper::kConsumers) * 4;
     // Head groups fuse where a tile holds whole tokens' groups.
     s.fusedHeadGroups = plan.op.getFusedHeadGroups() && kQRows % s.group == 0;
@@ -127,16 +139,18 @@ public:
         s.fusedHeadGroups ? s.prefillRows / s.group : s.prefillRows;
     // A split kernel waits in every CTA before its first access.
     bool dependent = dependentSplit(s);
-    auto box = DenseI64ArrayAttr::get(
-        ctx,
-        s.access.tensorMapBox(boxRows(s), tensorCopyBoxColumns(s.headDim)));
-    return LaunchAttr::get(ctx, kind(), grid.str(), 32 * s.warps,
-                           op.getVariantAttr(), args, mergeKernel, s.stages,
-                           s.unroll, /*tensorCores=*/true, /*bulkCopy=*/true,
-                           box, plan.dynamicSharedBytes, s.prefillRows, qTokens,
-                           s.kvTile,
-                           /*programmaticWait=*/dependent,
-                           /*completesAfterPredecessor=*/dependent);
+    // The gather reads no tensor maps.
+    DenseI64ArrayAttr box;
+    if (s.tensorCopy)
+      box = DenseI64ArrayAttr::get(
+          ctx,
+          s.access.tensorMapBox(boxRows(s), tensorCopyBoxColumns(s.headDim)));
+    return LaunchAttr::get(
+        ctx, kind(), grid.str(), 32 * s.warps, op.getVariantAttr(), args,
+        mergeKernel, s.stages, s.unroll, /*tensorCores=*/true, s.bulkCopy, box,
+        plan.dynamicSharedBytes, s.prefillRows, qTokens, s.kvTile,
+        /*programmaticWait=*/dependent,
+        /*completesAfterPredecessor=*/dependent);
   }
 
 private:
@@ -158,11 +172,6 @@ private:
       return "head_dim other than 64, 128 and 256";
     if (!s.element.isBF16() && !s.element.isF16())
       return "elements other than f16 and bf16";
-    if (!s.access.ragged &&
-        (s.pageSize % 8 != 0 || (kvTileFor(s.headDim) % s.pageSize != 0 &&
-                                 s.pageSize % kvTileFor(s.headDim) != 0)))
-      return "pages that neither hold whole K/V tiles nor divide them into "
-             "multiples of 8 keys";
     return "";
   }
 };

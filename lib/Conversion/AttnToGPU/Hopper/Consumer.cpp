@@ -192,7 +192,9 @@ HopperPrefillBuilder::RowState HopperPrefillBuilder::keyLoop(LocBuilder &b,
   // before it ends at or before kLoopEnd <= kEnd).
   Value last = arith::SubIOp::create(b, numTiles, c1);
   waitTile(b, Operand::V, last);
-  zeroTailRows(b, last);
+  // The gather zero-fills rows past the end itself.
+  if (!gather)
+    zeroTailRows(b, last);
   Value o = issueOutput(b, last, loop[4], loop.drop_front(5));
   RowState done;
   done.m[0] = loop[0];
@@ -208,6 +210,9 @@ void HopperPrefillBuilder::waitTile(LocBuilder &b, Operand operand, Value it) {
   Value slot, parity;
   std::tie(slot, parity) = slotAndParity(b, it);
   parts::mbarrierWait(b, barrier(b, operand, true, slot), parity);
+  // Gathered tiles were written through the generic proxy.
+  if (gather)
+    parts::fenceAsyncShared(b);
 }
 
 Value HopperPrefillBuilder::issueScores(LocBuilder &b, Value it) {

@@ -8,6 +8,7 @@
 //                            ring's barriers and the warpgroup roles
 //   Producer.cpp             the producer warpgroup: K/V tiles by tensor
 //                            copies into the ring
+//   Gather.cpp               or by its cp.async gather (small pages)
 //   Consumer.cpp             a consumer warpgroup: its Q rows, the key loop
 //                            (Q.K^T and P.V by wgmma), the online softmax
 //                            (or sigmoid weights)
@@ -30,14 +31,22 @@ using kernels::KernelBuilder;
 using kernels::KernelShape;
 
 /// The kernel's fixed configuration: consumer warpgroups of 64 query rows
-/// each plus one producer warpgroup, registers per thread of each role.
+/// each plus one producer warpgroup, registers per thread of each role
+/// (the gather's producer computes addresses: it takes more).
 constexpr int64_t kConsumers = 2, kRowsPerConsumer = 64;
 constexpr int64_t kProducerRegisters = 24, kConsumerRegisters = 240;
+constexpr int64_t kGatherProducerRegisters = 40, kGatherConsumerRegisters = 232;
 
 /// The shared memory the kernel's layout takes from its dynamic buffer
 /// (the alignment slack of the 1024-byte swizzle bases included).
 int64_t hopperPrefillSharedBytes(int64_t qRows, int64_t kvTile, int64_t headDim,
                                  int64_t stages, int64_t elementBytes);
+
+/// Whether the kernel fills its ring by the producer's cp.async gather
+/// (Gather.cpp) rather than tensor-copy boxes: pages the boxes cannot tile
+/// (not a multiple of 8 keys, or neither holding nor dividing a K/V tile),
+/// or no tensor maps (`tensorMaps` false: copy=cp-async or bulk).
+bool gathersKeys(const KernelShape &s, bool tensorMaps);
 
 /// bar.sync on named barrier `id` (i32) for `threads` threads: 0 is the
 /// CTA's; consumer warpgroup wg's own is wg; the consumers' together
@@ -82,6 +91,12 @@ private:
   std::pair<Value, Value> slotAndParity(LocBuilder &b, Value it);
 
   // Producer.cpp.
+  /// The producer's walk over the CTA's tiles: `ahead(b, it)` (an i32 the
+  /// filling needs, such as page ids) loads a tile ahead; per tile, K then
+  /// V, once their slot is empty, `fill(b, operand, it, slot, value)`.
+  using AheadFn = function_ref<Value(LocBuilder &, Value)>;
+  using FillFn = function_ref<void(LocBuilder &, Operand, Value, Value, Value)>;
+  void walkRing(LocBuilder &b, AheadFn ahead, FillFn fill);
   /// The producer's first warp copies every K and V tile of the CTA's keys
   /// into the ring, one box per lane.
   void produce(LocBuilder &b);
@@ -91,6 +106,17 @@ private:
   /// The lane's tensor copy of `operand`'s tile `it` into ring slot `slot`
   /// at box row `row` (lanes past the tile's boxes copy nothing).
   void copyBox(LocBuilder &b, Operand operand, Value it, Value slot, Value row);
+
+  // Gather.cpp.
+  /// Every producer thread gathers each K and V tile by cp.async into the
+  /// ring (the alternative to produce()'s boxes).
+  void gatherTiles(LocBuilder &b);
+  /// The page id (i32) of the lane's row of its warp's rows of tile `it`.
+  Value gatherPage(LocBuilder &b, Value it);
+  /// The thread's cp.async copies of `operand`'s tile `it` into ring slot
+  /// `slot`; `page` holds gatherPage(it).
+  void gatherTile(LocBuilder &b, Operand operand, Value it, Value slot,
+                  Value page);
 
   // Consumer.cpp.
   /// Consumer warpgroup `wg` (1..): its rows' attention over every tile.
@@ -166,8 +192,12 @@ private:
   /// heads of KV head `head` (else qRows tokens of query head `head`).
   bool fused;
   int64_t tokens;
+  /// The producer gathers rows by cp.async (gathersKeys) instead of
+  /// issuing boxes.
+  bool gather;
   /// Keys per tensor-copy box (a page's, or a tile's where pages hold
-  /// whole tiles or the keys are contiguous) and boxes per 64 columns.
+  /// whole tiles or the keys are contiguous; 1 for the gather: tiles may
+  /// start at any key) and boxes per 64 columns.
   int64_t boxRows, rowBoxes;
   parts::WgmmaAtom scoreAtom, outputAtom;
   parts::Wgmma scoreMma, outputMma;

@@ -11,7 +11,8 @@
 //    by tensor copies through the host's tensor maps (kv_maps) into a ring
 //    of s.stages slots, 128-byte swizzled; each slot's K and V have a full
 //    mbarrier (the copies' bytes land) and an empty one (each consumer
-//    warpgroup is done with it): MBarrierRing.h;
+//    warpgroup is done with it): MBarrierRing.h; pages the boxes cannot
+//    tile are gathered by all its threads with cp.async (Gather.cpp);
 //  - warpgroups 1.., the consumers (setmaxnreg up to kConsumerRegisters),
 //    64 query rows each: their Q rows in a swizzled tile, then per key
 //    tile S = Q.K^T (wgmma, both operands in shared memory), the online
@@ -55,7 +56,10 @@ HopperPrefillBuilder::HopperPrefillBuilder(KernelBuilder &kernel)
       P(s.pageSize), elementBytes(s.element.getIntOrFloatBitWidth() / 8),
       qRows(s.prefillRows), fused(s.fusedHeadGroups),
       tokens(fused ? s.prefillRows / s.group : s.prefillRows),
-      boxRows(s.access.ragged ? s.kvTile : std::min(s.pageSize, s.kvTile)),
+      gather(!s.tensorCopy),
+      boxRows(gather            ? 1
+              : s.access.ragged ? s.kvTile
+                                : std::min(s.pageSize, s.kvTile)),
       rowBoxes(s.kvTile / boxRows),
       scoreAtom(*parts::WgmmaAtom::of(s.kvTile, mmaType(s.element))),
       outputAtom(*parts::WgmmaAtom::of(s.headDim, mmaType(s.element))),
@@ -102,15 +106,20 @@ gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
       b, producer,
       [&](OpBuilder &pb, Location loc) {
         LocBuilder b(loc, pb);
-        NVVM::SetMaxRegisterOp::create(b, kProducerRegisters,
-                                       NVVM::SetMaxRegisterAction::decrease);
-        produce(b);
+        NVVM::SetMaxRegisterOp::create(
+            b, gather ? kGatherProducerRegisters : kProducerRegisters,
+            NVVM::SetMaxRegisterAction::decrease);
+        if (gather)
+          gatherTiles(b);
+        else
+          produce(b);
         scf::YieldOp::create(b);
       },
       [&](OpBuilder &cb, Location loc) {
         LocBuilder b(loc, cb);
-        NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters,
-                                       NVVM::SetMaxRegisterAction::increase);
+        NVVM::SetMaxRegisterOp::create(
+            b, gather ? kGatherConsumerRegisters : kConsumerRegisters,
+            NVVM::SetMaxRegisterAction::increase);
         consume(b);
         scf::YieldOp::create(b);
       });
@@ -170,15 +179,17 @@ void HopperPrefillBuilder::bindSharedMemory(LocBuilder &b) {
       f.buf, arith::IndexCastOp::create(b, b.getIndexType(), shift),
       ValueRange{});
   // Thread 0 initialises the barriers: a full barrier completes on the
-  // producer's expect-tx arrival and the copies' bytes, an empty one on
-  // one arrival per consumer warpgroup.
+  // producer's expect-tx arrival and the copies' bytes (gather: on each
+  // producer thread's copies), an empty one on one arrival per consumer
+  // warpgroup.
   Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, c0);
   scf::IfOp::create(b, first, [&](OpBuilder &ib, Location loc) {
     LocBuilder b(loc, ib);
     for (Operand operand : {Operand::K, Operand::V})
       for (int64_t slot = 0; slot < S; ++slot) {
         parts::mbarrierInit(b, barrier(b, operand, true, cIndex(b, slot)),
-                            parts::MBarrierRing::fullArrivals());
+                            gather ? parts::WgmmaAtom::kThreads
+                                   : parts::MBarrierRing::fullArrivals());
         parts::mbarrierInit(b, barrier(b, operand, false, cIndex(b, slot)),
                             ring.emptyArrivals());
       }

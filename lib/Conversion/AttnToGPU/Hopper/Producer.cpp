@@ -40,49 +40,58 @@ void HopperPrefillBuilder::produce(LocBuilder &b) {
             b, maps, arith::ConstantOp::create(b, b.getI64IntegerAttr(128))),
         0);
     Value elected = NVVM::ElectSyncOp::create(b, b.getI1Type(), Value());
-    Value any =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, numTiles, c0);
-    Value first = buildIf(
-        b, any,
-        [&](LocBuilder &b) -> SmallVector<Value> { return {boxRow(b, c0)}; },
-        [&](LocBuilder &b) -> SmallVector<Value> {
-          return {arith::ConstantOp::create(b, b.getI32IntegerAttr(0))};
-        })[0];
-    buildFor(
-        b, c0, numTiles, ValueRange{first},
-        [&](LocBuilder &b, Value it, ValueRange rows) -> SmallVector<Value> {
-          // The next tile's rows load while this tile's copies wait.
-          Value next = arith::AddIOp::create(b, it, c1);
-          Value nextRow = buildIf(
-              b,
-              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, next,
-                                    numTiles),
-              [&](LocBuilder &b) -> SmallVector<Value> {
-                return {boxRow(b, next)};
-              },
-              [&](LocBuilder &) -> SmallVector<Value> { return {rows[0]}; })[0];
-          Value slot, parity;
-          std::tie(slot, parity) = slotAndParity(b, it);
-          Value emptyParity = arith::XOrIOp::create(
-              b, parity, arith::ConstantOp::create(b, b.getI32IntegerAttr(1)));
-          for (Operand operand : {Operand::K, Operand::V}) {
-            parts::mbarrierWait(b, barrier(b, operand, false, slot),
-                                emptyParity);
-            scf::IfOp::create(b, elected, [&](OpBuilder &eb, Location loc) {
-              LocBuilder b(loc, eb);
-              parts::mbarrierExpectTx(b, barrier(b, operand, true, slot),
-                                      tileBytes);
-              scf::YieldOp::create(b);
-            });
-            // The expected bytes are on the barrier before any box lands.
-            NVVM::SyncWarpOp::create(
-                b, arith::ConstantOp::create(b, b.getI32IntegerAttr(-1)));
-            copyBox(b, operand, it, slot, rows[0]);
-          }
-          return {nextRow};
+    walkRing(
+        b, [&](LocBuilder &b, Value it) { return boxRow(b, it); },
+        [&](LocBuilder &b, Operand operand, Value it, Value slot, Value row) {
+          scf::IfOp::create(b, elected, [&](OpBuilder &eb, Location loc) {
+            LocBuilder b(loc, eb);
+            parts::mbarrierExpectTx(b, barrier(b, operand, true, slot),
+                                    tileBytes);
+            scf::YieldOp::create(b);
+          });
+          // The expected bytes are on the barrier before any box lands.
+          NVVM::SyncWarpOp::create(
+              b, arith::ConstantOp::create(b, b.getI32IntegerAttr(-1)));
+          copyBox(b, operand, it, slot, row);
         });
     scf::YieldOp::create(b);
   });
+}
+
+void HopperPrefillBuilder::walkRing(LocBuilder &b, AheadFn ahead, FillFn fill) {
+  Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, numTiles, c0);
+  Value first = buildIf(
+      b, any,
+      [&](LocBuilder &b) -> SmallVector<Value> { return {ahead(b, c0)}; },
+      [&](LocBuilder &b) -> SmallVector<Value> {
+        return {arith::ConstantOp::create(b, b.getI32IntegerAttr(0))};
+      })[0];
+  buildFor(
+      b, c0, numTiles, ValueRange{first},
+      [&](LocBuilder &b, Value it, ValueRange fetched) -> SmallVector<Value> {
+        // The next tile's value loads while this tile's slots are awaited.
+        Value next = arith::AddIOp::create(b, it, c1);
+        Value more =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, next, numTiles);
+        Value ahead1 = buildIf(
+            b, more,
+            [&](LocBuilder &b) -> SmallVector<Value> {
+              return {ahead(b, next)};
+            },
+            [&](LocBuilder &) -> SmallVector<Value> {
+              return {fetched[0]};
+            })[0];
+        Value slot, parity;
+        std::tie(slot, parity) = slotAndParity(b, it);
+        Value one = arith::ConstantOp::create(b, b.getI32IntegerAttr(1));
+        Value emptyParity = arith::XOrIOp::create(b, parity, one);
+        // K first, so Q.K^T can start while V is in flight.
+        for (Operand operand : {Operand::K, Operand::V}) {
+          parts::mbarrierWait(b, barrier(b, operand, false, slot), emptyParity);
+          fill(b, operand, it, slot, fetched[0]);
+        }
+        return {ahead1};
+      });
 }
 
 Value HopperPrefillBuilder::boxRow(LocBuilder &b, Value it) {

@@ -1,0 +1,74 @@
+// RUN: flashir-opt %s -attn-import-variants "-convert-attn-to-gpu=chip=sm_90a design=wgmma" | FileCheck %s
+// RUN: flashir-opt %s -attn-import-variants "-convert-attn-to-gpu=chip=sm_90a design=wgmma copy=cp-async" | FileCheck %s --check-prefix=CPASYNC
+// RUN: flashir-opt %s -attn-import-variants -convert-attn-to-gpu=chip=sm_90a | FileCheck %s --check-prefix=AUTO
+
+// Pages tensor-copy boxes cannot tile (page 1 here) fill the wgmma prefill
+// kernel's ring by the producer's cp.async gather: no tensor maps (no
+// tensor_map_box), full barriers expecting one arrival per producer
+// thread, every producer thread copying 16-byte chunks of its warp's rows
+// (the row's page id by shuffle from the lane that loaded it a tile ahead;
+// keys past the end zero-filled) and arriving when they land; the
+// consumers fence the async proxy after each wait.
+!q  = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv1 = !attn.paged_kv<page_size = 1, layout = nhd, heads = 2, head_dim = 128, bf16>
+!kv16 = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+
+// CHECK-LABEL: gpu.func @page1_prefill_0
+// CHECK-SAME: block = 384
+// CHECK-NOT: tensor_map_box
+// CHECK-SAME: kv_tile = 128>
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c128_i32
+// CHECK: nvvm.setmaxregister  decrease 40
+// CHECK: memref.load %arg5
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c32{{.*}} step %c2
+// CHECK: gpu.shuffle  idx
+// CHECK: %[[ELEMENTS:.*]] = arith.select %{{.*}}, %c8{{.*}}, %c0{{.*}} : index
+// CHECK: nvgpu.device_async_copy %arg2[{{.*}}], %view[{{.*}}], 8, %[[ELEMENTS]] {bypassL1}
+// CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true}
+// CHECK: nvgpu.device_async_copy %arg3
+// CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true}
+// CHECK: nvvm.setmaxregister  increase 232
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+// CHECK: nvvm.wgmma.mma_async
+func.func @page1(%k: tensor<?x1x2x128xbf16>, %ip: tensor<?xi32>,
+    %qs: tensor<?x8x128xbf16>) -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : tensor<?x1x2x128xbf16>, tensor<?x1x2x128xbf16> -> !kv1
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x128xbf16> -> !q
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !q, !kv1
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+// Pages of 16 keys take tensor-copy boxes, unless copy=cp-async asks for
+// no tensor maps: then the gather too.
+// CHECK-LABEL: gpu.func @page16_prefill_1
+// CHECK-SAME: tensor_map_box = [64, 1, 16]
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CPASYNC-LABEL: gpu.func @page16_prefill_1
+// CPASYNC-SAME: block = 384
+// CPASYNC-NOT: tensor_map_box
+// CPASYNC-NOT: nvvm.cp.async.bulk.tensor
+// CPASYNC: nvvm.cp.async.mbarrier.arrive
+func.func @page16(%k: tensor<?x16x2x128xbf16>, %ip: tensor<?xi32>,
+    %qs: tensor<?x8x128xbf16>) -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : tensor<?x16x2x128xbf16>, tensor<?x16x2x128xbf16> -> !kv16
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x128xbf16> -> !q
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !q, !kv16
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+// design=auto keeps gathered pages on the mma.sync kernel until the H200
+// checks have run the gather; pages of 16 keys take the wgmma kernel.
+// AUTO-LABEL: gpu.func @page1_prefill_0
+// AUTO-SAME: block = 128
+// AUTO-NOT: nvvm.setmaxregister
+// AUTO-LABEL: gpu.func @page16_prefill_1
+// AUTO-SAME: block = 384
