@@ -26,10 +26,11 @@ using namespace mlir;
 namespace flashir::conversion::hopper {
 
 bool gathersKeys(const KernelShape &s, bool tensorMaps) {
-  if (s.access.ragged)
-    return !tensorMaps;
-  bool boxesTile = s.pageSize % 8 == 0 &&
-                   (s.kvTile % s.pageSize == 0 || s.pageSize % s.kvTile == 0);
+  // Ragged keys are one box per tile; pages need a multiple of 8 keys that
+  // holds or divides the tile.
+  bool boxesTile = s.access.ragged ||
+                   (s.pageSize % 8 == 0 &&
+                    (s.kvTile % s.pageSize == 0 || s.pageSize % s.kvTile == 0));
   return !boxesTile || !tensorMaps;
 }
 

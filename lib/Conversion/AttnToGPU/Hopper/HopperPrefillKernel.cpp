@@ -149,9 +149,10 @@ void HopperPrefillBuilder::planKeyTiles(LocBuilder &b) {
                                       f.kEnd);
   }
   // A box of a page starts at the page's first key (a tile's, where pages
-  // hold whole tiles); keys before the chunk's first are masked.
+  // hold whole tiles); keys before the chunk's first are masked. The
+  // gather's tiles start at any key.
   kTileBegin = f.kBegin;
-  if (s.chunked)
+  if (s.chunked && boxRows > 1)
     kTileBegin = arith::SubIOp::create(
         b, f.kBegin, arith::RemUIOp::create(b, f.kBegin, cIndex(b, boxRows)));
   Value span = arith::MaxSIOp::create(
