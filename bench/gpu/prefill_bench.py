@@ -50,18 +50,24 @@ def main():
     ap.add_argument("--only", default=None,
                     help="regular expression: time only the kernels it matches (A/B runs)")
     ap.add_argument("--no-flex", action="store_true", help="skip FlexAttention")
+    ap.add_argument("--bundle-b", default=None,
+                    help="a second bundle timed beside the first (A/B in one process; "
+                    "its images labelled '... B')")
     args = ap.parse_args()
-    manifest = json.load(open(os.path.join(args.bundle, "manifest.json")))
-    images = {}
-    for t in manifest["targets"]:
-        if t["chip"] == "sm_90a" and "cubin" in t:
-            images["sm_90a cubin"] = (t["chip"], os.path.join(args.bundle, t["cubin"]))
-        if t["chip"] == "sm_80":
-            images["sm_80 PTX"] = (t["chip"], os.path.join(args.bundle, t["ptx"]))
     kernels = {}
-    for label, (chip, path) in images.items():
-        module = gc.Module(open(path, "rb").read())
-        kernels[label] = gc.load_kernels(manifest, module, chip)
+    for bundle, suffix in ((args.bundle, ""), (args.bundle_b, " B")):
+        if not bundle:
+            continue
+        manifest = json.load(open(os.path.join(bundle, "manifest.json")))
+        for t in manifest["targets"]:
+            if t["chip"] == "sm_90a" and "cubin" in t:
+                chip, path, label = t["chip"], os.path.join(bundle, t["cubin"]), "sm_90a cubin"
+            elif t["chip"] == "sm_80":
+                chip, path, label = t["chip"], os.path.join(bundle, t["ptx"]), "sm_80 PTX"
+            else:
+                continue
+            module = gc.Module(open(path, "rb").read())
+            kernels[label + suffix] = gc.load_kernels(manifest, module, chip)
     rows = []
     from torch.nn.attention import SDPBackend
     # (B x S, causal, head dim, FlashIR function, with FlexAttention): issue

@@ -11,7 +11,8 @@
 # checks of BUNDLE-split, its attentions split-KV), cascade
 # (shared_prefix_bench.py with build-gpu/cascade-*: the mma.sync prefix
 # kernel at 16 chunks, then the wgmma one at WGMMA_PREFIX_CHUNKS, default
-# 8; the runtime's cascade through the C library, built here). Default:
+# 8; the runtime's cascade through the C library, built here), nsmid
+# (whether %nsmid is the SM count: the persistent kernel's workers). Default:
 # small checks bench. Exit status: nonzero when a step failed.
 set -uo pipefail
 bundle=$1
@@ -60,9 +61,20 @@ PY
     done
     ;;
   bench)
+    # WGMMA_BENCH_B: a second bundle timed beside this one (A/B).
     timeout 400 python3 bench/gpu/prefill_bench.py --bundle "$bundle" --out "$out" \
+      ${WGMMA_BENCH_B:+--bundle-b "$WGMMA_BENCH_B"} \
       --only "${WGMMA_BENCH_ONLY:-_d128_}" >"$out/wgmma_bench.log" 2>&1 || status=1
-    tail -8 "$out/wgmma_bench.log"
+    python3 - "$out/prefill_bench.json" <<'PY' || tail -8 "$out/wgmma_bench.log"
+import json, sys
+for r in json.load(open(sys.argv[1]))["rows"]:
+    print(r["kernel"], r["case"], {k: round(v, 3) for k, v in r.items()
+                                   if k.endswith(("TFLOPs", "over_cudnn", "kv_TBps"))})
+PY
+    ;;
+  nsmid)
+    nvcc -arch=sm_90a bench/gpu/probes/hopper/nsmid_probe.cu -o /tmp/nsmid &&
+      /tmp/nsmid | tee "$out/nsmid.json" || status=1
     ;;
   sanitize)
     for tool in memcheck racecheck synccheck; do
