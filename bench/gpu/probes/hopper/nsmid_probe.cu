@@ -23,7 +23,14 @@ int main() {
   probe<<<blocks, 32>>>(smid, nsmid);
   std::vector<unsigned> ids(blocks), ns(blocks);
   cudaMemcpy(ids.data(), smid, blocks * sizeof(unsigned), cudaMemcpyDefault);
-  cudaMemcpy(ns.data(), nsmid, blocks * sizeof(unsigned), cudaMemcpyDefault);
+  cudaError_t err =
+      cudaMemcpy(ns.data(), nsmid, blocks * sizeof(unsigned), cudaMemcpyDefault);
+  if (err == cudaSuccess)
+    err = cudaGetLastError();
+  if (err != cudaSuccess) {
+    fprintf(stderr, "nsmid probe: %s\n", cudaGetErrorString(err));
+    return 1;
+  }
   std::set<unsigned> distinct(ids.begin(), ids.end()), nDistinct(ns.begin(), ns.end());
   printf("{\"device\": \"%s\", \"multiProcessorCount\": %d, \"nsmid\": [", prop.name,
          prop.multiProcessorCount);
