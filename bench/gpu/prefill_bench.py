@@ -113,11 +113,12 @@ def main():
               ("4x4096", True, 256, "causal_d256_g4_p4096_bf16_sm90", False)]
     if args.only:
         cases = [c for c in cases if re.search(args.only, c[3])]
-        # Other functions of the bundle it matches (A/B probe bundles):
-        # B4 S4096, head dim and mask from the name.
+        # Other functions of the bundle it matches (A/B probe bundles, the
+        # hook variants): B4 S4096, head dim and mask from the name (causal_*
+        # counts half; other masks are timed as if they hid nothing).
         listed = {c[3] for c in cases}
         for func in sorted({k.rsplit("_", 2)[0] for k in kernels[next(iter(kernels))]}):
-            m = re.match(r"(plain|causal)_d(\d+)_g4_p16_bf16_\w+$", func)
+            m = re.match(r"([a-z]+)_\w*?d(\d+)_g\d+_(p\d+|ragged)_b?f16(_\w+)?$", func)
             if m and func not in listed and re.search(args.only, func):
                 cases.append(("4x4096", m.group(1) == "causal", int(m.group(2)), func, False))
     for shape, causal, d, func, with_flex in cases:

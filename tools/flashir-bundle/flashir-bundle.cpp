@@ -75,6 +75,10 @@ static cl::opt<bool> splitPrefill(
     cl::desc("split-KV attentions with 16+ row tiles get the tensor-core "
              "prefill kernel (grid chunks x q_tiles x heads; no runtime "
              "runner yet) instead of the split-KV decode kernel"));
+static cl::opt<bool> persistentPrefill(
+    "persistent-prefill", cl::init(false),
+    cl::desc("sm_90a's wgmma prefill kernel runs persistent CTAs (one per "
+             "SM walking the grid's q tiles; same grid and arguments)"));
 static cl::opt<std::string> schedule(
     "schedule", cl::init(""),
     cl::desc("pass pipeline run on the program before kernel generation, "
@@ -273,6 +277,7 @@ OwningOpRef<ModuleOp> kernelsFor(MLIRContext &ctx, ModuleOp module,
                                               : kvCopy.getValue();
   options.headsInnermost = headsInnermost;
   options.splitPrefill = splitPrefill;
+  options.persistentPrefill = persistentPrefill;
   PassManager pm(&ctx);
   if (!schedule.empty()) {
     std::string error;

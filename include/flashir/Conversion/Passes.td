@@ -126,7 +126,13 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"splitPrefill", "split-prefill", "bool", /*default=*/"false",
            "split-KV attentions whose tiles take 16+ query rows get the "
            "tensor-core prefill kernel (grid chunks x q_tiles x heads; no "
-           "runtime runner yet) instead of the split-KV decode kernel">
+           "runtime runner yet) instead of the split-KV decode kernel">,
+    Option<"persistentPrefill", "persistent-prefill", "bool",
+           /*default=*/"false",
+           "sm_90a's wgmma prefill kernel runs persistent CTAs: the first "
+           "%nsmid CTAs of the launched grid walk its q tiles, the next q "
+           "tile's K/V copies overlapping this one's epilogue (same grid "
+           "and arguments)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

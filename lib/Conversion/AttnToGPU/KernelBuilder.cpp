@@ -445,10 +445,8 @@ void KernelBuilder::loadKeyRange(LocBuilder &b, Frame &f, Value nextRequest) {
       arith::SubIOp::create(b, memref::DimOp::create(b, indptr, 0), c1));
 }
 
-KernelBuilder::PrefillTile
-KernelBuilder::bindPrefillFrame(LocBuilder &b, Frame &f, gpu::GPUFuncOp func,
-                                bool longestFirst, bool fused, int64_t tokens) {
-  Value c1 = cIndex(b, 1);
+KernelBuilder::Frame KernelBuilder::bindPrefillArguments(LocBuilder &b,
+                                                         gpu::GPUFuncOp func) {
   // sm_90 split kernels: every CTA waits for the grid launched before it
   // before reading or writing anything, so the host may launch this one
   // behind any kernel with programmatic stream serialization (the cascade's
@@ -459,53 +457,85 @@ KernelBuilder::bindPrefillFrame(LocBuilder &b, Frame &f, gpu::GPUFuncOp func,
   // merge reads) starts only after that grid has completed.
   if (s.dependentLaunch)
     NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
-  f = bindArguments(b, func, /*dynamicShared=*/true);
-  f.block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  return bindArguments(b, func, /*dynamicShared=*/true);
+}
+
+KernelBuilder::PrefillTile
+KernelBuilder::bindPrefillFrame(LocBuilder &b, Frame &f, gpu::GPUFuncOp func,
+                                bool longestFirst, bool fused, int64_t tokens) {
+  f = bindPrefillArguments(b, func);
+  GridPosition pos{gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                   gpu::BlockIdOp::create(b, gpu::Dimension::y),
+                   gpu::BlockIdOp::create(b, gpu::Dimension::z)};
+  if (!s.chunked && longestFirst) {
+    PrefillGrid grid = prefillGrid(b);
+    pos = prefillGridPosition(b, grid, linearPosition(b, grid), true);
+  }
+  PrefillTile t = loadPrefillTile(b, f, pos, fused, tokens);
+  // Every thread of a CTA past its request's rows leaves together.
+  scf::IfOp guard = scf::IfOp::create(b, t.any, /*withElseRegion=*/false);
+  gpu::ReturnOp::create(b);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  return t;
+}
+
+KernelBuilder::PrefillGrid KernelBuilder::prefillGrid(LocBuilder &b) {
+  return {gpu::GridDimOp::create(b, gpu::Dimension::x),
+          gpu::GridDimOp::create(b, gpu::Dimension::y),
+          gpu::GridDimOp::create(b, gpu::Dimension::z)};
+}
+
+Value KernelBuilder::linearPosition(LocBuilder &b, const PrefillGrid &grid) {
+  Value y = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value z = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+  Value plane =
+      arith::AddIOp::create(b, y, arith::MulIOp::create(b, grid.y, z));
+  Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  return arith::AddIOp::create(b, x, arith::MulIOp::create(b, grid.x, plane));
+}
+
+KernelBuilder::GridPosition
+KernelBuilder::prefillGridPosition(LocBuilder &b, const PrefillGrid &grid,
+                                   Value linear, bool longestFirst) {
+  GridPosition pos;
+  pos.block = arith::RemUIOp::create(b, linear, grid.x);
+  Value rest = arith::DivUIOp::create(b, linear, grid.x);
+  if (!longestFirst) {
+    pos.qTile = arith::RemUIOp::create(b, rest, grid.y);
+    pos.head = arith::DivUIOp::create(b, rest, grid.y);
+    return pos;
+  }
+  pos.head = arith::RemUIOp::create(b, rest, grid.z);
+  Value lastTile = arith::SubIOp::create(b, grid.y, cIndex(b, 1));
+  pos.qTile = arith::SubIOp::create(b, lastTile,
+                                    arith::DivUIOp::create(b, rest, grid.z));
+  return pos;
+}
+
+KernelBuilder::PrefillTile
+KernelBuilder::loadPrefillTile(LocBuilder &b, Frame &f, const GridPosition &pos,
+                               bool fused, int64_t tokens) {
+  f.block = pos.block;
   if (s.chunked)
     f.block = loadIndex(b, f.chunkOrder, f.block);
   f.req = s.chunked ? loadIndex(b, f.chunkRequest, f.block) : f.block;
   PrefillTile t;
-  t.qTile = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  t.head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
-  if (!s.chunked && longestFirst) {
-    // The linear block index renumbered q-tile-slowest, reversed: for
-    // equal-length requests the longest tiles start first and the final
-    // wave ends evenly.
-    Value x = gpu::GridDimOp::create(b, gpu::Dimension::x),
-          y = gpu::GridDimOp::create(b, gpu::Dimension::y),
-          z = gpu::GridDimOp::create(b, gpu::Dimension::z);
-    Value linear = arith::AddIOp::create(
-        b, f.block,
-        arith::MulIOp::create(
-            b, x,
-            arith::AddIOp::create(b, t.qTile,
-                                  arith::MulIOp::create(b, y, t.head))));
-    f.block = arith::RemUIOp::create(b, linear, x);
-    Value rest = arith::DivUIOp::create(b, linear, x);
-    t.head = arith::RemUIOp::create(b, rest, z);
-    Value lastTile = arith::SubIOp::create(b, y, c1);
-    t.qTile =
-        arith::SubIOp::create(b, lastTile, arith::DivUIOp::create(b, rest, z));
-    f.req = f.block;
-  }
+  t.qTile = pos.qTile;
+  t.head = pos.head;
   f.kvHead =
       fused ? t.head
             : arith::DivUIOp::create(b, t.head, cIndex(b, s.group)).getResult();
-  Value next = arith::AddIOp::create(b, f.req, c1);
+  Value next = arith::AddIOp::create(b, f.req, cIndex(b, 1));
   f.qBegin = loadIndex(b, f.qoIndptr, f.req);
   f.numQ = arith::SubIOp::create(b, loadIndex(b, f.qoIndptr, next), f.qBegin);
   // The request's pages and (split-KV) its chunk's keys: loaded next to
-  // qo_indptr, not after the guard below waits for it (one round trip less
+  // qo_indptr, not after the tile's guard waits for it (one round trip less
   // before the first page ids and copies).
   loadRequestKeys(b, f);
   loadKeyRange(b, f, next);
   t.rowBase = arith::MulIOp::create(b, t.qTile, cIndex(b, tokens));
-  // Every thread of a CTA past its request's rows leaves together.
-  scf::IfOp guard = scf::IfOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, t.rowBase, f.numQ),
-      /*withElseRegion=*/false);
-  gpu::ReturnOp::create(b);
-  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  t.any =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, t.rowBase, f.numQ);
   return t;
 }
 

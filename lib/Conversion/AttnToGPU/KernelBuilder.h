@@ -136,6 +136,8 @@ struct KernelShape {
   /// Prefill with 16 rows per warp: Q in shared memory (tiles' q_shared), as
   /// with 32 rows per warp.
   bool prefillQShared = false;
+  /// The wgmma prefill kernel with persistent CTAs (persistent-prefill).
+  bool persistent = false;
   /// Split-KV on sm_90: the partial-state kernel lets its merge kernel launch
   /// early (griddepcontrol.launch_dependents) and the merge kernel waits for
   /// it (griddepcontrol.wait) before reading the partial states, so the
@@ -290,7 +292,35 @@ private:
     Value qTile, head;
     /// The tile's first token: qTile * tokens.
     Value rowBase;
+    /// Whether the tile holds any of its request's rows (i1).
+    Value any;
   };
+  /// A prefill grid's extents (x: requests or split chunks, y: q tiles, z:
+  /// heads) and one of its positions.
+  struct PrefillGrid {
+    Value x, y, z;
+  };
+  struct GridPosition {
+    Value block, qTile, head;
+  };
+  /// The launch's grid extents.
+  PrefillGrid prefillGrid(LocBuilder &b);
+  /// The CTA's linear block index: x + X (y + Y z).
+  Value linearPosition(LocBuilder &b, const PrefillGrid &grid);
+  /// Grid position `linear` (x fastest). With `longestFirst` (unsplit
+  /// kernels whose tiles' keys grow with the q tile, e.g. causal) the index
+  /// is read q-tile-slowest and reversed: for equal-length requests the
+  /// longest tiles come first and the final wave ends evenly.
+  GridPosition prefillGridPosition(LocBuilder &b, const PrefillGrid &grid,
+                                   Value linear, bool longestFirst);
+  /// Loads what grid position `pos` serves into `f` (its arguments bound):
+  /// the request (split-KV: chunk chunk_order[x] of request
+  /// chunk_request[chunk]), its queries, pages and keys, the KV head.
+  PrefillTile loadPrefillTile(LocBuilder &b, Frame &f, const GridPosition &pos,
+                              bool fused, int64_t tokens);
+  /// A prefill kernel's arguments (bindArguments, dynamic shared memory);
+  /// with dependentLaunch, after waiting for the grid launched before it.
+  Frame bindPrefillArguments(LocBuilder &b, gpu::GPUFuncOp func);
   /// Binds a prefill kernel's frame: the arguments, the request x (split-KV:
   /// chunk chunk_order[x] of request chunk_request[chunk]), q tile y, head z,
   /// the request's queries, pages and keys. With `longestFirst` (unsplit

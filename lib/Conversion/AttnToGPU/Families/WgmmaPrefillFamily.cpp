@@ -100,6 +100,7 @@ public:
     s.bulkCopy = !gather;
     s.tensorCopy = !gather;
     s.warps = (1 + hopper::kConsumers) * 4;
+    s.persistent = options.persistentPrefill;
     // Head groups fuse where a tile holds whole tokens' groups.
     s.fusedHeadGroups = plan.op.getFusedHeadGroups() && kQRows % s.group == 0;
     return Match::serve();

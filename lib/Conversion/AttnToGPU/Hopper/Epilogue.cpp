@@ -110,6 +110,10 @@ void HopperPrefillBuilder::writeOutput(LocBuilder &b, const RowState &state) {
       scf::YieldOp::create(b);
     });
   }
+  // A persistent CTA's next q tile overwrites these rows with its Q rows.
+  if (s.persistent)
+    namedBarrier(b, arith::IndexCastOp::create(b, b.getI32Type(), wg),
+                 parts::WgmmaAtom::kThreads);
 }
 
 } // namespace flashir::conversion::hopper

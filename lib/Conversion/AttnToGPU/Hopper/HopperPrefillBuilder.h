@@ -32,10 +32,13 @@ using kernels::KernelShape;
 
 /// The kernel's fixed configuration: consumer warpgroups of 64 query rows
 /// each plus one producer warpgroup, registers per thread of each role
-/// (the gather's producer computes addresses: it takes more).
+/// (each pair sums to the 168 per thread of 384 threads). A producer that
+/// computes more addresses takes more: the gather's, and the persistent
+/// one's (each q tile's frame).
 constexpr int64_t kConsumers = 2, kRowsPerConsumer = 64;
 constexpr int64_t kProducerRegisters = 24, kConsumerRegisters = 240;
-constexpr int64_t kGatherProducerRegisters = 40, kGatherConsumerRegisters = 232;
+constexpr int64_t kAddressingProducerRegisters = 40,
+                  kAddressingConsumerRegisters = 232;
 
 /// The shared memory the kernel's layout takes from its dynamic buffer
 /// (the alignment slack of the 1024-byte swizzle bases included).
@@ -67,9 +70,20 @@ private:
   enum class Operand { K = 0, V = 1 };
 
   // HopperPrefillKernel.cpp.
-  /// The CTA's request (split-KV: chunk), q tile and head; leaves `b`
-  /// inside the guard CTAs past their request's rows skip.
+  /// The CTA's request (split-KV: chunk), q tile and head (one per CTA);
+  /// leaves `b` inside the guard CTAs past their request's rows skip.
   void bindFrame(LocBuilder &b);
+  /// Persistent CTAs: the CTA's worker index among the workers (persistent
+  /// CTAs, one per SM); leaves `b` inside the guard that the other CTAs skip.
+  void bindWorkers(LocBuilder &b);
+  /// The thread's roles from thread index `thread`: its warpgroup, warp
+  /// and lane.
+  void bindThread(LocBuilder &b, Value thread);
+  /// Runs `body` on the CTA's q tile; persistent, on each of the worker's
+  /// q tiles (grid positions worker, worker + workers, ...; causal: longest
+  /// first) that hold rows: the tile's request (split-KV: chunk), q tile,
+  /// head and key tiles bound, the ring's uses so far in ringBase.
+  void forEachTile(LocBuilder &b, function_ref<void(LocBuilder &)> body);
   /// The tiles of the CTA's keys (causal: up to its last row's position).
   void planKeyTiles(LocBuilder &b);
   /// The first key of tile `it`.
@@ -86,9 +100,10 @@ private:
   Value barrier(LocBuilder &b, Operand operand, bool full, Value slot);
   /// Byte offset of `operand`'s tile in ring slot `slot`.
   Value tileOffset(LocBuilder &b, Operand operand, Value slot);
-  /// The slot and phase parity of the ring's use `it` (consumers' waits;
-  /// the producer's flips the parity).
-  std::pair<Value, Value> slotAndParity(LocBuilder &b, Value it);
+  /// The slot and phase parity of the ring's use by the q tile's key tile
+  /// `tile` (use ringBase + tile; consumers' waits: the producer's flips the
+  /// parity).
+  std::pair<Value, Value> slotAndParity(LocBuilder &b, Value tile);
 
   // Producer.cpp.
   /// The producer's walk over the CTA's tiles: `ahead(b, it)` (an i32 the
@@ -220,6 +235,11 @@ private:
 
   gpu::GPUFuncOp func;
   Frame f;
+  /// The launched grid, the CTA's worker index and the workers' count.
+  KernelBuilder::PrefillGrid grid;
+  Value worker, workers;
+  /// The q tile being served: the ring's uses before it.
+  Value ringBase;
   Value c0, c1, qTile, head, rowBase, numTiles;
   /// The keys the CTA's tiles cover: from kTileBegin (a split chunk's first
   /// key rounded down to a box: boxes never cross a page) to kLoopEnd; its

@@ -25,6 +25,9 @@
 // (bottom-right aligned) skips the tiles past the CTA's last row and masks
 // only tiles past its first row's position; the CTAs then run the longest
 // q tiles first.
+// With persistent-prefill the first %nsmid CTAs of the same grid walk its
+// q tiles (forEachTile), the ring's uses carrying from one q tile to the
+// next.
 //===----------------------------------------------------------------------===//
 
 #include "HopperPrefillBuilder.h"
@@ -91,15 +94,19 @@ gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
   LocBuilder b(k.op.getLoc(), ob);
   c0 = cIndex(b, 0);
   c1 = cIndex(b, 1);
-  bindFrame(b);
-  tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  wg = arith::DivUIOp::create(b, tid, cIndex(b, parts::WgmmaAtom::kThreads));
-  wgThread =
-      arith::RemUIOp::create(b, tid, cIndex(b, parts::WgmmaAtom::kThreads));
-  warpInWg = arith::DivUIOp::create(b, wgThread, cIndex(b, 32));
-  lane = arith::RemUIOp::create(b, tid, cIndex(b, 32));
+  if (s.persistent) {
+    f = k.bindPrefillArguments(b, func);
+    bindWorkers(b);
+  } else {
+    bindFrame(b);
+  }
+  bindThread(b, gpu::ThreadIdOp::create(b, gpu::Dimension::x));
   bindSharedMemory(b);
-  planKeyTiles(b);
+  if (!s.persistent) {
+    planKeyTiles(b);
+    ringBase = c0;
+  }
+  bool addressing = gather || s.persistent;
   // The roles: warpgroup-uniform branches (setmaxnreg is warpgroup-wide).
   Value producer = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, wg, c0);
   scf::IfOp::create(
@@ -107,20 +114,22 @@ gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
       [&](OpBuilder &pb, Location loc) {
         LocBuilder b(loc, pb);
         NVVM::SetMaxRegisterOp::create(
-            b, gather ? kGatherProducerRegisters : kProducerRegisters,
+            b, addressing ? kAddressingProducerRegisters : kProducerRegisters,
             NVVM::SetMaxRegisterAction::decrease);
-        if (gather)
-          gatherTiles(b);
-        else
-          produce(b);
+        forEachTile(b, [&](LocBuilder &b) {
+          if (gather)
+            gatherTiles(b);
+          else
+            produce(b);
+        });
         scf::YieldOp::create(b);
       },
       [&](OpBuilder &cb, Location loc) {
         LocBuilder b(loc, cb);
         NVVM::SetMaxRegisterOp::create(
-            b, gather ? kGatherConsumerRegisters : kConsumerRegisters,
+            b, addressing ? kAddressingConsumerRegisters : kConsumerRegisters,
             NVVM::SetMaxRegisterAction::increase);
-        consume(b);
+        forEachTile(b, [&](LocBuilder &b) { consume(b); });
         scf::YieldOp::create(b);
       });
   return func;
@@ -132,6 +141,78 @@ void HopperPrefillBuilder::bindFrame(LocBuilder &b) {
   qTile = t.qTile;
   head = t.head;
   rowBase = t.rowBase;
+}
+
+void HopperPrefillBuilder::bindWorkers(LocBuilder &b) {
+  // The first %nsmid CTAs of the launched grid are the workers (one per SM:
+  // the layout takes most of an SM's shared memory); the rest leave at
+  // once, before any barrier.
+  grid = k.prefillGrid(b);
+  worker = k.linearPosition(b, grid);
+  workers = arith::IndexCastUIOp::create(
+      b, b.getIndexType(), NVVM::SmDimOp::create(b, b.getI32Type()));
+  Value isWorker =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, worker, workers);
+  scf::IfOp guard = scf::IfOp::create(b, isWorker, /*withElseRegion=*/false);
+  gpu::ReturnOp::create(b);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+}
+
+void HopperPrefillBuilder::bindThread(LocBuilder &b, Value thread) {
+  tid = thread;
+  wg = arith::DivUIOp::create(b, tid, cIndex(b, parts::WgmmaAtom::kThreads));
+  wgThread =
+      arith::RemUIOp::create(b, tid, cIndex(b, parts::WgmmaAtom::kThreads));
+  warpInWg = arith::DivUIOp::create(b, wgThread, cIndex(b, 32));
+  lane = arith::RemUIOp::create(b, tid, cIndex(b, 32));
+}
+
+void HopperPrefillBuilder::forEachTile(LocBuilder &b,
+                                       function_ref<void(LocBuilder &)> body) {
+  if (!s.persistent) {
+    body(b);
+    return;
+  }
+  Value planes = arith::MulIOp::create(b, grid.x, grid.y);
+  Value gridTiles = arith::MulIOp::create(b, planes, grid.z);
+  bool longestFirst = maskKind != parts::CausalMask::None && !s.chunked;
+  Value thread = tid, group = wg, groupThread = wgThread, warp = warpInWg,
+        threadLane = lane;
+  // The ring's uses carry across q tiles: the producer fills the next
+  // tile's slots while the consumers finish this one.
+  buildForStep(
+      b, worker, gridTiles, workers, ValueRange{c0},
+      [&](LocBuilder &b, Value linear, ValueRange uses) -> SmallVector<Value> {
+        KernelBuilder::GridPosition pos =
+            k.prefillGridPosition(b, grid, linear, longestFirst);
+        KernelBuilder::PrefillTile t =
+            k.loadPrefillTile(b, f, pos, fused, tokens);
+        return llvm::to_vector(buildIf(
+            b, t.any,
+            [&](LocBuilder &b) -> SmallVector<Value> {
+              qTile = t.qTile;
+              head = t.head;
+              rowBase = t.rowBase;
+              planKeyTiles(b);
+              ringBase = uses[0];
+              // An opaque tid per q tile: values derived from it would
+              // otherwise be hoisted out of the loop and held in registers
+              // across every tile.
+              Value pinned = parts::Wgmma::pinOperands(
+                  b,
+                  {arith::IndexCastUIOp::create(b, b.getI32Type(), thread)})[0];
+              bindThread(
+                  b, arith::IndexCastUIOp::create(b, b.getIndexType(), pinned));
+              body(b);
+              return {arith::AddIOp::create(b, uses[0], numTiles)};
+            },
+            [&](LocBuilder &) -> SmallVector<Value> { return {uses[0]}; }));
+      });
+  tid = thread;
+  wg = group;
+  wgThread = groupThread;
+  warpInWg = warp;
+  lane = threadLane;
 }
 
 void HopperPrefillBuilder::planKeyTiles(LocBuilder &b) {
@@ -235,7 +316,8 @@ Value HopperPrefillBuilder::tileOffset(LocBuilder &b, Operand operand,
 }
 
 std::pair<Value, Value> HopperPrefillBuilder::slotAndParity(LocBuilder &b,
-                                                            Value it) {
+                                                            Value tile) {
+  Value it = arith::AddIOp::create(b, ringBase, tile);
   Value slot = arith::RemUIOp::create(b, it, cIndex(b, S));
   Value phase = arith::DivUIOp::create(b, it, cIndex(b, S));
   Value parity = arith::IndexCastOp::create(
