@@ -232,7 +232,7 @@ func.func @alibi_d128_g4_p16_bf16_fused(%k: tensor<?x16x2x128xbf16>, %v: tensor<
 }
 
 // Query, key and output hooks and the sigmoid reduction (design=auto
-// leaves these to the mma.sync kernel until they pass here): RoPE as query
+// leaves query and key hooks to the mma.sync kernel, faster there): RoPE as query
 // and key hooks (each landed K tile hooked in place by the consumers) at
 // head dims 128, 256 and 64 with fused head groups (per-row heads in the
 // query hook); sigmoid (unnormalised rows, lse = log sum sigmoid); an
@@ -358,8 +358,8 @@ func.func @scaled_out_d128_g4_p64_bf16_hnd(%k: tensor<?x4x64x128xbf16>, %v: tens
 }
 
 // Pages tensor-copy boxes cannot tile, filled by the producer's cp.async
-// gather (design=auto leaves these to the mma.sync kernel until they pass
-// here): page 1 (the benchmark's page-1 rows), 5-key HND pages at d64,
+// gather (design=auto leaves these to the mma.sync kernel, as fast or
+// faster there): page 1 (the benchmark's page-1 rows), 5-key HND pages at d64,
 // 3-key pages at d256, 24-key pages with fused head groups.
 func.func @plain_d128_g4_p1_bf16(%k: tensor<?x1x8x128xbf16>, %v: tensor<?x1x8x128xbf16>, %indptr: tensor<?xi32>,
     %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
