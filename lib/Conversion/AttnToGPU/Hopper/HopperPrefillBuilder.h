@@ -73,8 +73,8 @@ private:
   /// The CTA's request (split-KV: chunk), q tile and head (one per CTA);
   /// leaves `b` inside the guard CTAs past their request's rows skip.
   void bindFrame(LocBuilder &b);
-  /// Persistent CTAs: the CTA's worker index among the workers (persistent
-  /// CTAs, one per SM); leaves `b` inside the guard that the other CTAs skip.
+  /// Persistent CTAs: the CTA's index among the workers (one per SM);
+  /// leaves `b` inside the guard that the other CTAs skip.
   void bindWorkers(LocBuilder &b);
   /// The thread's roles from thread index `thread`: its warpgroup, warp
   /// and lane.
