@@ -103,6 +103,15 @@ def allow_shared(fn, nbytes):
                "cuFuncSetAttribute")
 
 
+def resident_ctas(fn, block, shared):
+    """CTAs of `fn` the device runs at once."""
+    per_sm, device = ctypes.c_int(), torch.cuda.current_device()
+    _check(_cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        ctypes.byref(per_sm), fn, ctypes.c_int(block), ctypes.c_size_t(shared)),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor")
+    return max(1, per_sm.value) * torch.cuda.get_device_properties(device).multi_processor_count
+
+
 def memref_args(t: torch.Tensor, strided=False):
     """MLIR's expanded memref descriptor: allocated, aligned, offset, sizes,
     strides. `strided`: a permuted view of a contiguous tensor (an HND pool
@@ -154,15 +163,22 @@ class Kernel:
         self.grid_z = "num_kv_heads" if entry["grid"].endswith("x num_kv_heads") else "num_qo_heads"
         self.params = [a for a in args if a["role"] == "param"]
         self.box = None  # tensor-map box (kernels with tensor copies)
+        self.persistent = False  # the chip's `persistent` fact
         # KV views whose keys the kernel attends concatenated (manifest ABI
         # 5: view arguments past the first view carry "view").
         self.views = 1 + max((a.get("view", 0) for a in args), default=0)
 
-    def q_tiles_and_heads(self, qo_lens):
+    def q_tiles_and_heads(self, qo_lens, rows=None):
         """A prefill kernel's grid y and z: q tiles of the longest request,
-        query heads (or KV heads with fused head groups)."""
-        return (max(1, -(-max(qo_lens) // self.q_tokens)),
-                self.hkv if self.grid_z == "num_kv_heads" else self.hq)
+        query heads (or KV heads with fused head groups). A persistent
+        kernel (its CTAs walk the whole grid) over `rows` grid rows gets
+        only the heads' planes that fill the device once, as the runtime's
+        launcher gives it."""
+        y = max(1, -(-max(qo_lens) // self.q_tokens))
+        z = self.hkv if self.grid_z == "num_kv_heads" else self.hq
+        if self.persistent and rows:
+            z = min(z, -(-resident_ctas(self.fn, self.block, self.shared) // (rows * y)))
+        return y, z
         self.merge = None  # (function, block) of a split-KV kernel
 
 
@@ -178,6 +194,7 @@ def load_kernels(manifest, module, chip):
             allow_shared(fn, shared)
             kernels[e["name"]] = Kernel(e, fn, shared)
             kernels[e["name"]].box = facts.get(e["name"], {}).get("tensor_map_box")
+            kernels[e["name"]].persistent = facts.get(e["name"], {}).get("persistent", False)
     for k in kernels.values():
         if k.chunked:
             k.merge = merges[k.merge_kernel]
@@ -436,7 +453,7 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
         args += memref_args(out) + memref_args(lse) + params
         grid = (batch_size, k.hkv, 1)
         if k.q_rows:
-            grid = (batch_size, *k.q_tiles_and_heads(batch["qo_lens"]))
+            grid = (batch_size, *k.q_tiles_and_heads(batch["qo_lens"], batch_size))
 
         call_one = prepare_launch(k.fn, grid, k.block, args, k.shared)
         # The launch holds raw pointers: the callable keeps its buffers alive.
@@ -462,7 +479,7 @@ def run_kernel(k: Kernel, batch, chunk_len=512, empty_chunks=False, merge=True):
     mfn, mblock = k.merge
     grid = (num_chunks, k.hkv, 1)
     if k.q_rows:  # split-KV prefill: (chunks, q tiles, heads)
-        grid = (num_chunks, *k.q_tiles_and_heads(batch["qo_lens"]))
+        grid = (num_chunks, *k.q_tiles_and_heads(batch["qo_lens"], num_chunks))
     attention = prepare_launch(k.fn, grid, k.block, args, k.shared)
     merging = prepare_launch(mfn, (batch_size, k.hq, 1), mblock, margs)
 

@@ -152,7 +152,7 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
             if overlap and not chain else None)
     on_side = lambda on: torch.cuda.stream(side) if on else contextlib.nullcontext()
     with on_side(overlap == "suffix-main"):
-        prefix_call = gc.prepare_launch(spk.fn, (cp, *spk.q_tiles_and_heads([b])), spk.block,
+        prefix_call = gc.prepare_launch(spk.fn, (cp, *spk.q_tiles_and_heads([b], cp)), spk.block,
                                         args, spk.shared, programmatic=overlap == "chain-pdl")
     # Suffix: request r = 1 row over its own pages; chunks [C r, C r + C).
     indptr, indices = [0], []

@@ -103,6 +103,8 @@ static JsonValue writeFacts(const KernelFacts &f) {
   o.set("bulk_copy", f.bulkCopy);
   o.set("programmatic_wait", f.programmaticWait);
   o.set("completes_after_predecessor", f.completesAfterPredecessor);
+  if (f.persistent)
+    o.set("persistent", true);
   if (!f.tensorMapBox.empty())
     o.set("tensor_map_box", intArray(f.tensorMapBox));
   if (f.hasCost) {
@@ -325,6 +327,7 @@ bool Reader::readFacts(const JsonValue &f, KernelFacts &facts,
   facts.programmaticWait = boolean(f, "programmatic_wait", where);
   facts.completesAfterPredecessor =
       boolean(f, "completes_after_predecessor", where);
+  facts.persistent = boolean(f, "persistent", where);
   if (const JsonValue *box = f.get("tensor_map_box")) {
     std::string bad = where + ": tensor_map_box needs three extents in 1..256";
     if (!box->isArray() || box->array().size() != 3)
@@ -414,9 +417,14 @@ bool Reader::readTarget(const JsonValue &t, const Manifest &m,
   // Facts of kernels the bundle does not hold are ignored (a calibration
   // may outlive a kernel's rename).
   for (const KernelInfo &k : m.kernels)
-    if (const JsonValue *f = facts ? facts->get(k.name) : nullptr)
+    if (const JsonValue *f = facts ? facts->get(k.name) : nullptr) {
       if (!readFacts(*f, target.kernels[k.name], where + " kernel " + k.name))
         return false;
+      if (target.kernels[k.name].persistent && k.kind != KernelKind::Prefill)
+        return fail(where + " kernel " + k.name +
+                    ": only prefill kernels may be persistent (their grid's "
+                    "z extent launched smaller)");
+    }
   return error.empty();
 }
 

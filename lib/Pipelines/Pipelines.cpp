@@ -72,17 +72,18 @@ void flashir::buildAttnSchedulePipeline(OpPassManager &pm,
 void flashir::buildAttnToKernelsPipeline(OpPassManager &pm,
                                          const KernelOptions &options) {
   addPipeline(
-      pm, "attn-import-variants,convert-attn-to-gpu{chip=" + options.chip +
-              " warps=" + std::to_string(options.warps) +
-              " unroll=" + std::to_string(options.unroll) +
-              " stages=" + std::to_string(options.stages) +
-              " min-blocks=" + std::to_string(options.minBlocks) +
-              " design=" + stringify(options.design).str() +
-              " copy=" + stringify(options.copy).str() + " heads-innermost=" +
-              (options.headsInnermost ? "true" : "false") +
-              " split-prefill=" + (options.splitPrefill ? "true" : "false") +
-              " persistent-prefill=" +
-              (options.persistentPrefill ? "true" : "false") + "}");
+      pm,
+      "attn-import-variants,convert-attn-to-gpu{chip=" + options.chip +
+          " warps=" + std::to_string(options.warps) +
+          " unroll=" + std::to_string(options.unroll) +
+          " stages=" + std::to_string(options.stages) +
+          " min-blocks=" + std::to_string(options.minBlocks) +
+          " design=" + stringify(options.design).str() +
+          " copy=" + stringify(options.copy).str() +
+          " heads-innermost=" + (options.headsInnermost ? "true" : "false") +
+          " split-prefill=" + (options.splitPrefill ? "true" : "false") +
+          " persistent-prefill=" + stringify(options.persistentPrefill).str() +
+          "}");
 }
 
 void flashir::buildKernelsToLLVMPipeline(OpPassManager &pm, StringRef chip,

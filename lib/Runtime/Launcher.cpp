@@ -406,9 +406,32 @@ Status KernelBundle::launchOn(const KernelInfo &info,
     pack.pushWord(word);
   }
   std::vector<void *> params = pack.pointers();
+  if (Status s = launchedZ(info, gridX, gridY, gridZ); !s)
+    return s;
   return driver->launch(functions[index], gridX, gridY,
                         static_cast<unsigned>(info.block), stream, params,
                         dynamicShared[index], gridZ);
+}
+
+Status KernelBundle::launchedZ(const KernelInfo &info, unsigned gridX,
+                               unsigned gridY, unsigned &gridZ) {
+  if (!target.facts(info.name).persistent)
+    return Status::ok();
+  size_t index = size_t(&info - kernels_.data());
+  if (resident.size() != kernels_.size())
+    resident.assign(kernels_.size(), 0);
+  if (!resident[index])
+    if (Status s = driver->residentCtas(functions[index], unsigned(info.block),
+                                        dynamicShared[index], resident[index]);
+        !s)
+      return s;
+  uint64_t plane = uint64_t(gridX) * gridY;
+  if (plane == 0)
+    return Status::ok();
+  uint64_t planes =
+      (uint64_t(std::max<int64_t>(1, resident[index])) + plane - 1) / plane;
+  gridZ = unsigned(std::min<uint64_t>(gridZ, planes));
+  return Status::ok();
 }
 
 std::vector<KernelBundle::Arg>
@@ -532,6 +555,8 @@ Status KernelBundle::launchPacked(const std::string &kernel,
       return s;
   std::vector<void *> params = pack.pointers();
   size_t index = info - kernels_.data();
+  if (Status s = launchedZ(*info, gridX, gridY, gridZ); !s)
+    return s;
   if (programmatic)
     return driver->launchProgrammatic(
         functions[index], gridX, gridY, static_cast<unsigned>(info->block),

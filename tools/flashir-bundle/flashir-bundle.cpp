@@ -75,10 +75,11 @@ static cl::opt<bool> splitPrefill(
     cl::desc("split-KV attentions with 16+ row tiles get the tensor-core "
              "prefill kernel (grid chunks x q_tiles x heads; no runtime "
              "runner yet) instead of the split-KV decode kernel"));
-static cl::opt<bool> persistentPrefill(
-    "persistent-prefill", cl::init(false),
+static cl::opt<flashir::PersistentPrefill> persistentPrefill(
+    "persistent-prefill", cl::init(flashir::PersistentPrefill::Auto),
     cl::desc("sm_90a's wgmma prefill kernel runs persistent CTAs (one per "
-             "SM walking the grid's q tiles; same grid and arguments)"));
+             "SM walking the grid's q tiles; auto: at head dim 64)"),
+    flashir::persistentPrefillValues());
 static cl::opt<std::string> schedule(
     "schedule", cl::init(""),
     cl::desc("pass pipeline run on the program before kernel generation, "
@@ -215,6 +216,7 @@ abi::KernelFacts factsOf(gpu::GPUFuncOp func,
   f.bulkCopy = launch.getBulkCopy();
   f.programmaticWait = launch.getProgrammaticWait();
   f.completesAfterPredecessor = launch.getCompletesAfterPredecessor();
+  f.persistent = launch.getPersistent();
   if (DenseI64ArrayAttr box = launch.getTensorMapBox())
     f.tensorMapBox.assign(box.asArrayRef().begin(), box.asArrayRef().end());
   return f;

@@ -303,6 +303,7 @@ Manifest sampleManifest() {
   f.hasCost = true;
   f.costAlpha = 2.5;
   f.costBeta = 0.01;
+  hopper.kernels["g_prefill_1"].persistent = true;
   hopper.kernels["f_merge_0"].sharedMemoryBytes = 4224;
   hopper.kernels["f_merge_0"].programmaticWait = true;
   TargetInfo turing;
@@ -347,6 +348,7 @@ void expectSameFacts(const KernelFacts &a, const KernelFacts &b) {
   EXPECT_EQ(a.bulkCopy, b.bulkCopy);
   EXPECT_EQ(a.programmaticWait, b.programmaticWait);
   EXPECT_EQ(a.completesAfterPredecessor, b.completesAfterPredecessor);
+  EXPECT_EQ(a.persistent, b.persistent);
   EXPECT_EQ(a.tensorMapBox, b.tensorMapBox);
   EXPECT_EQ(a.hasCost, b.hasCost);
   EXPECT_EQ(a.costAlpha, b.costAlpha);
@@ -465,6 +467,12 @@ TEST(Manifest, RejectsBrokenABIs) {
   EXPECT_TRUE(has(e, "kernel 'g_prefill_1' appears twice")) << e;
   e = errorAfter([](Manifest &m) { m.kernels[2].block = 2048; });
   EXPECT_TRUE(has(e, "'block' must be an integer in 1..1024")) << e;
+  e = errorAfter([](Manifest &m) {
+    m.targets[0].kernels["f_decode_0"].persistent = true;
+  });
+  EXPECT_TRUE(has(e, "kernel f_decode_0: only prefill kernels may be "
+                     "persistent"))
+      << e;
   e = errorAfter(
       [](Manifest &m) { m.targets[0].modules[1].cubin = "../x.cubin"; });
   EXPECT_TRUE(has(e, "must not leave the bundle")) << e;

@@ -36,6 +36,9 @@ struct KernelFacts {
   /// A split kernel whose last CTA waits for its stream predecessor before
   /// leaving: it completes after it even when launched programmatically.
   bool completesAfterPredecessor = false;
+  /// A prefill kernel whose CTAs walk the whole grid (persistent CTAs): the
+  /// grid's z extent may be launched smaller, down to one.
+  bool persistent = false;
   /// Kernels that stage K/V tiles with tensor copies: the box of the tensor
   /// maps over the pools, in elements of (head dim, KV head, token row);
   /// empty: the kernel ignores kv_maps.

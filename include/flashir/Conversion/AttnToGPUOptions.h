@@ -47,6 +47,15 @@ enum class KVCopy {
   Tma,
 };
 
+/// Whether sm_90a's wgmma prefill kernel runs persistent CTAs (one per SM
+/// walking the grid's q tiles): `persistent-prefill=...`.
+enum class PersistentPrefill {
+  /// Where measured faster: head dim 64 (docs/NVIDIA.md).
+  Auto,
+  On,
+  Off,
+};
+
 inline const llvm::cl::OptionEnumValue kKernelDesignNames[] = {
     clEnumValN(KernelDesign::Auto, "auto",
                "by chip: mma-sync on sm_80+ where the shape fits (sm_90a "
@@ -64,6 +73,13 @@ inline const llvm::cl::OptionEnumValue kKVCopyNames[] = {
     clEnumValN(KVCopy::Tma, "tma",
                "TMA tiles where pages hold whole tiles, else cp.async.bulk "
                "rows"),
+};
+
+inline const llvm::cl::OptionEnumValue kPersistentPrefillNames[] = {
+    clEnumValN(PersistentPrefill::Auto, "auto",
+               "where measured faster: head dim 64"),
+    clEnumValN(PersistentPrefill::On, "on", "every wgmma prefill kernel"),
+    clEnumValN(PersistentPrefill::Off, "off", "one CTA per q tile"),
 };
 
 namespace detail {
@@ -98,6 +114,11 @@ inline llvm::cl::ValuesClass kvCopyValues() {
   return detail::values(kKVCopyNames);
 }
 
+/// The values of a `persistent-prefill` command-line or pass option.
+inline llvm::cl::ValuesClass persistentPrefillValues() {
+  return detail::values(kPersistentPrefillNames);
+}
+
 /// The option spelling of `design` ("auto", "simt", "mma-sync").
 inline llvm::StringRef stringify(KernelDesign design) {
   return detail::spelling(kKernelDesignNames, design);
@@ -106,6 +127,11 @@ inline llvm::StringRef stringify(KernelDesign design) {
 /// The option spelling of `copy` ("auto", "cp-async", "bulk", "tma").
 inline llvm::StringRef stringify(KVCopy copy) {
   return detail::spelling(kKVCopyNames, copy);
+}
+
+/// The option spelling of `persistent-prefill` ("auto", "on", "off").
+inline llvm::StringRef stringify(PersistentPrefill persistent) {
+  return detail::spelling(kPersistentPrefillNames, persistent);
 }
 
 } // namespace flashir

@@ -127,12 +127,15 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "split-KV attentions whose tiles take 16+ query rows get the "
            "tensor-core prefill kernel (grid chunks x q_tiles x heads; no "
            "runtime runner yet) instead of the split-KV decode kernel">,
-    Option<"persistentPrefill", "persistent-prefill", "bool",
-           /*default=*/"false",
-           "sm_90a's wgmma prefill kernel runs persistent CTAs: the first "
-           "%nsmid CTAs of the launched grid walk its q tiles, the next q "
-           "tile's K/V copies overlapping this one's epilogue (same grid "
-           "and arguments)">
+    Option<"persistentPrefill", "persistent-prefill",
+           "::flashir::PersistentPrefill",
+           /*default=*/"::flashir::PersistentPrefill::Auto",
+           "sm_90a's wgmma prefill kernel runs persistent CTAs: auto|on|off "
+           "(auto: at head dim 64); one CTA per SM walks the grid's q "
+           "tiles, the next q tile's K/V copies overlapping this one's "
+           "epilogue (same arguments; the host may launch fewer heads' "
+           "planes, the launch's `persistent` fact)",
+           [{::flashir::persistentPrefillValues()}]>
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

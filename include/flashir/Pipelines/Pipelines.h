@@ -114,8 +114,8 @@ struct KernelOptions {
   bool headsInnermost = true;
   /// Split-KV attentions with 16+ row tiles get the prefill kernel.
   bool splitPrefill = false;
-  /// sm_90a's wgmma prefill kernel runs persistent CTAs (same grid).
-  bool persistentPrefill = false;
+  /// sm_90a's wgmma prefill kernel runs persistent CTAs.
+  PersistentPrefill persistentPrefill = PersistentPrefill::Auto;
 };
 
 /// attn → gpu.module of decode kernels (attn-import-variants,

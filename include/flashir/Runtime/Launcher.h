@@ -220,7 +220,9 @@ public:
   /// Launches prefill `kernel` (grid "requests x q_tiles x num_qo_heads" or
   /// "... x num_kv_heads" with fused head groups) on `buffers`: grid (batch,
   /// ceil(maxQoLen / q_tokens), heads). `maxQoLen`: the longest request's
-  /// query rows (tiles past a request's rows exit at once).
+  /// query rows (tiles past a request's rows exit at once). A kernel the
+  /// manifest marks `persistent` on the loaded chip gets only the heads'
+  /// planes that fill the device once (launchedZ); its CTAs walk the rest.
   Status launchPrefill(const std::string &kernel,
                        const AttentionBuffers &buffers, int64_t maxQoLen,
                        void *stream = nullptr);
@@ -252,7 +254,8 @@ public:
                  const std::vector<Arg> &params, std::vector<Arg> &out) const;
 
   /// Launches `kernel` with grid (gridX, gridY, gridZ) and the manifest's
-  /// block; checks the argument count and kinds against the manifest.
+  /// block (a `persistent` kernel: fewer heads' planes, as launchPrefill);
+  /// checks the argument count and kinds against the manifest.
   /// `programmatic` false: a plain launch even of a kernel the manifest
   /// marks `programmatic_wait` (its stream predecessor is not the kernel it
   /// waits for, e.g. a wait for another stream's event).
@@ -299,6 +302,12 @@ private:
   Status launchOn(const KernelInfo &info, const AttentionBuffers &buffers,
                   unsigned gridX, unsigned gridY, unsigned gridZ, void *stream);
 
+  /// A persistent kernel's grid z for a (gridX, gridY, gridZ) grid: enough
+  /// heads' planes for one CTA per resident slot (its CTAs walk the whole
+  /// grid); other kernels keep gridZ.
+  Status launchedZ(const KernelInfo &info, unsigned gridX, unsigned gridY,
+                   unsigned &gridZ);
+
   /// Loads the target's module images (cubins unless `preferPtx`) and
   /// finds each kernel in its module.
   Status loadFunctions(const std::string &dir, const abi::TargetInfo &target,
@@ -311,6 +320,9 @@ private:
   std::vector<void *> functions;
   /// Dynamic shared memory of each kernel on the loaded chip.
   std::vector<unsigned> dynamicShared;
+  /// Each kernel's resident CTAs, queried at its first persistent launch
+  /// (0: not yet).
+  std::vector<int64_t> resident;
   /// The loaded chip's facts of each kernel.
   abi::TargetInfo target;
   /// launch()'s kv_maps on the device and what they hold.

@@ -49,7 +49,7 @@ struct KernelOptions {
   /// tensor copies of whole tiles where the pages allow.
   bool bulkCopy = false, tensorMaps = false;
   bool headsInnermost = true, splitPrefill = false;
-  bool persistentPrefill = false;
+  PersistentPrefill persistentPrefill = PersistentPrefill::Auto;
 };
 
 /// One kernel of an attention, as the driver and a family plan it.

@@ -1,10 +1,12 @@
-// RUN: flashir-opt %s -split-input-file -attn-import-variants "-convert-attn-to-gpu=chip=sm_90a design=wgmma persistent-prefill=true" | FileCheck %s
-// RUN: flashir-opt %s -split-input-file -attn-import-variants -attn-split-kv=chunk-size=0 "-convert-attn-to-gpu=chip=sm_90a design=wgmma split-prefill=true persistent-prefill=true" | FileCheck %s --check-prefix=SPLIT
+// RUN: flashir-opt %s -split-input-file -attn-import-variants "-convert-attn-to-gpu=chip=sm_90a design=wgmma persistent-prefill=on" | FileCheck %s
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -attn-split-kv=chunk-size=0 "-convert-attn-to-gpu=chip=sm_90a design=wgmma split-prefill=true persistent-prefill=on" | FileCheck %s --check-prefix=SPLIT
 
-// persistent-prefill: the wgmma prefill kernel's CTAs persist. The launch
-// (grid, block, arguments) is unchanged; the first %nsmid CTAs of the
-// launched grid are the workers, one per SM, and walk its q tiles; the
-// others leave before any barrier.
+// persistent-prefill: the wgmma prefill kernel's CTAs persist. The
+// arguments are unchanged and the launch is marked `persistent`: the host
+// may launch fewer heads' planes (grid z), as the runtime does (just enough
+// CTAs to fill the device). The workers walk the launched x and y with
+// every head: the first min(%nsmid, launched CTAs), one per SM; the others
+// leave before any barrier.
 
 !q  = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
 !kv = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
@@ -12,8 +14,12 @@
 
 // CHECK-LABEL: gpu.func @causal_paged_prefill_0
 // CHECK-SAME: grid = "requests x q_tiles x num_qo_heads", block = 384
-// CHECK: %[[WORKERS:.*]] = nvvm.read.ptx.sreg.nsmid : i32
-// CHECK: %[[COUNT:.*]] = arith.index_castui %[[WORKERS]] : i32 to index
+// CHECK-SAME: persistent = true
+// CHECK: %[[PLANE:.*]] = arith.muli %grid_dim_x, %grid_dim_y : index
+// CHECK: %[[LAUNCHED:.*]] = arith.muli %[[PLANE]], %grid_dim_z : index
+// CHECK: %[[SMS:.*]] = nvvm.read.ptx.sreg.nsmid : i32
+// CHECK: %[[SM_COUNT:.*]] = arith.index_castui %[[SMS]] : i32 to index
+// CHECK: %[[COUNT:.*]] = arith.minui %[[SM_COUNT]], %[[LAUNCHED]] : index
 // CHECK: %[[IS_WORKER:.*]] = arith.cmpi ult, %[[WORKER:.*]], %[[COUNT]] : index
 // CHECK: scf.if %[[IS_WORKER]]
 // CHECK: gpu.barrier
@@ -22,11 +28,14 @@
 // while the consumers finish this one. The producer (it computes each q
 // tile's frame) keeps 40 registers, the consumers 232.
 // CHECK: nvvm.setmaxregister  decrease 40
-// CHECK: scf.for %[[LINEAR:.*]] = %[[WORKER]] to %{{.*}} step %[[COUNT]] iter_args(%{{.*}} = %c0) -> (index)
+// The walked grid has all 8 query heads, whatever the launch's z.
+// CHECK: %[[WALKED_PLANE:.*]] = arith.muli %grid_dim_x, %grid_dim_y : index
+// CHECK: %[[WALKED:.*]] = arith.muli %[[WALKED_PLANE]], %c8 : index
+// CHECK: scf.for %[[LINEAR:.*]] = %[[WORKER]] to %[[WALKED]] step %[[COUNT]] iter_args(%{{.*}} = %c0) -> (index)
 // Causal: the linear index read q-tile-slowest and reversed (the longest
 // q tiles first).
 // CHECK: %[[REST:.*]] = arith.divui %[[LINEAR]], %grid_dim_x : index
-// CHECK: arith.remui %[[REST]], %grid_dim_z : index
+// CHECK: arith.remui %[[REST]], %c8 : index
 // CHECK: arith.subi %grid_dim_y, %c1{{.*}} : index
 // CHECK: scf.if
 // An opaque thread index per q tile keeps addresses derived from it out of
@@ -65,6 +74,7 @@ func.func @causal_paged(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?x
 // head), x fastest; the chunk is chunk_order[x], as in the one-CTA kernel.
 // SPLIT-LABEL: gpu.func @split_fused_prefill_0
 // SPLIT-SAME: grid = "chunks x q_tiles x num_kv_heads", block = 384
+// SPLIT-SAME: persistent = true
 // SPLIT: nvvm.griddepcontrol  wait
 // SPLIT: nvvm.read.ptx.sreg.nsmid
 // SPLIT: nvvm.setmaxregister  increase 232

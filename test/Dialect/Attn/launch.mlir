@@ -97,6 +97,13 @@ func.func @bad_box() attributes {attn.launch = #attn.launch<kind = merge, grid =
 
 // -----
 
+// expected-error @+1 {{launch of a decode kernel cannot be persistent (only prefill kernels' CTAs walk their grid)}}
+func.func @persistent_decode() attributes {attn.launch = #attn.launch<kind = decode, grid = "requests x num_kv_heads", block = 128, variant = @plain, args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "out", "lse", "kv_maps"], persistent = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'attn.launch' must be an #attn.launch attribute}}
 func.func @not_launch() attributes {attn.launch = {grid = "requests x num_kv_heads"}} {
   return

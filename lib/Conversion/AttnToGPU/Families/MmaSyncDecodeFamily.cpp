@@ -65,8 +65,7 @@ public:
     if (bytes > limit)
       return sharedMemoryReason(options, limit,
                                 std::to_string(plan.shape.warps) +
-                                    " warps need " +
-                                    std::to_string(bytes) +
+                                    " warps need " + std::to_string(bytes) +
                                     " bytes here (use fewer warps, stages "
                                     "or unroll)");
     // Dynamic shared memory, up to the chip's limit.
@@ -93,7 +92,7 @@ public:
         mergeKernel, s.stages, s.unroll, /*tensorCores=*/true, s.bulkCopy, box,
         plan.dynamicSharedBytes, /*qRows=*/0, /*qTokens=*/0, /*kvTile=*/0,
         /*programmaticWait=*/false,
-        /*completesAfterPredecessor=*/dependentSplit(s));
+        /*completesAfterPredecessor=*/dependentSplit(s), /*persistent=*/false);
   }
 
 private:

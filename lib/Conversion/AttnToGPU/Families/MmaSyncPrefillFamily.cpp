@@ -99,7 +99,7 @@ public:
         /*tensorCores=*/true, /*bulkCopy=*/false, DenseI64ArrayAttr(),
         plan.dynamicSharedBytes, s.prefillRows, qTokens, s.kvTile,
         /*programmaticWait=*/dependent,
-        /*completesAfterPredecessor=*/dependent);
+        /*completesAfterPredecessor=*/dependent, /*persistent=*/false);
   }
 };
 

@@ -64,7 +64,7 @@ public:
         /*tensorCores=*/false, /*bulkCopy=*/false, DenseI64ArrayAttr(),
         plan.dynamicSharedBytes, /*qRows=*/0, /*qTokens=*/0, /*kvTile=*/0,
         /*programmaticWait=*/false,
-        /*completesAfterPredecessor=*/dependentSplit(s));
+        /*completesAfterPredecessor=*/dependentSplit(s), /*persistent=*/false);
   }
 };
 

@@ -57,7 +57,7 @@ public:
         DenseI64ArrayAttr(), plan.dynamicSharedBytes, /*qRows=*/0,
         /*qTokens=*/0, /*kvTile=*/0,
         /*programmaticWait=*/dependentSplit(s),
-        /*completesAfterPredecessor=*/false);
+        /*completesAfterPredecessor=*/false, /*persistent=*/false);
   }
 };
 

@@ -51,6 +51,18 @@ int64_t boxRows(const KernelShape &s) {
 constexpr const char *kMmaSyncFaster = " (the mma.sync kernel is as fast or "
                                        "faster there)";
 
+/// Whether the kernel runs persistent CTAs: persistent-prefill=auto picks
+/// them at head dim 64 with tensor copies, where they measured 9-11%
+/// faster causal and within 3% plain; at 128 and 256 one CTA per q tile
+/// measured 3-8% faster (bench/results/README.md, 2026-12-05). The gather's
+/// producer computes addresses and would spill its per-tile frame.
+bool persistent(flashir::PersistentPrefill option, int64_t headDim,
+                bool gather) {
+  if (option == flashir::PersistentPrefill::Auto)
+    return headDim <= 64 && !gather;
+  return option == flashir::PersistentPrefill::On;
+}
+
 class WgmmaPrefillFamily final : public KernelFamily {
 public:
   StringRef name() const override { return "wgmma-prefill"; }
@@ -99,7 +111,7 @@ public:
     s.bulkCopy = !gather;
     s.tensorCopy = !gather;
     s.warps = (1 + hopper::kConsumers) * 4;
-    s.persistent = options.persistentPrefill;
+    s.persistent = persistent(options.persistentPrefill, s.headDim, gather);
     // Head groups fuse where a tile holds whole tokens' groups.
     s.fusedHeadGroups = plan.op.getFusedHeadGroups() && kQRows % s.group == 0;
     return Match::serve();
@@ -150,7 +162,7 @@ public:
         mergeKernel, s.stages, s.unroll, /*tensorCores=*/true, s.bulkCopy, box,
         plan.dynamicSharedBytes, s.prefillRows, qTokens, s.kvTile,
         /*programmaticWait=*/dependent,
-        /*completesAfterPredecessor=*/dependent);
+        /*completesAfterPredecessor=*/dependent, s.persistent);
   }
 
 private:

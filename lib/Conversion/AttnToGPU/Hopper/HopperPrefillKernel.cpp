@@ -144,13 +144,19 @@ void HopperPrefillBuilder::bindFrame(LocBuilder &b) {
 }
 
 void HopperPrefillBuilder::bindWorkers(LocBuilder &b) {
-  // The first %nsmid CTAs of the launched grid are the workers (one per SM:
-  // the layout takes most of an SM's shared memory); the rest leave at
-  // once, before any barrier.
+  // The grid's z extent is a ceiling: the host may launch fewer heads'
+  // planes (the `persistent` fact), so the grid walked is the launched x and
+  // y with every head. The first min(%nsmid, launched) CTAs are the workers
+  // (one per SM: the layout takes most of an SM's shared memory); the rest
+  // leave at once, before any barrier.
   grid = k.prefillGrid(b);
   worker = k.linearPosition(b, grid);
-  workers = arith::IndexCastUIOp::create(
+  Value launched = arith::MulIOp::create(
+      b, arith::MulIOp::create(b, grid.x, grid.y), grid.z);
+  grid.z = cIndex(b, fused ? s.numKvHeads : s.numQoHeads);
+  Value sms = arith::IndexCastUIOp::create(
       b, b.getIndexType(), NVVM::SmDimOp::create(b, b.getI32Type()));
+  workers = arith::MinUIOp::create(b, sms, launched);
   Value isWorker =
       arith::CmpIOp::create(b, arith::CmpIPredicate::ult, worker, workers);
   scf::IfOp guard = scf::IfOp::create(b, isWorker, /*withElseRegion=*/false);

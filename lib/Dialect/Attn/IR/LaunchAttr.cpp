@@ -34,14 +34,12 @@ SmallVector<std::string> LaunchAttr::getArgNames() const {
   return names;
 }
 
-LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                 KernelKind kind, StringRef grid, int64_t block,
-                                 FlatSymbolRefAttr variant, ArrayAttr args,
-                                 FlatSymbolRefAttr mergeKernel, int64_t stages,
-                                 int64_t unroll, bool, bool,
-                                 DenseI64ArrayAttr tensorMapBox,
-                                 int64_t dynamicSharedMemory, int64_t qRows,
-                                 int64_t qTokens, int64_t kvTile, bool, bool) {
+LogicalResult LaunchAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, KernelKind kind,
+    StringRef grid, int64_t block, FlatSymbolRefAttr variant, ArrayAttr args,
+    FlatSymbolRefAttr mergeKernel, int64_t stages, int64_t unroll, bool, bool,
+    DenseI64ArrayAttr tensorMapBox, int64_t dynamicSharedMemory, int64_t qRows,
+    int64_t qTokens, int64_t kvTile, bool, bool, bool persistent) {
   std::optional<flashir::abi::Grid> parsed = flashir::abi::Grid::parse(grid);
   if (!parsed)
     return emitError() << "launch grid '" << grid
@@ -71,6 +69,10 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                              {"kv_tile", kvTile}})
     if (value < 0)
       return emitError() << "launch " << name << " must be >= 0, got " << value;
+  if (persistent && kind != KernelKind::Prefill)
+    return emitError() << "launch of a " << stringifyKernelKind(kind)
+                       << " kernel cannot be persistent (only prefill "
+                          "kernels' CTAs walk their grid)";
   if (tensorMapBox && (tensorMapBox.size() != 3 ||
                        llvm::any_of(tensorMapBox.asArrayRef(), [](int64_t e) {
                          return e < 1 || e > 256;

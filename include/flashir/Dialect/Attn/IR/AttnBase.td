@@ -215,7 +215,9 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
       `dynamic_shared_memory` the launch passes, the prefill tile
       (`q_rows`, `q_tokens`, `kv_tile`), and whether the kernel waits for its
       stream predecessor itself (`programmatic_wait`) or completes after it
-      (`completes_after_predecessor`).
+      (`completes_after_predecessor`), and whether its CTAs walk the whole
+      grid (`persistent`: the host may launch a smaller z extent, down to
+      one, e.g. just enough CTAs to fill the device).
 
     Example:
     `#attn.launch<kind = decode, grid = "requests x num_kv_heads",
@@ -238,7 +240,8 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
     DefaultValuedParameter<"int64_t", "0">:$q_tokens,
     DefaultValuedParameter<"int64_t", "0">:$kv_tile,
     DefaultValuedParameter<"bool", "false">:$programmatic_wait,
-    DefaultValuedParameter<"bool", "false">:$completes_after_predecessor);
+    DefaultValuedParameter<"bool", "false">:$completes_after_predecessor,
+    DefaultValuedParameter<"bool", "false">:$persistent);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
