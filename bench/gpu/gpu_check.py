@@ -103,15 +103,6 @@ def allow_shared(fn, nbytes):
                "cuFuncSetAttribute")
 
 
-def resident_ctas(fn, block, shared):
-    """CTAs of `fn` the device runs at once."""
-    per_sm, device = ctypes.c_int(), torch.cuda.current_device()
-    _check(_cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-        ctypes.byref(per_sm), fn, ctypes.c_int(block), ctypes.c_size_t(shared)),
-        "cuOccupancyMaxActiveBlocksPerMultiprocessor")
-    return max(1, per_sm.value) * torch.cuda.get_device_properties(device).multi_processor_count
-
-
 def memref_args(t: torch.Tensor, strided=False):
     """MLIR's expanded memref descriptor: allocated, aligned, offset, sizes,
     strides. `strided`: a permuted view of a contiguous tensor (an HND pool
@@ -164,6 +155,7 @@ class Kernel:
         self.params = [a for a in args if a["role"] == "param"]
         self.box = None  # tensor-map box (kernels with tensor copies)
         self.persistent = False  # the chip's `persistent` fact
+        self.merge = None  # (function, block) of a split-KV kernel
         # KV views whose keys the kernel attends concatenated (manifest ABI
         # 5: view arguments past the first view carry "view").
         self.views = 1 + max((a.get("view", 0) for a in args), default=0)
@@ -172,14 +164,14 @@ class Kernel:
         """A prefill kernel's grid y and z: q tiles of the longest request,
         query heads (or KV heads with fused head groups). A persistent
         kernel (its CTAs walk the whole grid) over `rows` grid rows gets
-        only the heads' planes that fill the device once, as the runtime's
+        only the heads' planes that give each SM a CTA, as the runtime's
         launcher gives it."""
         y = max(1, -(-max(qo_lens) // self.q_tokens))
         z = self.hkv if self.grid_z == "num_kv_heads" else self.hq
         if self.persistent and rows:
-            z = min(z, -(-resident_ctas(self.fn, self.block, self.shared) // (rows * y)))
+            sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+            z = min(z, -(-sms // (rows * y)))  # abi::persistentGridZ
         return y, z
-        self.merge = None  # (function, block) of a split-KV kernel
 
 
 def load_kernels(manifest, module, chip):

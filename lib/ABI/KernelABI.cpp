@@ -176,6 +176,14 @@ Grid gridOf(KernelKind kind, bool split, bool perKvHead) {
           perKvHead ? GridHeads::KvHeads : GridHeads::QoHeads};
 }
 
+unsigned persistentGridZ(int64_t sms, unsigned x, unsigned y, unsigned z) {
+  uint64_t plane = uint64_t(x) * y;
+  if (plane == 0 || sms < 1)
+    return z;
+  uint64_t planes = (uint64_t(sms) + plane - 1) / plane;
+  return unsigned(std::min<uint64_t>(z, planes));
+}
+
 int64_t elementBytes(const std::string &element) {
   if (element == "bf16" || element == "f16")
     return 2;

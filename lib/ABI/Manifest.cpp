@@ -103,6 +103,7 @@ static JsonValue writeFacts(const KernelFacts &f) {
   o.set("bulk_copy", f.bulkCopy);
   o.set("programmatic_wait", f.programmaticWait);
   o.set("completes_after_predecessor", f.completesAfterPredecessor);
+  // Written only where true: manifests of one-CTA kernels stay as before.
   if (f.persistent)
     o.set("persistent", true);
   if (!f.tensorMapBox.empty())

@@ -305,6 +305,18 @@ Status CudaDriver::encodeTensorMap(void *map, bool bf16, unsigned rank,
                "cuTensorMapEncodeTiled");
 }
 
+Status CudaDriver::multiprocessors(int64_t &sms) {
+  int count = 0;
+  if (Status s = check(
+          api->cuDeviceGetAttribute(
+              &count, /*CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT=*/16, device),
+          "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+      !s)
+    return s;
+  sms = count;
+  return Status::ok();
+}
+
 Status CudaDriver::residentCtas(void *fn, unsigned block,
                                 unsigned dynamicSharedBytes, int64_t &ctas) {
   int perSM = 0, sms = 0;

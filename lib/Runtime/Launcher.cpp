@@ -85,6 +85,11 @@ Status KernelBundle::loadFunctions(const std::string &dir,
         return s;
     functions.push_back(fn);
     dynamicShared.push_back(static_cast<unsigned>(dynamic));
+    // Persistent kernels' launches size their grid by the SMs (launchedZ):
+    // asked once here, not on a launch inside a stream capture.
+    if (facts.persistent && sms == 0)
+      if (Status s = driver->multiprocessors(sms); !s)
+        return s;
   }
   return Status::ok();
 }
@@ -406,32 +411,16 @@ Status KernelBundle::launchOn(const KernelInfo &info,
     pack.pushWord(word);
   }
   std::vector<void *> params = pack.pointers();
-  if (Status s = launchedZ(info, gridX, gridY, gridZ); !s)
-    return s;
-  return driver->launch(functions[index], gridX, gridY,
-                        static_cast<unsigned>(info.block), stream, params,
-                        dynamicShared[index], gridZ);
+  return driver->launch(
+      functions[index], gridX, gridY, static_cast<unsigned>(info.block), stream,
+      params, dynamicShared[index], launchedZ(info, gridX, gridY, gridZ));
 }
 
-Status KernelBundle::launchedZ(const KernelInfo &info, unsigned gridX,
-                               unsigned gridY, unsigned &gridZ) {
+unsigned KernelBundle::launchedZ(const KernelInfo &info, unsigned gridX,
+                                 unsigned gridY, unsigned gridZ) const {
   if (!target.facts(info.name).persistent)
-    return Status::ok();
-  size_t index = size_t(&info - kernels_.data());
-  if (resident.size() != kernels_.size())
-    resident.assign(kernels_.size(), 0);
-  if (!resident[index])
-    if (Status s = driver->residentCtas(functions[index], unsigned(info.block),
-                                        dynamicShared[index], resident[index]);
-        !s)
-      return s;
-  uint64_t plane = uint64_t(gridX) * gridY;
-  if (plane == 0)
-    return Status::ok();
-  uint64_t planes =
-      (uint64_t(std::max<int64_t>(1, resident[index])) + plane - 1) / plane;
-  gridZ = unsigned(std::min<uint64_t>(gridZ, planes));
-  return Status::ok();
+    return gridZ;
+  return abi::persistentGridZ(sms, gridX, gridY, gridZ);
 }
 
 std::vector<KernelBundle::Arg>
@@ -555,8 +544,7 @@ Status KernelBundle::launchPacked(const std::string &kernel,
       return s;
   std::vector<void *> params = pack.pointers();
   size_t index = info - kernels_.data();
-  if (Status s = launchedZ(*info, gridX, gridY, gridZ); !s)
-    return s;
+  gridZ = launchedZ(*info, gridX, gridY, gridZ);
   if (programmatic)
     return driver->launchProgrammatic(
         functions[index], gridX, gridY, static_cast<unsigned>(info->block),

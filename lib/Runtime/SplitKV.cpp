@@ -307,8 +307,9 @@ Status SplitKVRunner::run(const Buffers &buffers, void *stream,
       unsigned(capacityGrids ? m : std::max<size_t>(plan_.items.size(), 1));
   unsigned requestGrid =
       unsigned(capacityGrids ? r : std::max<int64_t>(batch, 1));
-  // Prefill: one CTA per (chunk, q tile, head); q tiles of the longest
-  // query the capacity (or the batch) allows.
+  // Prefill: one CTA per (chunk, q tile, head) (a persistent kernel: one
+  // per SM walking them, launchedZ); q tiles of the longest query the
+  // capacity (or the batch) allows.
   int64_t rowsForGrid = capacityGrids ? c.maxQueryRowsPerRequest
                                       : std::max<int64_t>(maxQoRows, 1);
   Status launched =

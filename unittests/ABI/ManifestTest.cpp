@@ -554,3 +554,15 @@ TEST(Manifest, RejectsMalformedEntries) {
 }
 
 } // namespace
+
+// A persistent kernel's launched z: enough planes of x * y CTAs for one per
+// SM, at most the grid's z; z itself where nothing is known.
+TEST(KernelABI, PersistentGridZ) {
+  EXPECT_EQ(persistentGridZ(132, 4, 32, 32), 2u);  // B4 S4096: 256 CTAs
+  EXPECT_EQ(persistentGridZ(132, 1, 128, 32), 2u); // B1 S16384
+  EXPECT_EQ(persistentGridZ(132, 4, 33, 32), 1u);  // a plane fills the SMs
+  EXPECT_EQ(persistentGridZ(132, 1, 2, 8), 8u);    // capped at z
+  EXPECT_EQ(persistentGridZ(132, 0, 32, 32), 32u); // nothing to launch
+  EXPECT_EQ(persistentGridZ(0, 4, 32, 32), 32u);   // SMs unknown
+  EXPECT_EQ(persistentGridZ(132, 1u << 20, 1u << 20, 32), 1u); // no overflow
+}

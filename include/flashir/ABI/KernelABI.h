@@ -124,6 +124,12 @@ int64_t viewsOfSignature(const std::vector<std::string> &argNames);
 /// head groups) or query head (merge; other prefill kernels).
 Grid gridOf(KernelKind kind, bool split, bool perKvHead);
 
+/// The z extent to launch a `persistent` prefill kernel's (x, y, z) grid
+/// with on a device of `sms` SMs: enough heads' planes for one CTA per SM
+/// (the kernel's workers; the rest of each plane exits at once), at most
+/// z. Where x * y is 0 or `sms` unknown (< 1), z.
+unsigned persistentGridZ(int64_t sms, unsigned x, unsigned y, unsigned z);
+
 struct KernelArg {
   std::string name;
   ArgRole role = ArgRole::Param;

@@ -50,7 +50,8 @@ enum class KVCopy {
 /// Whether sm_90a's wgmma prefill kernel runs persistent CTAs (one per SM
 /// walking the grid's q tiles): `persistent-prefill=...`.
 enum class PersistentPrefill {
-  /// Where measured faster: head dim 64 (docs/NVIDIA.md).
+  /// Where measured faster: head dim 64 with tensor copies (not gathered
+  /// pages; docs/NVIDIA.md).
   Auto,
   On,
   Off,
@@ -77,7 +78,7 @@ inline const llvm::cl::OptionEnumValue kKVCopyNames[] = {
 
 inline const llvm::cl::OptionEnumValue kPersistentPrefillNames[] = {
     clEnumValN(PersistentPrefill::Auto, "auto",
-               "where measured faster: head dim 64"),
+               "where measured faster: head dim 64 with tensor copies"),
     clEnumValN(PersistentPrefill::On, "on", "every wgmma prefill kernel"),
     clEnumValN(PersistentPrefill::Off, "off", "one CTA per q tile"),
 };

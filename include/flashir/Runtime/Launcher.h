@@ -89,6 +89,8 @@ public:
   /// once: resident CTAs per SM (the driver's occupancy calculator) x SMs.
   Status residentCtas(void *fn, unsigned block, unsigned dynamicSharedBytes,
                       int64_t &ctas);
+  /// The device's SMs.
+  Status multiprocessors(int64_t &sms);
 
   // Streams, pinned memory, async copies, CUDA graphs and events (plan/run).
   Status allocHost(size_t bytes, void **ptr);
@@ -302,11 +304,11 @@ private:
   Status launchOn(const KernelInfo &info, const AttentionBuffers &buffers,
                   unsigned gridX, unsigned gridY, unsigned gridZ, void *stream);
 
-  /// A persistent kernel's grid z for a (gridX, gridY, gridZ) grid: enough
-  /// heads' planes for one CTA per resident slot (its CTAs walk the whole
-  /// grid); other kernels keep gridZ.
-  Status launchedZ(const KernelInfo &info, unsigned gridX, unsigned gridY,
-                   unsigned &gridZ);
+  /// The z extent `info`'s (gridX, gridY, gridZ) grid launches with:
+  /// abi::persistentGridZ for a kernel marked `persistent` on the loaded
+  /// chip, else gridZ.
+  unsigned launchedZ(const KernelInfo &info, unsigned gridX, unsigned gridY,
+                     unsigned gridZ) const;
 
   /// Loads the target's module images (cubins unless `preferPtx`) and
   /// finds each kernel in its module.
@@ -320,9 +322,8 @@ private:
   std::vector<void *> functions;
   /// Dynamic shared memory of each kernel on the loaded chip.
   std::vector<unsigned> dynamicShared;
-  /// Each kernel's resident CTAs, queried at its first persistent launch
-  /// (0: not yet).
-  std::vector<int64_t> resident;
+  /// The device's SMs, queried at open when a kernel is `persistent`.
+  int64_t sms = 0;
   /// The loaded chip's facts of each kernel.
   abi::TargetInfo target;
   /// launch()'s kv_maps on the device and what they hold.

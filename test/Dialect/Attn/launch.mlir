@@ -8,6 +8,8 @@
 // CHECK-SAME: attn.launch = #attn.launch<kind = decode, grid = "chunks x num_kv_heads", block = 128, variant = @plain, args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices", "last_page_len", "chunk_indptr", "chunk_request", "chunk_starts", "chunk_ends", "chunk_order", "partial_o", "partial_lse", "out", "lse", "kv_maps", "cap"], merge_kernel = @merge, stages = 3, tensor_cores = true, tensor_map_box = [64, 1, 16], completes_after_predecessor = true>
 // CHECK-LABEL: func.func @merge
 // CHECK-SAME: #attn.launch<kind = merge, grid = "requests x num_qo_heads", block = 32, variant = @plain, args = ["qo_indptr", "chunk_indptr", "partial_o", "partial_lse", "out", "lse"], programmatic_wait = true>
+// CHECK-LABEL: func.func @persistent_prefill
+// CHECK-SAME: q_rows = 128, q_tokens = 128, kv_tile = 128, persistent = true>
 module {
   func.func @split(%a0: i32, %a1: i32, %a2: i32, %a3: i32, %a4: i32,
       %a5: i32, %a6: i32, %a7: i32, %a8: i32, %a9: i32, %a10: i32, %a11: i32,
@@ -28,6 +30,16 @@ module {
         grid = "requests x num_qo_heads", block = 32, variant = @plain,
         args = ["qo_indptr", "chunk_indptr", "partial_o", "partial_lse",
                 "out", "lse"], programmatic_wait = true>} {
+    return
+  }
+  func.func @persistent_prefill(%a0: i32, %a1: i32, %a2: i32, %a3: i32,
+      %a4: i32, %a5: i32, %a6: i32, %a7: i32, %a8: i32, %a9: i32)
+      attributes {attn.launch = #attn.launch<
+        kind = prefill, grid = "requests x q_tiles x num_qo_heads",
+        block = 384, variant = @plain,
+        args = ["q", "qo_indptr", "k_pool", "v_pool", "indptr", "indices",
+                "last_page_len", "out", "lse", "kv_maps"],
+        q_rows = 128, q_tokens = 128, kv_tile = 128, persistent = true>} {
     return
   }
 }

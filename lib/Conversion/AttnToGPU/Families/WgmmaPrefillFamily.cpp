@@ -56,8 +56,8 @@ constexpr const char *kMmaSyncFaster = " (the mma.sync kernel is as fast or "
 /// faster causal and within 3% plain; at 128 and 256 one CTA per q tile
 /// measured 3-8% faster (bench/results/README.md, 2026-12-05). The gather's
 /// producer computes addresses and would spill its per-tile frame.
-bool persistent(flashir::PersistentPrefill option, int64_t headDim,
-                bool gather) {
+bool usesPersistentCtas(flashir::PersistentPrefill option, int64_t headDim,
+                        bool gather) {
   if (option == flashir::PersistentPrefill::Auto)
     return headDim <= 64 && !gather;
   return option == flashir::PersistentPrefill::On;
@@ -111,7 +111,8 @@ public:
     s.bulkCopy = !gather;
     s.tensorCopy = !gather;
     s.warps = (1 + hopper::kConsumers) * 4;
-    s.persistent = persistent(options.persistentPrefill, s.headDim, gather);
+    s.persistent =
+        usesPersistentCtas(options.persistentPrefill, s.headDim, gather);
     // Head groups fuse where a tile holds whole tokens' groups.
     s.fusedHeadGroups = plan.op.getFusedHeadGroups() && kQRows % s.group == 0;
     return Match::serve();

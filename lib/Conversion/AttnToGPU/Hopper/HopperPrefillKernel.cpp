@@ -25,9 +25,10 @@
 // (bottom-right aligned) skips the tiles past the CTA's last row and masks
 // only tiles past its first row's position; the CTAs then run the longest
 // q tiles first.
-// With persistent-prefill the first %nsmid CTAs of the same grid walk its
-// q tiles (forEachTile), the ring's uses carrying from one q tile to the
-// next.
+// Persistent (persistent-prefill): one CTA per SM walks the grid's q tiles
+// (the launched x and y, every head: the host may launch fewer heads'
+// planes), the ring's uses carrying from one q tile to the next
+// (forEachTile).
 //===----------------------------------------------------------------------===//
 
 #include "HopperPrefillBuilder.h"
