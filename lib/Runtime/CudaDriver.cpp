@@ -319,17 +319,14 @@ Status CudaDriver::multiprocessors(int64_t &sms) {
 
 Status CudaDriver::residentCtas(void *fn, unsigned block,
                                 unsigned dynamicSharedBytes, int64_t &ctas) {
-  int perSM = 0, sms = 0;
+  int perSM = 0;
+  int64_t sms = 0;
   if (Status s = check(api->cuOccupancyMaxActiveBlocksPerMultiprocessor(
                            &perSM, fn, int(block), dynamicSharedBytes),
                        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
       !s)
     return s;
-  if (Status s = check(
-          api->cuDeviceGetAttribute(
-              &sms, /*CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT=*/16, device),
-          "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
-      !s)
+  if (Status s = multiprocessors(sms); !s)
     return s;
   ctas = int64_t(perSM) * sms;
   return Status::ok();
