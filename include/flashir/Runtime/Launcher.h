@@ -224,7 +224,7 @@ public:
   /// ceil(maxQoLen / q_tokens), heads). `maxQoLen`: the longest request's
   /// query rows (tiles past a request's rows exit at once). A kernel the
   /// manifest marks `persistent` on the loaded chip gets only the heads'
-  /// planes that fill the device once (launchedZ); its CTAs walk the rest.
+  /// planes that give each SM one CTA (launchedZ); those walk the rest.
   Status launchPrefill(const std::string &kernel,
                        const AttentionBuffers &buffers, int64_t maxQoLen,
                        void *stream = nullptr);
