@@ -50,14 +50,13 @@ def main():
     ap.add_argument("--only", default=None,
                     help="regular expression: time only the kernels it matches (A/B runs)")
     ap.add_argument("--no-flex", action="store_true", help="skip FlexAttention")
-    ap.add_argument("--bundle-b", default=None,
-                    help="a second bundle timed beside the first (A/B in one process; "
-                    "its images labelled '... B')")
+    ap.add_argument("--bundle-b", nargs="*", default=[],
+                    help="more bundles timed beside the first (A/B in one process; "
+                    "their images labelled '... B', '... C', ...)")
     args = ap.parse_args()
     kernels = {}
-    for bundle, suffix in ((args.bundle, ""), (args.bundle_b, " B")):
-        if not bundle:
-            continue
+    others = [(b, " " + chr(ord("B") + i)) for i, b in enumerate(args.bundle_b)]
+    for bundle, suffix in [(args.bundle, "")] + others:
         manifest = json.load(open(os.path.join(bundle, "manifest.json")))
         for t in manifest["targets"]:
             if t["chip"] == "sm_90a" and "cubin" in t:

@@ -61,9 +61,11 @@ PY
     done
     ;;
   bench)
-    # WGMMA_BENCH_B: a second bundle timed beside this one (A/B).
+    # WGMMA_BENCH_B: more bundles (space-separated) timed beside this one
+    # (A/B/C...).
+    # shellcheck disable=SC2086
     timeout 400 python3 bench/gpu/prefill_bench.py --bundle "$bundle" --out "$out" \
-      ${WGMMA_BENCH_B:+--bundle-b "$WGMMA_BENCH_B"} \
+      ${WGMMA_BENCH_B:+--bundle-b $WGMMA_BENCH_B} \
       --only "${WGMMA_BENCH_ONLY:-_d128_}" >"$out/wgmma_bench.log" 2>&1 || status=1
     python3 - "$out/prefill_bench.json" <<'PY' || tail -8 "$out/wgmma_bench.log"
 import json, sys
