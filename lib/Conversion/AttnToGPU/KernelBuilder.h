@@ -303,14 +303,18 @@ private:
   struct GridPosition {
     Value block, qTile, head;
   };
+  /// Whether the CTAs run the longest q tiles first: kernels whose tiles'
+  /// keys grow with the q tile (`keysGrow`, e.g. causal), unsplit (a split
+  /// kernel's x follows the planner's chunk order).
+  bool longestFirst(bool keysGrow) const { return keysGrow && !s.chunked; }
   /// The launch's grid extents.
   PrefillGrid prefillGrid(LocBuilder &b);
   /// The CTA's linear block index: x + X (y + Y z).
   Value linearPosition(LocBuilder &b, const PrefillGrid &grid);
-  /// Grid position `linear` (x fastest). With `longestFirst` (unsplit
-  /// kernels whose tiles' keys grow with the q tile, e.g. causal) the index
-  /// is read q-tile-slowest and reversed: for equal-length requests the
-  /// longest tiles come first and the final wave ends evenly.
+  /// Grid position `linear` (x fastest). With `longestFirst` (see
+  /// longestFirst()) the index is read q-tile-slowest and reversed: for
+  /// equal-length requests the longest tiles come first and the final wave
+  /// ends evenly.
   GridPosition prefillGridPosition(LocBuilder &b, const PrefillGrid &grid,
                                    Value linear, bool longestFirst);
   /// Loads what grid position `pos` serves into `f` (its arguments bound):
@@ -323,13 +327,13 @@ private:
   Frame bindPrefillArguments(LocBuilder &b, gpu::GPUFuncOp func);
   /// Binds a prefill kernel's frame: the arguments, the request x (split-KV:
   /// chunk chunk_order[x] of request chunk_request[chunk]), q tile y, head z,
-  /// the request's queries, pages and keys. With `longestFirst` (unsplit
-  /// kernels whose tiles' keys grow with the q tile, e.g. causal) the CTAs
-  /// run the grid's last q tile of every (request, head) first. Leaves `b`
+  /// the request's queries, pages and keys. Where longestFirst(`keysGrow`)
+  /// the CTAs run the grid's last q tile of every (request, head) first.
+  /// Leaves `b`
   /// inside the guard that CTAs past their request's rows (`tokens` per q
   /// tile) skip, before any barrier.
   PrefillTile bindPrefillFrame(LocBuilder &b, Frame &f, gpu::GPUFuncOp func,
-                               bool longestFirst, bool fused, int64_t tokens);
+                               bool keysGrow, bool fused, int64_t tokens);
   /// The token and query head of row `r` of a prefill q tile whose first
   /// token is `rowBase`: row r of query head `head`, or with fused head
   /// groups token r / g of the g query heads of KV head f.kvHead.

@@ -34,12 +34,12 @@ KernelBuilder::Frame KernelBuilder::bindPrefillArguments(LocBuilder &b,
 
 KernelBuilder::PrefillTile
 KernelBuilder::bindPrefillFrame(LocBuilder &b, Frame &f, gpu::GPUFuncOp func,
-                                bool longestFirst, bool fused, int64_t tokens) {
+                                bool keysGrow, bool fused, int64_t tokens) {
   f = bindPrefillArguments(b, func);
   GridPosition pos{gpu::BlockIdOp::create(b, gpu::Dimension::x),
                    gpu::BlockIdOp::create(b, gpu::Dimension::y),
                    gpu::BlockIdOp::create(b, gpu::Dimension::z)};
-  if (!s.chunked && longestFirst) {
+  if (longestFirst(keysGrow)) {
     PrefillGrid grid = prefillGrid(b);
     pos = prefillGridPosition(b, grid, linearPosition(b, grid), true);
   }

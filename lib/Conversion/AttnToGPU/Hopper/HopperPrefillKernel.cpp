@@ -182,7 +182,7 @@ void HopperPrefillBuilder::forEachTile(LocBuilder &b,
   }
   Value planes = arith::MulIOp::create(b, grid.x, grid.y);
   Value gridTiles = arith::MulIOp::create(b, planes, grid.z);
-  bool longestFirst = maskKind != parts::CausalMask::None && !s.chunked;
+  bool longestFirst = k.longestFirst(maskKind != parts::CausalMask::None);
   Value thread = tid, group = wg, groupThread = wgThread, warp = warpInWg,
         threadLane = lane;
   // The ring's uses carry across q tiles: the producer fills the next

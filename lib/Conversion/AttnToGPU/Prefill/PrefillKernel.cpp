@@ -166,9 +166,9 @@ gpu::GPUFuncOp PrefillBuilder::build(OpBuilder &moduleBuilder, StringRef name) {
 void PrefillBuilder::bindFrame(LocBuilder &b) {
   // Causal (and, typically, a packed-bit mask, whose tiles with no visible
   // key are not visited): a q tile's keys grow with its index.
-  bool longestFirst = causal != CausalMask::None || packedMask;
+  bool keysGrow = causal != CausalMask::None || packedMask;
   kernels::KernelBuilder::PrefillTile t =
-      k.bindPrefillFrame(b, f, func, longestFirst, fused, tokens);
+      k.bindPrefillFrame(b, f, func, keysGrow, fused, tokens);
   qTile = t.qTile;
   head = t.head;
   rowBase = t.rowBase;
