@@ -329,9 +329,8 @@ private:
   /// chunk chunk_order[x] of request chunk_request[chunk]), q tile y, head z,
   /// the request's queries, pages and keys. Where longestFirst(`keysGrow`)
   /// the CTAs run the grid's last q tile of every (request, head) first.
-  /// Leaves `b`
-  /// inside the guard that CTAs past their request's rows (`tokens` per q
-  /// tile) skip, before any barrier.
+  /// Leaves `b` inside the guard that CTAs past their request's rows
+  /// (`tokens` per q tile) skip, before any barrier.
   PrefillTile bindPrefillFrame(LocBuilder &b, Frame &f, gpu::GPUFuncOp func,
                                bool keysGrow, bool fused, int64_t tokens);
   /// The token and query head of row `r` of a prefill q tile whose first
