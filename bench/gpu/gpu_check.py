@@ -382,29 +382,46 @@ def split_views(k: Kernel, batch, gen, nan_unowned):
 L2_PROMOTION = 2
 
 
+def kv_map_geometry(k: Kernel, pages: int):
+    """abi::kvTensorMap's dimensions and byte strides (innermost first) for
+    the kernel's box: three extents, NHD (D, Hkv, pages * page) and HND (D,
+    page, pages * Hkv); five (grouped: 8-key groups over every 64-column
+    box), NHD (64, 8, D / 64, Hkv, pages * page / 8) and HND (64, 8, D / 64,
+    page / 8, pages * Hkv)."""
+    row = k.d * 2
+    if len(k.box) == 5:
+        boxes, groups = k.d // k.box[0], k.page // 8
+        if k.hnd:
+            return ((k.box[0], 8, boxes, groups, pages * k.hkv),
+                    (row, k.box[0] * 2, 8 * row, k.page * row))
+        slot = k.hkv * row
+        return ((k.box[0], 8, boxes, k.hkv, pages * groups),
+                (slot, k.box[0] * 2, row, 8 * slot))
+    if k.hnd:
+        return (k.d, k.page, pages * k.hkv), (row, k.page * row)
+    return (k.d, k.hkv, pages * k.page), (row, k.hkv * row)
+
+
 def kv_maps(k: Kernel, kp: torch.Tensor, vp: torch.Tensor):
     """The kernel's kv_maps argument: CUtensorMaps over the K and V pools as
-    abi::kvTensorMap lays them out (NHD: (D, Hkv, pages * page), HND: (D,
-    page, pages * Hkv)), with the manifest's box, the box rows' swizzle and
-    zeros past D; zeros where the kernel has no tensor copies."""
+    abi::kvTensorMap lays them out (kv_map_geometry), with the manifest's
+    box, the box rows' swizzle and zeros past D; zeros where the kernel has
+    no tensor copies."""
     maps = torch.zeros(2, 16, dtype=torch.int64)
     if k.box:
         raw = ctypes.create_string_buffer(128 + 64)
         at = (ctypes.addressof(raw) + 63) // 64 * 64  # CUtensorMap alignment
         u64, u32 = ctypes.c_uint64, ctypes.c_uint32
-        pages = kp.shape[0]
-        if k.hnd:
-            dims = (u64 * 3)(k.d, k.page, pages * k.hkv)
-            strides = (u64 * 2)(k.d * 2, k.page * k.d * 2)
-        else:
-            dims = (u64 * 3)(k.d, k.hkv, pages * k.page)
-            strides = (u64 * 2)(k.d * 2, k.hkv * k.d * 2)
-        box = (u32 * 3)(*k.box)
-        ones = (u32 * 3)(1, 1, 1)
+        rank = len(k.box)
+        dim_list, stride_list = kv_map_geometry(k, kp.shape[0])
+        dims = (u64 * rank)(*dim_list)
+        strides = (u64 * (rank - 1))(*stride_list)
+        box = (u32 * rank)(*k.box)
+        ones = (u32 * rank)(*([1] * rank))
         swizzle = {128: 3, 64: 2, 32: 1}[k.box[0] * 2]
         for which, pool in enumerate((kp, vp)):
             _check(_cuda.cuTensorMapEncodeTiled(
-                ctypes.c_void_p(at), 9 if k.dtype == torch.bfloat16 else 6, 3,
+                ctypes.c_void_p(at), 9 if k.dtype == torch.bfloat16 else 6, rank,
                 ctypes.c_void_p(pool.data_ptr()), dims, strides, box, ones,
                 0, swizzle, L2_PROMOTION, 0),  # no interleave; OOB reads zeros
                 "cuTensorMapEncodeTiled")

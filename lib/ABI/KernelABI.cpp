@@ -354,16 +354,32 @@ std::string verifyKernel(const KernelInfo &k) {
 
 KvTensorMap kvTensorMap(bool hnd, int64_t pageSize, int64_t numKvHeads,
                         int64_t headDim, int64_t numPages, int64_t elementBytes,
-                        int64_t boxColumns) {
+                        int64_t boxColumns, bool grouped) {
   auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
   uint64_t row = u(headDim * elementBytes);
+  uint64_t boxBytes = u(boxColumns * elementBytes);
+  if (grouped) {
+    uint64_t boxes = u(headDim / boxColumns), groups = u(pageSize / 8);
+    if (hnd)
+      return {5,
+              {u(boxColumns), 8, boxes, groups, u(numPages * numKvHeads)},
+              {row, boxBytes, 8 * row, u(pageSize) * row},
+              int64_t(boxBytes)};
+    uint64_t slot = u(numKvHeads) * row;
+    return {5,
+            {u(boxColumns), 8, boxes, u(numKvHeads), u(numPages) * groups},
+            {slot, boxBytes, row, 8 * slot},
+            int64_t(boxBytes)};
+  }
   if (hnd)
-    return {{u(headDim), u(pageSize), u(numPages * numKvHeads)},
+    return {3,
+            {u(headDim), u(pageSize), u(numPages * numKvHeads)},
             {row, u(pageSize) * row},
-            boxColumns * elementBytes};
-  return {{u(headDim), u(numKvHeads), u(numPages * pageSize)},
+            int64_t(boxBytes)};
+  return {3,
+          {u(headDim), u(numKvHeads), u(numPages * pageSize)},
           {row, u(numKvHeads) * row},
-          boxColumns * elementBytes};
+          int64_t(boxBytes)};
 }
 
 } // namespace flashir::abi

@@ -330,8 +330,10 @@ bool Reader::readFacts(const JsonValue &f, KernelFacts &facts,
       boolean(f, "completes_after_predecessor", where);
   facts.persistent = boolean(f, "persistent", where);
   if (const JsonValue *box = f.get("tensor_map_box")) {
-    std::string bad = where + ": tensor_map_box needs three extents in 1..256";
-    if (!box->isArray() || box->array().size() != 3)
+    std::string bad =
+        where + ": tensor_map_box needs three or five extents in 1..256";
+    if (!box->isArray() ||
+        (box->array().size() != 3 && box->array().size() != 5))
       return fail(bad);
     for (const JsonValue &e : box->array()) {
       if (!e.isNumber() || !(e.number() >= 1 && e.number() <= 256) ||

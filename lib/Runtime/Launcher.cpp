@@ -149,16 +149,22 @@ Status KernelBundle::encodeKvMaps(const std::string &kernel, void *kPool,
   if (!pool || pool->shape.size() != 4 || numPages < 1)
     return invalid(kernel + ": tensor maps need a k_pool [pages, page size, "
                             "KV heads, head dim] and at least one page");
+  if (box.size() == 5 &&
+      (pool->shape[1] % 8 != 0 || box[0] < 1 || pool->shape[3] % box[0] != 0))
+    return invalid(kernel + ": a grouped tensor map needs pages of whole "
+                            "8-key groups and rows of whole boxes");
   abi::KvTensorMap geometry = abi::kvTensorMap(
       info->hnd, /*pageSize=*/pool->shape[1], /*numKvHeads=*/pool->shape[2],
       /*headDim=*/pool->shape[3], numPages, abi::elementBytes(pool->element),
-      box[0]);
-  uint32_t extents[] = {uint32_t(box[0]), uint32_t(box[1]), uint32_t(box[2])};
+      box[0], /*grouped=*/box.size() == 5);
+  uint32_t extents[5];
+  for (size_t i = 0; i < box.size(); ++i)
+    extents[i] = uint32_t(box[i]);
   // CUtensorMap objects are 64-byte aligned.
   alignas(64) unsigned char maps[kKvMapsBytes];
   for (int which = 0; which < 2; ++which)
     if (Status s = driver->encodeTensorMap(
-            maps + 128 * which, pool->element == "bf16", 3,
+            maps + 128 * which, pool->element == "bf16", geometry.rank,
             which ? vPool : kPool, geometry.dims, geometry.strides, extents,
             geometry.swizzleBytes);
         !s)

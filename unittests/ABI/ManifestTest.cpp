@@ -494,7 +494,13 @@ TEST(Manifest, RejectsBrokenABIs) {
   e = errorAfter([](Manifest &m) {
     m.targets[0].kernels["f_decode_0"].tensorMapBox = {64, 0, 16};
   });
-  EXPECT_TRUE(has(e, "tensor_map_box needs three extents in 1..256")) << e;
+  EXPECT_TRUE(has(e, "tensor_map_box needs three or five extents in 1..256"))
+      << e;
+  e = errorAfter([](Manifest &m) {
+    m.targets[0].kernels["f_decode_0"].tensorMapBox = {64, 8, 2, 1};
+  });
+  EXPECT_TRUE(has(e, "tensor_map_box needs three or five extents in 1..256"))
+      << e;
   // A ragged kernel takes no page table; a paged one needs it.
   e = errorAfter([](Manifest &m) { m.kernels[3].ragged = false; });
   EXPECT_TRUE(has(e, "argument 5 ('out') has role 'out', expected 'indices'"))

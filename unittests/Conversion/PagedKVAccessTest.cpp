@@ -112,6 +112,53 @@ TEST(PagedKVAccess, TensorMapCoversTile) {
   EXPECT_EQ(kvTensorMap(true, 16, 8, 72, 1, 2, 16).swizzleBytes, 32);
 }
 
+// A grouped box at the kernel's coordinates covers the keys of one page
+// (or tile) of one head: element (column c, key) at the grouped map's byte
+// strides is where the pool keeps it.
+TEST(PagedKVAccess, GroupedTensorMapCoversPage) {
+  for (bool hnd : {false, true})
+    for (int64_t pageSize : {16, 256}) {
+      PagedKVAccess a{hnd, pageSize, 3, 128};
+      int64_t tileKeys = 128, numPages = 5;
+      ASSERT_TRUE(a.tensorMapGroups(tileKeys));
+      KvTensorMap map = kvTensorMap(hnd, a.pageSize, a.numHeads, a.headDim,
+                                    numPages, 2, 64, /*grouped=*/true);
+      EXPECT_EQ(map.rank, 5u);
+      EXPECT_EQ(map.swizzleBytes, 128);
+      std::array<int64_t, 5> box = a.tensorMapGroupBox(tileKeys);
+      int64_t keys = box[1] * (hnd ? box[3] : box[4]);
+      EXPECT_EQ(keys, std::min(pageSize, tileKeys));
+      EXPECT_EQ(box[0] * box[2], a.headDim);
+      int64_t page = 3, slot = pageSize > tileKeys ? tileKeys : 0, head = 2;
+      // The kernel's coordinates of the box's first key (column, slot in
+      // group and column box 0).
+      std::array<int64_t, 5> at =
+          hnd ? std::array<int64_t, 5>{0, 0, 0, slot / 8,
+                                       page * a.numHeads + head}
+              : std::array<int64_t, 5>{0, 0, 0, head,
+                                       (page * pageSize + slot) / 8};
+      for (int64_t key = 0; key < keys; ++key)
+        for (int64_t c = 0; c < a.headDim; c += 7) {
+          std::array<int64_t, 5> e = at;
+          e[0] += c % 64;
+          e[1] += key % 8;
+          e[2] += c / 64;
+          e[hnd ? 3 : 4] += key / 8;
+          for (int d = 0; d < 5; ++d)
+            ASSERT_LT(uint64_t(e[d]), map.dims[d]) << d;
+          int64_t bytes = e[0] * 2;
+          for (int d = 1; d < 5; ++d)
+            bytes += e[d] * int64_t(map.strides[d - 1]);
+          EXPECT_EQ(bytes, (a.row(page, slot + key, head) * a.headDim + c) * 2)
+              << "hnd " << hnd << " key " << key << " column " << c;
+        }
+    }
+  EXPECT_FALSE((PagedKVAccess{false, 16, 8, 64}.tensorMapGroups(128)));
+  EXPECT_FALSE((PagedKVAccess{false, 24, 8, 128}.tensorMapGroups(128)));
+  EXPECT_FALSE(PagedKVAccess::raggedRows(8, 128).tensorMapGroups(128));
+  EXPECT_TRUE((PagedKVAccess{true, 8, 8, 256}.tensorMapGroups(64)));
+}
+
 // Boxes pad a row to the fewest columns, the widest box among equals.
 TEST(PagedKVAccess, TensorMapBoxColumns) {
   struct Case {

@@ -52,4 +52,31 @@ TEST(SwizzledTile, MatchesTheProbesStores) {
   EXPECT_EQ((SwizzledTile{16, 64, SmemSwizzle::B64}.boxColumns()), 32);
 }
 
+// Group-major: 8-row group g of box b at (g * boxes + b) KiB (128-byte
+// swizzle), the same swizzle inside each group; a bijection onto the tile.
+TEST(SwizzledTile, GroupMajorPutsEachGroupsBoxesTogether) {
+  for (int64_t cols : {64, 128, 256}) {
+    SwizzledTile tile{128, cols, SmemSwizzle::B128, /*groupMajor=*/true};
+    SwizzledTile boxMajor{128, cols, SmemSwizzle::B128};
+    int64_t boxes = cols / 64;
+    std::set<int64_t> seen;
+    for (int64_t r = 0; r < tile.rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        int64_t at = tile.offset(r, c);
+        int64_t inGroup = boxMajor.offset(r % 8, c % 64);
+        EXPECT_EQ(at, (r / 8 * boxes + c / 64) * 1024 + inGroup) << r << c;
+        seen.insert(at);
+      }
+    EXPECT_EQ(static_cast<int64_t>(seen.size()) * 2, tile.bytes());
+    EXPECT_EQ(tile.boxStride(), 1024);
+    EXPECT_EQ(tile.groupStride(), boxes * 1024);
+  }
+  // One box: both orders are the same image.
+  SwizzledTile one{64, 64, SmemSwizzle::B128, true};
+  for (int64_t r = 0; r < 64; ++r)
+    for (int64_t c = 0; c < 64; ++c)
+      EXPECT_EQ(one.offset(r, c),
+                (SwizzledTile{64, 64, SmemSwizzle::B128}.offset(r, c)));
+}
+
 } // namespace

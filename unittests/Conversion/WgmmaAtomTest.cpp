@@ -108,4 +108,41 @@ TEST(WgmmaAtom, OperandDescriptors) {
   EXPECT_EQ(WgmmaAtom::mnMajor(0, 128, 1).leadingByteOffset, 16384u);
 }
 
+// wgmma's 128-byte-swizzled canonical layouts read through a descriptor
+// (start address, LBO, SBO), with the swizzle applied to the absolute
+// address (the tile 1024-aligned): K-major element (row r, k-step column
+// j) at start + (r / 8) SBO + (r % 8) 128 + 2 j; MN-major element (key
+// kk of the step, column n) at start + (n / 64) LBO + (kk / 8) SBO +
+// (kk % 8) 128 + 2 (n % 64). Both must land where SwizzledTile put them,
+// box-major and group-major alike.
+int64_t swizzle128(int64_t linear) {
+  return linear ^ (((linear >> 7) & 7) << 4);
+}
+
+TEST(WgmmaAtom, DescriptorsReadTheTilesImage) {
+  for (bool groupMajor : {false, true})
+    for (int64_t cols : {64, 128, 256}) {
+      SwizzledTile tile{128, cols, SmemSwizzle::B128, groupMajor};
+      for (int64_t kStep = 0; kStep < cols / WgmmaAtom::k; ++kStep) {
+        WgmmaDescriptor d = WgmmaAtom::kMajor(0, tile, kStep);
+        for (int64_t r = 0; r < tile.rows; ++r)
+          for (int64_t j = 0; j < WgmmaAtom::k; ++j)
+            ASSERT_EQ(swizzle128(d.address + r / 8 * d.strideByteOffset +
+                                 r % 8 * 128 + 2 * j),
+                      tile.offset(r, kStep * WgmmaAtom::k + j))
+                << groupMajor << " " << cols << " " << kStep;
+      }
+      for (int64_t kStep = 0; kStep < tile.rows / WgmmaAtom::k; ++kStep) {
+        WgmmaDescriptor d = WgmmaAtom::mnMajor(0, tile, kStep);
+        for (int64_t kk = 0; kk < WgmmaAtom::k; ++kk)
+          for (int64_t n = 0; n < cols; ++n)
+            ASSERT_EQ(swizzle128(d.address + n / 64 * d.leadingByteOffset +
+                                 kk / 8 * d.strideByteOffset + kk % 8 * 128 +
+                                 2 * (n % 64)),
+                      tile.offset(kStep * WgmmaAtom::k + kk, n))
+                << groupMajor << " " << cols << " " << kStep;
+      }
+    }
+}
+
 } // namespace

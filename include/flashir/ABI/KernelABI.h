@@ -144,21 +144,28 @@ struct KernelArg {
 /// Bytes of one `element` ("bf16", "f16", "f32", "i32", ...); 0 if unknown.
 int64_t elementBytes(const std::string &element);
 
-/// The 3-D tensor map the host encodes over a K or V pool for kernels with
-/// tensor copies (a `tensor_map_box`), innermost dimension first: NHD pools
-/// as (column, KV head, page * page_size + slot), HND pools as (column,
-/// slot, page * num_kv_heads + head). Columns past the head dim read as
-/// zeros (the box may be wider than the row).
+/// The tensor map the host encodes over a K or V pool for kernels with
+/// tensor copies (a `tensor_map_box`), innermost dimension first. Rank 3
+/// (a box of three extents): NHD pools as (column, KV head, page *
+/// page_size + slot), HND pools as (column, slot, page * num_kv_heads +
+/// head); columns past the head dim read as zeros (the box may be wider
+/// than the row). Rank 5 (grouped: five extents; head dims of whole
+/// 64-column boxes, pages of whole 8-key groups), keys in 8-key groups so
+/// that one box brings several groups over every column box: NHD as
+/// (column, slot in group, column box, KV head, (page * page_size + slot) /
+/// 8), HND as (column, slot in group, column box, slot / 8, page *
+/// num_kv_heads + head).
 struct KvTensorMap {
-  uint64_t dims[3];
-  /// Byte strides of dimensions 1 and 2.
-  uint64_t strides[2];
+  unsigned rank;
+  uint64_t dims[5];
+  /// Byte strides of dimensions 1 and up.
+  uint64_t strides[4];
   /// The shared-memory swizzle span: the box's row bytes (128, 64 or 32).
   int64_t swizzleBytes;
 };
 KvTensorMap kvTensorMap(bool hnd, int64_t pageSize, int64_t numKvHeads,
                         int64_t headDim, int64_t numPages, int64_t elementBytes,
-                        int64_t boxColumns);
+                        int64_t boxColumns, bool grouped = false);
 
 /// One kernel's chip-independent ABI.
 struct KernelInfo {

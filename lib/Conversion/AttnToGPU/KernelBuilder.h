@@ -138,6 +138,10 @@ struct KernelShape {
   bool prefillQShared = false;
   /// The wgmma prefill kernel with persistent CTAs (persistent-prefill).
   bool persistent = false;
+  /// The wgmma prefill kernel's K/V tiles group-major (SwizzledTile), each
+  /// page (or tile) one tensor copy of its 8-key groups over every column
+  /// box (PagedKVAccess::tensorMapGroups; a five-extent tensor_map_box).
+  bool groupedRing = false;
   /// Split-KV on sm_90: the partial-state kernel lets its merge kernel launch
   /// early (griddepcontrol.launch_dependents) and the merge kernel waits for
   /// it (griddepcontrol.wait) before reading the partial states, so the

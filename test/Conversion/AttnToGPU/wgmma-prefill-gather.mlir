@@ -47,7 +47,7 @@ func.func @page1(%k: tensor<?x1x2x128xbf16>, %ip: tensor<?xi32>,
 // Pages of 16 keys take tensor-copy boxes, unless copy=cp-async asks for
 // no tensor maps: then the gather too.
 // CHECK-LABEL: gpu.func @page16_prefill_1
-// CHECK-SAME: tensor_map_box = [64, 1, 16]
+// CHECK-SAME: tensor_map_box = [64, 8, 2, 1, 2]
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CPASYNC-LABEL: gpu.func @page16_prefill_1
 // CPASYNC-SAME: block = 384

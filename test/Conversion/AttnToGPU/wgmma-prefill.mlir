@@ -12,8 +12,9 @@
 
 // CHECK-LABEL: gpu.func @paged_prefill_0
 // CHECK-SAME: #attn.launch<kind = prefill, grid = "requests x q_tiles x num_qo_heads", block = 384
-// 16-key pages: boxes of 64 columns x 16 keys.
-// CHECK-SAME: bulk_copy = true, tensor_map_box = [64, 1, 16], dynamic_shared_memory = 230480, q_rows = 128, q_tokens = 128, kv_tile = 128>
+// 16-key pages: one box per page, its two 8-key groups over both 64-column
+// boxes (the grouped map: column, slot in group, column box, head, group).
+// CHECK-SAME: bulk_copy = true, tensor_map_box = [64, 8, 2, 1, 2], dynamic_shared_memory = 230480, q_rows = 128, q_tokens = 128, kv_tile = 128>
 // setmaxnreg needs .maxntid.
 // CHECK-SAME: nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
 // Thread 0 initialises each slot's full (1 arrival) and empty (one per
@@ -24,8 +25,8 @@
 // CHECK: gpu.barrier
 // The producer warpgroup gives registers up; its first warp waits for a
 // slot to empty, one elected lane expects a tile's bytes, and each lane
-// issues one box (8 pages x 2 column boxes: 16 lanes), K then V; the page
-// ids of the next tile load first.
+// issues one box (a page each: 8 lanes) at (0, 0, 0, KV head, pool row /
+// 8), K then V; the page ids of the next tile load first.
 // CHECK: nvvm.setmaxregister  decrease 24
 // CHECK: nvvm.elect.sync -> i1
 // CHECK: scf.for
@@ -33,8 +34,9 @@
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
 // CHECK: nvvm.bar.warp.sync
-// CHECK: arith.cmpi ult, %{{.*}}, %c16
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: arith.cmpi ult, %{{.*}}, %c8
+// CHECK: %[[GROUP:.*]] = arith.divui %{{.*}}, %c8_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%c0_i32, %c0_i32, %c0_i32, %{{.*}}, %[[GROUP]]]
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
@@ -103,17 +105,18 @@ func.func @ragged(%k: tensor<?x2x128xf16>, %v: tensor<?x2x128xf16>,
 
 // -----
 
-// HND pages of 64 keys: boxes of 64 columns x 64 slots of one head (lanes
-// 0-3).
+// HND pages of 64 keys: grouped boxes of a tile's 64 keys of one head over
+// both column boxes (lanes 0 and 1) at (0, 0, 0, slot / 8, page * Hkv +
+// head).
 !q  = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
 !kv = !attn.paged_kv<page_size = 64, layout = hnd, heads = 2, head_dim = 128, bf16>
 !pool = tensor<?x2x64x128xbf16>
 
 // CHECK-LABEL: gpu.func @hnd_prefill_0
-// CHECK-SAME: tensor_map_box = [64, 64, 1]
+// CHECK-SAME: tensor_map_box = [64, 8, 2, 8, 1]
 // CHECK: nvvm.mbarrier.arrive.expect_tx
-// CHECK: arith.cmpi ult, %{{.*}}, %c4
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: arith.cmpi ult, %{{.*}}, %c2
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%c0_i32, %c0_i32, %c0_i32, %{{.*}}, %{{.*}}]
 func.func @hnd(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi32>,
     %last: tensor<?xi32>, %qs: tensor<?x8x128xbf16>, %qo: tensor<?xi32>)
     -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {

@@ -102,8 +102,15 @@ func.func @negative_stages() attributes {attn.launch = #attn.launch<kind = merge
 
 // -----
 
-// expected-error @+1 {{launch tensor_map_box needs three extents in 1..256}}
+// expected-error @+1 {{launch tensor_map_box needs three or five extents in 1..256}}
 func.func @bad_box() attributes {attn.launch = #attn.launch<kind = merge, grid = "requests x num_qo_heads", block = 32, variant = @plain, args = ["qo_indptr", "chunk_indptr", "partial_o", "partial_lse", "out", "lse"], tensor_map_box = [64, 0, 16]>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{launch tensor_map_box of five extents groups 8 keys (second extent), got 16}}
+func.func @bad_group_box() attributes {attn.launch = #attn.launch<kind = merge, grid = "requests x num_qo_heads", block = 32, variant = @plain, args = ["qo_indptr", "chunk_indptr", "partial_o", "partial_lse", "out", "lse"], tensor_map_box = [64, 16, 2, 1, 2]>} {
   return
 }
 

@@ -110,6 +110,7 @@ public:
                          kMmaSyncFaster);
     s.bulkCopy = !gather;
     s.tensorCopy = !gather;
+    s.groupedRing = !gather && s.access.tensorMapGroups(s.kvTile);
     s.warps = (1 + hopper::kConsumers) * 4;
     s.persistent =
         usesPersistentCtas(options.persistentPrefill, s.headDim, gather);
@@ -154,7 +155,9 @@ public:
     bool dependent = dependentSplit(s);
     // The gather reads no tensor maps.
     DenseI64ArrayAttr box;
-    if (s.tensorCopy)
+    if (s.groupedRing)
+      box = DenseI64ArrayAttr::get(ctx, s.access.tensorMapGroupBox(s.kvTile));
+    else if (s.tensorCopy)
       box = DenseI64ArrayAttr::get(
           ctx,
           s.access.tensorMapBox(boxRows(s), tensorCopyBoxColumns(s.headDim)));

@@ -33,13 +33,26 @@ void namedBarrier(LocBuilder &b, Value id, int64_t threads) {
       NVVM::BarrierReductionAttr(), Value());
 }
 
-Value swizzledChunk(LocBuilder &b, int64_t rows, Value row, Value chunk) {
+Value swizzledChunk(LocBuilder &b, const parts::SwizzledTile &tile, Value row,
+                    Value chunk) {
+  assert(tile.swizzle == parts::SmemSwizzle::B128 && "8 chunks per row");
   Value box = arith::DivUIOp::create(b, chunk, cIndex(b, 8));
   Value inBox = arith::RemUIOp::create(b, chunk, cIndex(b, 8));
   Value phase = arith::RemUIOp::create(b, row, cIndex(b, 8));
   Value swizzled = arith::XOrIOp::create(b, inBox, phase);
-  Value boxStart = arith::MulIOp::create(b, box, cIndex(b, rows * 128));
-  Value rowStart = arith::MulIOp::create(b, row, cIndex(b, 128));
+  Value boxStart = arith::MulIOp::create(b, box, cIndex(b, tile.boxStride()));
+  // Box-major: rows 128 bytes apart; group-major: 8-row groups
+  // groupStride apart.
+  Value rowStart;
+  if (tile.groupMajor) {
+    Value group = arith::DivUIOp::create(b, row, cIndex(b, 8));
+    Value groupStart =
+        arith::MulIOp::create(b, group, cIndex(b, tile.groupStride()));
+    Value inGroup = arith::MulIOp::create(b, phase, cIndex(b, 128));
+    rowStart = arith::AddIOp::create(b, groupStart, inGroup);
+  } else {
+    rowStart = arith::MulIOp::create(b, row, cIndex(b, 128));
+  }
   Value offset = arith::AddIOp::create(b, boxStart, rowStart);
   Value chunkStart = arith::MulIOp::create(b, swizzled, cIndex(b, 16));
   return arith::AddIOp::create(b, offset, chunkStart);
@@ -81,7 +94,7 @@ void HopperPrefillBuilder::loadQueryRows(LocBuilder &b) {
           return {k.loadRaw(b, f.q, ValueRange{q, qHead, column})};
         },
         [&](LocBuilder &) -> SmallVector<Value> { return {zeros}; })[0];
-    Value offset = swizzledChunk(b, qRows, row, chunk);
+    Value offset = swizzledChunk(b, qImage(), row, chunk);
     vector::StoreOp::create(
         b, piece, layout,
         ValueRange{arith::DivUIOp::create(b, offset, cIndex(b, elementBytes))},
@@ -226,8 +239,8 @@ Value HopperPrefillBuilder::issueScores(LocBuilder &b, Value it) {
   for (int64_t kk = 0; kk < D / parts::WgmmaAtom::k; ++kk) {
     Value descQ = parts::Wgmma::descriptor(
         b, qAddress, parts::WgmmaAtom::kMajor(0, qRows, kk));
-    Value descK = parts::Wgmma::descriptor(b, kAddress,
-                                           parts::WgmmaAtom::kMajor(0, KV, kk));
+    Value descK = parts::Wgmma::descriptor(
+        b, kAddress, parts::WgmmaAtom::kMajor(0, ringImage, kk));
     acc = scoreMma.ss(b, acc, descQ, descK, /*accumulate=*/kk > 0);
   }
   parts::Wgmma::commit(b);
@@ -248,7 +261,7 @@ Value HopperPrefillBuilder::issueOutput(LocBuilder &b, Value it, Value o,
   parts::Wgmma::fence(b);
   for (int64_t kk = 0; kk < KV / parts::WgmmaAtom::k; ++kk) {
     Value descV = parts::Wgmma::descriptor(
-        b, vAddress, parts::WgmmaAtom::mnMajor(0, KV, kk));
+        b, vAddress, parts::WgmmaAtom::mnMajor(0, ringImage, kk));
     SmallVector<Value> a(ArrayRef<Value>(registers).slice(4 * kk, 4));
     o = outputMma.rs(b, o, a, descV, /*transB=*/true);
   }
@@ -435,8 +448,8 @@ void HopperPrefillBuilder::zeroTailRows(LocBuilder &b, Value it) {
           arith::CmpIOp::create(b, arith::CmpIPredicate::uge, row, validRows);
       scf::IfOp::create(b, outside, [&](OpBuilder &sb, Location loc) {
         LocBuilder b(loc, sb);
-        Value offset =
-            arith::AddIOp::create(b, vOffset, swizzledChunk(b, KV, row, chunk));
+        Value offset = arith::AddIOp::create(
+            b, vOffset, swizzledChunk(b, ringImage, row, chunk));
         vector::StoreOp::create(b, zeros, layout,
                                 ValueRange{arith::DivUIOp::create(
                                     b, offset, cIndex(b, elementBytes))},

@@ -61,7 +61,7 @@ void HopperPrefillBuilder::writeOutput(LocBuilder &b, const RowState &state) {
                 : final;
       }
       Value narrow = arith::TruncFOp::create(b, pairType, pair);
-      Value chunk = swizzledChunk(b, qRows, tileRow, cIndex(b, j));
+      Value chunk = swizzledChunk(b, qImage(), tileRow, cIndex(b, j));
       Value byte = arith::AddIOp::create(b, chunk, pairByte);
       Value element = arith::DivUIOp::create(b, byte, cIndex(b, elementBytes));
       vector::StoreOp::create(b, narrow, layout, ValueRange{element});
@@ -93,7 +93,7 @@ void HopperPrefillBuilder::writeOutput(LocBuilder &b, const RowState &state) {
   for (int64_t i = 0; i < kRowsPerConsumer / rowsPerPass; ++i) {
     Value row =
         arith::AddIOp::create(b, firstPassRow, cIndex(b, rowsPerPass * i));
-    Value offset = swizzledChunk(b, qRows, row, chunk);
+    Value offset = swizzledChunk(b, qImage(), row, chunk);
     Value element = arith::DivUIOp::create(b, offset, cIndex(b, elementBytes));
     Value piece = k.loadRaw(b, layout, ValueRange{element});
     Value token, pieceHead;

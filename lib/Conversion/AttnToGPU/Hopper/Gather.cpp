@@ -96,8 +96,8 @@ void HopperPrefillBuilder::gatherTile(LocBuilder &b, Operand operand, Value it,
         Value all = cIndex(b, kernels::kVec);
         Value none = cIndex(b, 0);
         Value elements = arith::SelectOp::create(b, valid, all, none);
-        Value offset =
-            arith::AddIOp::create(b, tile, swizzledChunk(b, KV, row, chunk));
+        Value offset = arith::AddIOp::create(
+            b, tile, swizzledChunk(b, ringImage, row, chunk));
         Value element =
             arith::DivUIOp::create(b, offset, cIndex(b, elementBytes));
         nvgpu::DeviceAsyncCopyOp::create(

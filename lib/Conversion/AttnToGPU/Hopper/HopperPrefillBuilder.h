@@ -55,9 +55,10 @@ bool gathersKeys(const KernelShape &s, bool tensorMaps);
 /// CTA's; consumer warpgroup wg's own is wg; the consumers' together
 /// kConsumers + 1.
 void namedBarrier(LocBuilder &b, Value id, int64_t threads);
-/// Byte offset of 16-byte chunk `chunk` of row `row` in a 128-byte-swizzled
-/// tile of `rows` rows (SwizzledTile's formula, in IR).
-Value swizzledChunk(LocBuilder &b, int64_t rows, Value row, Value chunk);
+/// Byte offset of 16-byte chunk `chunk` of row `row` in `tile` (128-byte
+/// swizzle; SwizzledTile's formula, in IR).
+Value swizzledChunk(LocBuilder &b, const parts::SwizzledTile &tile, Value row,
+                    Value chunk);
 
 class HopperPrefillBuilder {
 public:
@@ -214,6 +215,20 @@ private:
   /// whole tiles or the keys are contiguous; 1 for the gather: tiles may
   /// start at any key) and boxes per 64 columns.
   int64_t boxRows, rowBoxes;
+  /// Boxes per row group: one grouped box, else one per 64 columns.
+  int64_t boxesPerRowGroup() const { return s.groupedRing ? 1 : D / 64; }
+  /// The grouped map's coordinates of row group `group` of tile `it`, whose
+  /// pool row (NHD) or page (HND) boxRow gave as `row`.
+  SmallVector<Value> groupedBoxStart(LocBuilder &b, Value it, Value group,
+                                     Value row);
+  /// The K and V tiles' image: group-major where one 5-D box brings a
+  /// page's 8-key groups over every column box (KernelShape::groupedRing),
+  /// else box-major.
+  parts::SwizzledTile ringImage;
+  /// The Q tile's image (box-major).
+  parts::SwizzledTile qImage() const {
+    return {qRows, D, parts::SmemSwizzle::B128};
+  }
   parts::WgmmaAtom scoreAtom, outputAtom;
   parts::Wgmma scoreMma, outputMma;
   parts::MBarrierRing ring;

@@ -64,7 +64,9 @@ HopperPrefillBuilder::HopperPrefillBuilder(KernelBuilder &kernel)
       boxRows(gather            ? 1
               : s.access.ragged ? s.kvTile
                                 : std::min(s.pageSize, s.kvTile)),
-      rowBoxes(s.kvTile / boxRows),
+      rowBoxes(s.kvTile / boxRows), ringImage{s.kvTile, s.headDim,
+                                              parts::SmemSwizzle::B128,
+                                              s.groupedRing},
       scoreAtom(*parts::WgmmaAtom::of(s.kvTile, mmaType(s.element))),
       outputAtom(*parts::WgmmaAtom::of(s.headDim, mmaType(s.element))),
       scoreMma(scoreAtom, s.element),

@@ -7,9 +7,11 @@
 // one box each, K first so Q.K^T can start while V is in flight. A tile is
 // boxes of 64 columns (128 bytes, the swizzle span) by boxRows keys at
 // abi::kvTensorMap's coordinates: (column, KV head, pool row) for NHD pools
-// and ragged rows, (column, slot, page * Hkv + head) for HND ones. Each
-// lane loads the page id of its box one tile ahead, so the copies never
-// wait for the page table. Boxes of keys past the request's end read its
+// and ragged rows, (column, slot, page * Hkv + head) for HND ones; with a
+// grouped ring (KernelShape::groupedRing) one box per boxRows keys brings
+// their 8-key groups over every column box into the group-major image.
+// Each lane loads the page id of its box one tile ahead, so the copies
+// never wait for the page table. Boxes of keys past the request's end read its
 // last page (the consumers mask those keys and zero their V rows); the
 // copy engine zero-fills what lies past the pool.
 //
@@ -97,7 +99,7 @@ void HopperPrefillBuilder::walkRing(LocBuilder &b, AheadFn ahead, FillFn fill) {
 Value HopperPrefillBuilder::boxRow(LocBuilder &b, Value it) {
   // Lane l copies box l: row group l / columnBoxes of the tile. Lanes past
   // the boxes load nothing.
-  int64_t columnBoxes = D / 64;
+  int64_t columnBoxes = boxesPerRowGroup();
   Value laneGroup = arith::DivUIOp::create(b, lane, cIndex(b, columnBoxes));
   Value lastGroup = cIndex(b, rowBoxes - 1);
   Value group = arith::MinUIOp::create(b, laneGroup, lastGroup);
@@ -125,7 +127,7 @@ Value HopperPrefillBuilder::boxRow(LocBuilder &b, Value it) {
 
 void HopperPrefillBuilder::copyBox(LocBuilder &b, Operand operand, Value it,
                                    Value slot, Value row) {
-  int64_t columnBoxes = D / 64;
+  int64_t columnBoxes = boxesPerRowGroup();
   Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lane,
                                        cIndex(b, rowBoxes * columnBoxes));
   scf::IfOp::create(b, active, [&](OpBuilder &ib, Location loc) {
@@ -136,13 +138,21 @@ void HopperPrefillBuilder::copyBox(LocBuilder &b, Operand operand, Value it,
     Value group = arith::DivUIOp::create(b, lane, cIndex(b, columnBoxes));
     Value column = arith::RemUIOp::create(b, lane, cIndex(b, columnBoxes));
     // SwizzledTile's offset of (group * boxRows, 64 * column).
-    parts::SwizzledTile image{KV, D, parts::SmemSwizzle::B128};
     Value columnStart =
-        arith::MulIOp::create(b, column, cIndex(b, image.boxBytes()));
-    Value rowStart = arith::MulIOp::create(b, group, cIndex(b, boxRows * 128));
+        arith::MulIOp::create(b, column, cIndex(b, ringImage.boxStride()));
+    Value rowStart = arith::MulIOp::create(
+        b, group, cIndex(b, boxRows / 8 * ringImage.groupStride()));
     Value offset = arith::AddIOp::create(b, columnStart, rowStart);
     Value dst = sharedAddress(
         b, arith::AddIOp::create(b, tileOffset(b, operand, slot), offset));
+    Value map = operand == Operand::K ? kMap : vMap;
+    Value barrierAt = barrier(b, operand, true, slot);
+    if (s.groupedRing) {
+      parts::copyTensorBox(b, dst, map, groupedBoxStart(b, it, group, row),
+                           barrierAt);
+      scf::YieldOp::create(b);
+      return;
+    }
     Value x = i32Of(arith::MulIOp::create(b, column, cIndex(b, 64)));
     Value y, z;
     if (s.access.headMajor) {
@@ -159,10 +169,35 @@ void HopperPrefillBuilder::copyBox(LocBuilder &b, Operand operand, Value it,
       y = i32Of(f.kvHead);
       z = row;
     }
-    parts::copyTensorBox(b, dst, operand == Operand::K ? kMap : vMap,
-                         ValueRange{x, y, z}, barrier(b, operand, true, slot));
+    parts::copyTensorBox(b, dst, map, ValueRange{x, y, z}, barrierAt);
     scf::YieldOp::create(b);
   });
+}
+
+SmallVector<Value> HopperPrefillBuilder::groupedBoxStart(LocBuilder &b,
+                                                         Value it, Value group,
+                                                         Value row) {
+  // abi::kvTensorMap's grouped coordinates of the box's first key: NHD
+  // (0, 0, 0, KV head, pool row / 8), HND (0, 0, 0, slot / 8, page * Hkv +
+  // head).
+  auto i32 = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, b.getI32IntegerAttr(int32_t(v)));
+  };
+  auto i32Of = [&](Value index) -> Value {
+    return arith::IndexCastOp::create(b, b.getI32Type(), index);
+  };
+  Value zero = i32(0);
+  if (!s.access.headMajor)
+    return {zero, zero, zero, i32Of(f.kvHead),
+            arith::DivUIOp::create(b, row, i32(8))};
+  Value t0 = tileStart(b, it);
+  Value j = arith::AddIOp::create(
+      b, t0, arith::MulIOp::create(b, group, cIndex(b, boxRows)));
+  Value slot = arith::RemUIOp::create(b, j, cIndex(b, P));
+  Value slotGroup = arith::DivUIOp::create(b, slot, cIndex(b, 8));
+  Value pageHeads = arith::MulIOp::create(b, row, i32(s.numKvHeads));
+  return {zero, zero, zero, i32Of(slotGroup),
+          arith::AddIOp::create(b, pageHeads, i32Of(f.kvHead))};
 }
 
 } // namespace flashir::conversion::hopper

@@ -50,8 +50,8 @@ void HopperPrefillBuilder::hookKeyTile(LocBuilder &b, Value it) {
   Value first =
       arith::SubIOp::create(b, tid, cIndex(b, parts::WgmmaAtom::kThreads));
   auto elementAt = [&](LocBuilder &b, Value row, Value chunk) {
-    Value offset =
-        arith::AddIOp::create(b, kOffset, swizzledChunk(b, KV, row, chunk));
+    Value offset = arith::AddIOp::create(
+        b, kOffset, swizzledChunk(b, ringImage, row, chunk));
     return arith::DivUIOp::create(b, offset, cIndex(b, elementBytes));
   };
   // A loop rather than unrolled passes: one unit's hook temporaries at a

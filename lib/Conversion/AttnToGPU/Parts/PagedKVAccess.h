@@ -90,6 +90,27 @@ struct PagedKVAccess {
     return {boxColumns, 1, tileKeys};
   }
 
+  /// Whether tensor copies of `tileKeys`-key tiles can move 8-key groups
+  /// over every 64-column box at once (abi::kvTensorMap's grouped map, one
+  /// box per page or tile): paged pools with pages of whole groups that
+  /// hold or divide the tile, head dims of two or more whole boxes (with
+  /// one box, the three-extent box is the same copy).
+  bool tensorMapGroups(int64_t tileKeys) const {
+    return !ragged && pageSize % 8 == 0 && tileKeys % 8 == 0 &&
+           (tileKeys % pageSize == 0 || pageSize % tileKeys == 0) &&
+           headDim % 64 == 0 && headDim >= 128;
+  }
+  /// The grouped map's box for a tile of `tileKeys` keys, in its dimension
+  /// order: (64 columns, 8 keys, every column box, 1 head, groups) NHD,
+  /// (64, 8, every column box, groups, 1 page) HND; groups of the page or
+  /// of the tile, whichever is smaller.
+  std::array<int64_t, 5> tensorMapGroupBox(int64_t tileKeys) const {
+    int64_t groups = (pageSize < tileKeys ? pageSize : tileKeys) / 8;
+    if (headMajor)
+      return {64, 8, headDim / 64, groups, 1};
+    return {64, 8, headDim / 64, 1, groups};
+  }
+
 private:
   int64_t padded(int64_t columns) const {
     return (headDim + columns - 1) / columns * columns;

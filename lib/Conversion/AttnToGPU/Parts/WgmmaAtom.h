@@ -91,28 +91,40 @@ struct WgmmaAtom {
   }
 
   /// The descriptor of k-step `kStep` of a K-major operand (A = Q, or B = K
-  /// read as its transpose) stored as a 128-byte-swizzled `rows`-row tile
-  /// at `base` (SwizzledTile, columns along k): 8-row groups 1024 bytes
-  /// apart; a k16 step moves 32 bytes inside a box, then to the next box.
-  static WgmmaDescriptor kMajor(uint32_t base, int64_t rows, int64_t kStep) {
-    SwizzledTile tile{rows, (kStep + 1) * k, SmemSwizzle::B128};
+  /// read as its transpose) stored as the 128-byte-swizzled `tile` at
+  /// `base` (columns along k): a k16 step moves 32 bytes inside a box, then
+  /// to the next box; the stride byte offset is the tile's 8-row group
+  /// stride (the leading one is unused with a swizzle).
+  static WgmmaDescriptor kMajor(uint32_t base, const SwizzledTile &tile,
+                                int64_t kStep) {
     int64_t col = kStep * k;
-    uint32_t address =
-        base + static_cast<uint32_t>(col / tile.boxColumns() * tile.boxBytes() +
-                                     col % tile.boxColumns() * 2);
-    return {address, 16, 1024, 0, SmemSwizzle::B128};
+    uint32_t address = base + static_cast<uint32_t>(
+                                  col / tile.boxColumns() * tile.boxStride() +
+                                  col % tile.boxColumns() * 2);
+    return {address, 16, static_cast<uint32_t>(tile.groupStride()), 0,
+            SmemSwizzle::B128};
+  }
+  /// kMajor of a box-major `rows`-row tile.
+  static WgmmaDescriptor kMajor(uint32_t base, int64_t rows, int64_t kStep) {
+    return kMajor(base, SwizzledTile{rows, (kStep + 1) * k, SmemSwizzle::B128},
+                  kStep);
   }
 
   /// The descriptor of k-step `kStep` of an MN-major B operand (V, keys
-  /// along k, head dim along n; wgmma's trans-b) stored as a
-  /// 128-byte-swizzled `rows`-key tile at `base`: the leading byte offset
-  /// is the distance between 64-column boxes, 8-key groups 1024 bytes
-  /// apart, a k16 step 16 rows further.
+  /// along k, head dim along n; wgmma's trans-b) stored as the
+  /// 128-byte-swizzled `tile` at `base` (keys along rows): the leading
+  /// byte offset is the distance between 64-column boxes, the stride one
+  /// between 8-key groups, and a k16 step starts two groups further.
+  static WgmmaDescriptor mnMajor(uint32_t base, const SwizzledTile &tile,
+                                 int64_t kStep) {
+    uint32_t address =
+        base + static_cast<uint32_t>(kStep * (k / 8) * tile.groupStride());
+    return {address, static_cast<uint32_t>(tile.boxStride()),
+            static_cast<uint32_t>(tile.groupStride()), 0, SmemSwizzle::B128};
+  }
+  /// mnMajor of a box-major `rows`-key tile.
   static WgmmaDescriptor mnMajor(uint32_t base, int64_t rows, int64_t kStep) {
-    SwizzledTile tile{rows, 64, SmemSwizzle::B128};
-    uint32_t address = base + static_cast<uint32_t>(kStep * k * 128);
-    return {address, static_cast<uint32_t>(tile.boxBytes()), 1024, 0,
-            SmemSwizzle::B128};
+    return mnMajor(base, SwizzledTile{rows, 64, SmemSwizzle::B128}, kStep);
   }
 };
 

@@ -73,11 +73,17 @@ LogicalResult LaunchAttr::verify(
     return emitError() << "launch of a " << stringifyKernelKind(kind)
                        << " kernel cannot be persistent (only prefill "
                           "kernels' CTAs walk their grid)";
-  if (tensorMapBox && (tensorMapBox.size() != 3 ||
+  if (tensorMapBox && ((tensorMapBox.size() != 3 && tensorMapBox.size() != 5) ||
                        llvm::any_of(tensorMapBox.asArrayRef(), [](int64_t e) {
                          return e < 1 || e > 256;
                        })))
-    return emitError() << "launch tensor_map_box needs three extents in 1..256";
+    return emitError()
+           << "launch tensor_map_box needs three or five extents in 1..256";
+  // abi::kvTensorMap's grouped map: 8-key groups.
+  if (tensorMapBox && tensorMapBox.size() == 5 && tensorMapBox[1] != 8)
+    return emitError() << "launch tensor_map_box of five extents groups 8 "
+                          "keys (second extent), got "
+                       << tensorMapBox[1];
   return success();
 }
 

@@ -211,7 +211,9 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
     - `merge_kernel`: a split kernel's merge kernel (a kernel of the same
       module with kind `merge`).
     - Launch facts of this chip: cp.async `stages`, `unroll`, `tensor_cores`,
-      `bulk_copy`, the `tensor_map_box` of the pools' tensor maps, the
+      `bulk_copy`, the `tensor_map_box` of the pools' tensor maps (three
+      extents, or five for the grouped map of 8-key groups over every
+      64-column box: abi::kvTensorMap), the
       `dynamic_shared_memory` the launch passes, the prefill tile
       (`q_rows`, `q_tokens`, `kv_tile`), and whether the kernel waits for its
       stream predecessor itself (`programmatic_wait`) or completes after it
