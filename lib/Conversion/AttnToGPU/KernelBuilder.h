@@ -316,9 +316,11 @@ private:
   /// The CTA's linear block index: x + X (y + Y z).
   Value linearPosition(LocBuilder &b, const PrefillGrid &grid);
   /// Grid position `linear` (x fastest). With `longestFirst` (see
-  /// longestFirst()) the index is read q-tile-slowest and reversed: for
-  /// equal-length requests the longest tiles come first and the final wave
-  /// ends evenly.
+  /// longestFirst()) the index is read by bands of the query heads of one
+  /// KV head (one KV head with fused head groups), within a band q-tile-
+  /// slowest and reversed: for equal-length requests each band's longest
+  /// tiles come first, the final wave ends evenly, and the CTAs in flight
+  /// read few KV heads' keys.
   GridPosition prefillGridPosition(LocBuilder &b, const PrefillGrid &grid,
                                    Value linear, bool longestFirst);
   /// Loads what grid position `pos` serves into `f` (its arguments bound):

@@ -77,10 +77,26 @@ KernelBuilder::prefillGridPosition(LocBuilder &b, const PrefillGrid &grid,
     pos.head = arith::DivUIOp::create(b, rest, grid.y);
     return pos;
   }
-  pos.head = arith::RemUIOp::create(b, rest, grid.z);
+  // Longest first within each band of the query heads that share a KV
+  // head: the CTAs in flight together read few KV heads' keys (L2 reuse),
+  // and each band's short tiles run beside the next band's long ones.
+  // (Fused head groups: a head of the grid is a KV head, bands of one.)
+  int64_t band = s.fusedHeadGroups ? 1 : s.group;
+  Value bandCtas = grid.y;
+  if (band > 1)
+    bandCtas = arith::MulIOp::create(b, grid.y, cIndex(b, band));
+  Value bandIndex = arith::DivUIOp::create(b, rest, bandCtas);
+  Value inBand = arith::RemUIOp::create(b, rest, bandCtas);
+  Value fromLast = inBand;
+  pos.head = bandIndex;
+  if (band > 1) {
+    fromLast = arith::DivUIOp::create(b, inBand, cIndex(b, band));
+    Value headInBand = arith::RemUIOp::create(b, inBand, cIndex(b, band));
+    Value bandStart = arith::MulIOp::create(b, bandIndex, cIndex(b, band));
+    pos.head = arith::AddIOp::create(b, bandStart, headInBand);
+  }
   Value lastTile = arith::SubIOp::create(b, grid.y, cIndex(b, 1));
-  pos.qTile = arith::SubIOp::create(b, lastTile,
-                                    arith::DivUIOp::create(b, rest, grid.z));
+  pos.qTile = arith::SubIOp::create(b, lastTile, fromLast);
   return pos;
 }
 

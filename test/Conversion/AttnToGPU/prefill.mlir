@@ -165,16 +165,16 @@ func.func @window(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x64xbf16>,
 // CHECK-LABEL: gpu.func @fused_prefill_0
 // CHECK-SAME: grid = "requests x q_tiles x num_kv_heads"
 // CHECK-SAME: q_rows = 64, q_tokens = 16, kv_tile = 64>
-// Causal: the linear block index renumbered q-tile-slowest and reversed,
-// so the q tiles with the most keys start first.
+// Causal: the linear block index read head-band-slowest (here a band is
+// one KV head), then the q tiles reversed, so each band's q tiles with the
+// most keys start first and the CTAs in flight share a few heads' keys.
 // CHECK: %[[GX:.*]] = gpu.grid_dim x
 // CHECK: %[[GY:.*]] = gpu.grid_dim y
-// CHECK: %[[GZ:.*]] = gpu.grid_dim z
 // CHECK: %[[REST:.*]] = arith.divui %{{.*}}, %[[GX]]
-// CHECK: %[[Z:.*]] = arith.remui %[[REST]], %[[GZ]]
+// CHECK: %[[Z:.*]] = arith.divui %[[REST]], %[[GY]]
+// CHECK: %[[IN_BAND:.*]] = arith.remui %[[REST]], %[[GY]]
 // CHECK: %[[LAST:.*]] = arith.subi %[[GY]], %c1
-// CHECK: %[[SLOW:.*]] = arith.divui %[[REST]], %[[GZ]]
-// CHECK: arith.subi %[[LAST]], %[[SLOW]]
+// CHECK: arith.subi %[[LAST]], %[[IN_BAND]]
 // CHECK: arith.muli %[[Z]], %c4
 // CHECK: arith.remui %{{.*}}, %c4
 // CHECK: scf.for

@@ -32,11 +32,17 @@
 // CHECK: %[[WALKED_PLANE:.*]] = arith.muli %grid_dim_x, %grid_dim_y : index
 // CHECK: %[[WALKED:.*]] = arith.muli %[[WALKED_PLANE]], %c8 : index
 // CHECK: scf.for %[[LINEAR:.*]] = %[[WORKER]] to %[[WALKED]] step %[[COUNT]] iter_args(%{{.*}} = %c0) -> (index)
-// Causal: the linear index read q-tile-slowest and reversed (the longest
-// q tiles first).
+// Causal: the linear index read by bands of the 4 query heads of a KV
+// head, each band's q tiles reversed (the longest first).
 // CHECK: %[[REST:.*]] = arith.divui %[[LINEAR]], %grid_dim_x : index
-// CHECK: arith.remui %[[REST]], %c8 : index
-// CHECK: arith.subi %grid_dim_y, %c1{{.*}} : index
+// CHECK: %[[BAND_CTAS:.*]] = arith.muli %grid_dim_y, %c4 : index
+// CHECK: %[[BAND:.*]] = arith.divui %[[REST]], %[[BAND_CTAS]] : index
+// CHECK: %[[IN_BAND:.*]] = arith.remui %[[REST]], %[[BAND_CTAS]] : index
+// CHECK: %[[FROM_LAST:.*]] = arith.divui %[[IN_BAND]], %c4{{.*}} : index
+// CHECK: arith.remui %[[IN_BAND]], %c4{{.*}} : index
+// CHECK: arith.muli %[[BAND]], %c4{{.*}} : index
+// CHECK: %[[LAST:.*]] = arith.subi %grid_dim_y, %c1{{.*}} : index
+// CHECK: arith.subi %[[LAST]], %[[FROM_LAST]] : index
 // CHECK: scf.if
 // An opaque thread index per q tile keeps addresses derived from it out of
 // the walk's registers.
