@@ -415,3 +415,16 @@ func.func @plain_d128_g4_p24_bf16_fused(%k: tensor<?x24x8x128xbf16>, %v: tensor<
       -> tensor<?x32x128xbf16>, tensor<?x32xf32>
   return %o, %l : tensor<?x32x128xbf16>, tensor<?x32xf32>
 }
+
+// HND pages holding two tiles (256 keys): grouped boxes that start inside a
+// page (slot / 8 of the tile's first key), causal.
+func.func @causal_d128_g2_p256_bf16_hnd(%k: tensor<?x4x256x128xbf16>, %v: tensor<?x4x256x128xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x8x128xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x4x256x128xbf16>, tensor<?x4x256x128xbf16> -> !attn.paged_kv<page_size = 256, layout = hnd, heads = 4, head_dim = 128, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x8x128xbf16> -> !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 4 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 8, head_dim = 128, bf16>, !attn.paged_kv<page_size = 256, layout = hnd, heads = 4, head_dim = 128, bf16>
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
