@@ -131,6 +131,36 @@ func.func @hnd(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi32>,
 
 // -----
 
+// HND pages of 256 keys hold two tiles: a grouped box of the tile's 16
+// groups starting inside the page, at slot group (key % 256) / 8 of page *
+// Hkv + head.
+!q  = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv = !attn.paged_kv<page_size = 256, layout = hnd, heads = 2, head_dim = 128, bf16>
+!pool = tensor<?x2x256x128xbf16>
+
+// CHECK-LABEL: gpu.func @hnd_two_tiles_prefill_0
+// CHECK-SAME: tensor_map_box = [64, 8, 2, 16, 1]
+// CHECK: arith.cmpi ult, %{{.*}}, %c1
+// CHECK: %[[SLOT:.*]] = arith.remui %{{.*}}, %c256{{.*}} : index
+// CHECK: %[[GROUP:.*]] = arith.divui %[[SLOT]], %c8{{.*}} : index
+// CHECK: %[[PAGE_HEADS:.*]] = arith.muli %{{.*}}, %c2_i32 : i32
+// CHECK: %[[GROUP32:.*]] = arith.index_cast %[[GROUP]] : index to i32
+// CHECK: %[[PLANE:.*]] = arith.addi %[[PAGE_HEADS]], %{{.*}} : i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%c0_i32, %c0_i32, %c0_i32, %[[GROUP32]], %[[PLANE]]]
+func.func @hnd_two_tiles(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi32>,
+    %last: tensor<?xi32>, %qs: tensor<?x8x128xbf16>, %qo: tensor<?xi32>)
+    -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %ip, %ix, %last : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %qo : tensor<?x8x128xbf16> -> !q
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q, !kv
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+// -----
+
 // What the family does not serve yet goes to the mma.sync prefill kernel
 // without a diagnostic: head dims 72 and 96, two KV views, a decode
 // attention. (Pages of fewer than 8 keys: wgmma-prefill-gather.mlir.)
