@@ -341,6 +341,10 @@ bool Reader::readFacts(const JsonValue &f, KernelFacts &facts,
         return fail(bad);
       facts.tensorMapBox.push_back(int64_t(e.number()));
     }
+    // abi::kvTensorMap's grouped map: 8-key groups.
+    if (facts.tensorMapBox.size() == 5 && facts.tensorMapBox[1] != 8)
+      return fail(where + ": tensor_map_box of five extents groups 8 keys "
+                          "(second extent)");
   }
   if (const JsonValue *cost = f.get("cost")) {
     const JsonValue *alpha = cost->get("alpha"), *beta = cost->get("beta");

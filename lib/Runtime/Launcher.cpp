@@ -128,6 +128,19 @@ struct ParamPack {
     return out;
   }
 };
+
+/// Whether a five-extent box fits abi::kvTensorMap's grouped map over a
+/// pool of logical shape [pages, page size, KV heads, head dim]: 64
+/// columns, 8 keys, every column box, and 8-key groups of one page (NHD:
+/// one head; HND: one page plane).
+bool groupedBoxFits(const std::vector<int64_t> &box, bool hnd,
+                    const std::vector<int64_t> &shape) {
+  int64_t pageSize = shape[1], headDim = shape[3];
+  int64_t groups = hnd ? box[3] : box[4], single = hnd ? box[4] : box[3];
+  return box[0] == 64 && box[1] == 8 && box[2] * 64 == headDim &&
+         pageSize >= 8 && pageSize % 8 == 0 && groups * 8 <= pageSize &&
+         single == 1;
+}
 } // namespace
 
 KernelBundle::~KernelBundle() {
@@ -149,10 +162,10 @@ Status KernelBundle::encodeKvMaps(const std::string &kernel, void *kPool,
   if (!pool || pool->shape.size() != 4 || numPages < 1)
     return invalid(kernel + ": tensor maps need a k_pool [pages, page size, "
                             "KV heads, head dim] and at least one page");
-  if (box.size() == 5 &&
-      (pool->shape[1] % 8 != 0 || box[0] < 1 || pool->shape[3] % box[0] != 0))
-    return invalid(kernel + ": a grouped tensor map needs pages of whole "
-                            "8-key groups and rows of whole boxes");
+  if (box.size() == 5 && !groupedBoxFits(box, info->hnd, pool->shape))
+    return invalid(kernel + ": a grouped tensor map's box must cover whole "
+                            "rows of 64 columns and whole 8-key groups of one "
+                            "page and head");
   abi::KvTensorMap geometry = abi::kvTensorMap(
       info->hnd, /*pageSize=*/pool->shape[1], /*numKvHeads=*/pool->shape[2],
       /*headDim=*/pool->shape[3], numPages, abi::elementBytes(pool->element),

@@ -501,6 +501,10 @@ TEST(Manifest, RejectsBrokenABIs) {
   });
   EXPECT_TRUE(has(e, "tensor_map_box needs three or five extents in 1..256"))
       << e;
+  e = errorAfter([](Manifest &m) {
+    m.targets[0].kernels["f_decode_0"].tensorMapBox = {64, 16, 2, 1, 2};
+  });
+  EXPECT_TRUE(has(e, "tensor_map_box of five extents groups 8 keys")) << e;
   // A ragged kernel takes no page table; a paged one needs it.
   e = errorAfter([](Manifest &m) { m.kernels[3].ragged = false; });
   EXPECT_TRUE(has(e, "argument 5 ('out') has role 'out', expected 'indices'"))

@@ -334,7 +334,8 @@ private:
   /// Binds a prefill kernel's frame: the arguments, the request x (split-KV:
   /// chunk chunk_order[x] of request chunk_request[chunk]), q tile y, head z,
   /// the request's queries, pages and keys. Where longestFirst(`keysGrow`)
-  /// the CTAs run the grid's last q tile of every (request, head) first.
+  /// the CTAs run each head band's last q tile of every (request, head)
+  /// first (prefillGridPosition).
   /// Leaves `b` inside the guard that CTAs past their request's rows
   /// (`tokens` per q tile) skip, before any barrier.
   PrefillTile bindPrefillFrame(LocBuilder &b, Frame &f, gpu::GPUFuncOp func,

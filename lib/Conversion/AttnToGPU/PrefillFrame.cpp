@@ -80,7 +80,8 @@ KernelBuilder::prefillGridPosition(LocBuilder &b, const PrefillGrid &grid,
   // Longest first within each band of the query heads that share a KV
   // head: the CTAs in flight together read few KV heads' keys (L2 reuse),
   // and each band's short tiles run beside the next band's long ones.
-  // (Fused head groups: a head of the grid is a KV head, bands of one.)
+  // (Fused head groups: a head of the grid is a KV head, bands of one.) The
+  // grid's z, num_qo_heads, is a multiple of the band: a bijection.
   int64_t band = s.fusedHeadGroups ? 1 : s.group;
   Value bandCtas = grid.y;
   if (band > 1)
