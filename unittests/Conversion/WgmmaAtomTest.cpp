@@ -95,17 +95,24 @@ TEST(WgmmaAtom, AccumulatorsAsRegisterA) {
 // LBO 8192 and SBO 1024.
 TEST(WgmmaAtom, OperandDescriptors) {
   for (int64_t kStep = 0; kStep < 8; ++kStep) {
-    WgmmaDescriptor q = WgmmaAtom::kMajor(16384, 64, kStep);
+    WgmmaDescriptor q = WgmmaAtom::kMajor(
+        16384, SwizzledTile{64, 128, SmemSwizzle::B128}, kStep);
     EXPECT_EQ(q.encode(),
               probeDescriptor(16384 + kStep / 4 * 8192 + kStep % 4 * 32));
     // 128 rows: boxes of 16 KiB.
-    EXPECT_EQ(WgmmaAtom::kMajor(0, 128, kStep).address,
-              kStep / 4 * 16384 + kStep % 4 * 32);
+    EXPECT_EQ(
+        WgmmaAtom::kMajor(0, SwizzledTile{128, 128, SmemSwizzle::B128}, kStep)
+            .address,
+        kStep / 4 * 16384 + kStep % 4 * 32);
   }
   for (int64_t kStep = 0; kStep < 4; ++kStep)
-    EXPECT_EQ(WgmmaAtom::mnMajor(32768, 64, kStep).encode(),
+    EXPECT_EQ(WgmmaAtom::mnMajor(
+                  32768, SwizzledTile{64, 128, SmemSwizzle::B128}, kStep)
+                  .encode(),
               probeDescriptor(32768 + kStep * 2048, 8192, 1024));
-  EXPECT_EQ(WgmmaAtom::mnMajor(0, 128, 1).leadingByteOffset, 16384u);
+  EXPECT_EQ(WgmmaAtom::mnMajor(0, SwizzledTile{128, 128, SmemSwizzle::B128}, 1)
+                .leadingByteOffset,
+            16384u);
 }
 
 // wgmma's 128-byte-swizzled canonical layouts read through a descriptor

@@ -238,7 +238,7 @@ Value HopperPrefillBuilder::issueScores(LocBuilder &b, Value it) {
   Value acc = scoreMma.undefined(b);
   for (int64_t kk = 0; kk < D / parts::WgmmaAtom::k; ++kk) {
     Value descQ = parts::Wgmma::descriptor(
-        b, qAddress, parts::WgmmaAtom::kMajor(0, qRows, kk));
+        b, qAddress, parts::WgmmaAtom::kMajor(0, qImage(), kk));
     Value descK = parts::Wgmma::descriptor(
         b, kAddress, parts::WgmmaAtom::kMajor(0, ringImage, kk));
     acc = scoreMma.ss(b, acc, descQ, descK, /*accumulate=*/kk > 0);

@@ -217,6 +217,9 @@ private:
   int64_t boxRows, rowBoxes;
   /// Boxes per row group: one grouped box, else one per 64 columns.
   int64_t boxesPerRowGroup() const { return s.groupedRing ? 1 : D / 64; }
+  /// The slot in its page of the first key of row group `group` of tile
+  /// `it`.
+  Value boxSlot(LocBuilder &b, Value it, Value group);
   /// The grouped map's coordinates of row group `group` of tile `it`, whose
   /// pool row (NHD) or page (HND) boxRow gave as `row`.
   SmallVector<Value> groupedBoxStart(LocBuilder &b, Value it, Value group,

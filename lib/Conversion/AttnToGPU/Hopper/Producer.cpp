@@ -156,11 +156,8 @@ void HopperPrefillBuilder::copyBox(LocBuilder &b, Operand operand, Value it,
     Value x = i32Of(arith::MulIOp::create(b, column, cIndex(b, 64)));
     Value y, z;
     if (s.access.headMajor) {
-      // HND: (column, slot, page * Hkv + head), slot j % P of key j.
-      Value t0 = tileStart(b, it);
-      Value j = arith::AddIOp::create(
-          b, t0, arith::MulIOp::create(b, group, cIndex(b, boxRows)));
-      y = i32Of(arith::RemUIOp::create(b, j, cIndex(b, P)));
+      // HND: (column, slot, page * Hkv + head).
+      y = i32Of(boxSlot(b, it, group));
       Value heads = arith::ConstantOp::create(
           b, b.getI32IntegerAttr(static_cast<int32_t>(s.numKvHeads)));
       Value pageHeads = arith::MulIOp::create(b, row, heads);
@@ -172,6 +169,14 @@ void HopperPrefillBuilder::copyBox(LocBuilder &b, Operand operand, Value it,
     parts::copyTensorBox(b, dst, map, ValueRange{x, y, z}, barrierAt);
     scf::YieldOp::create(b);
   });
+}
+
+Value HopperPrefillBuilder::boxSlot(LocBuilder &b, Value it, Value group) {
+  // Slot j % P of the box's first key j.
+  Value t0 = tileStart(b, it);
+  Value j = arith::AddIOp::create(
+      b, t0, arith::MulIOp::create(b, group, cIndex(b, boxRows)));
+  return arith::RemUIOp::create(b, j, cIndex(b, P));
 }
 
 SmallVector<Value> HopperPrefillBuilder::groupedBoxStart(LocBuilder &b,
@@ -190,10 +195,7 @@ SmallVector<Value> HopperPrefillBuilder::groupedBoxStart(LocBuilder &b,
   if (!s.access.headMajor)
     return {zero, zero, zero, i32Of(f.kvHead),
             arith::DivUIOp::create(b, row, i32(8))};
-  Value t0 = tileStart(b, it);
-  Value j = arith::AddIOp::create(
-      b, t0, arith::MulIOp::create(b, group, cIndex(b, boxRows)));
-  Value slot = arith::RemUIOp::create(b, j, cIndex(b, P));
+  Value slot = boxSlot(b, it, group);
   Value slotGroup = arith::DivUIOp::create(b, slot, cIndex(b, 8));
   Value pageHeads = arith::MulIOp::create(b, row, i32(s.numKvHeads));
   return {zero, zero, zero, i32Of(slotGroup),

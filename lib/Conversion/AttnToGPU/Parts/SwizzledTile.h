@@ -7,10 +7,9 @@
 // r. Boxes sit side by side (box-major), or, group-major, each 8-row
 // group's boxes sit together so that one tensor copy of whole 8-row groups
 // over every box lands contiguously. One formula serves the copies, the
-// stores that write tiles by hand
-// (queries, the key hook, zero fill) and the wgmma descriptors
-// (WgmmaAtom.h), which read the same image. Plain data, unit-tested
-// against the swizzle as an address-bit XOR; no MLIR.
+// stores that write tiles by hand (queries, the key hook, zero fill) and
+// the wgmma descriptors (WgmmaAtom.h), which read the same image. Plain
+// data, unit-tested against the swizzle as an address-bit XOR; no MLIR.
 //
 //===----------------------------------------------------------------------===//
 

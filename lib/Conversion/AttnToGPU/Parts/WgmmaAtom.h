@@ -104,11 +104,6 @@ struct WgmmaAtom {
     return {address, 16, static_cast<uint32_t>(tile.groupStride()), 0,
             SmemSwizzle::B128};
   }
-  /// kMajor of a box-major `rows`-row tile.
-  static WgmmaDescriptor kMajor(uint32_t base, int64_t rows, int64_t kStep) {
-    return kMajor(base, SwizzledTile{rows, (kStep + 1) * k, SmemSwizzle::B128},
-                  kStep);
-  }
 
   /// The descriptor of k-step `kStep` of an MN-major B operand (V, keys
   /// along k, head dim along n; wgmma's trans-b) stored as the
@@ -121,10 +116,6 @@ struct WgmmaAtom {
         base + static_cast<uint32_t>(kStep * (k / 8) * tile.groupStride());
     return {address, static_cast<uint32_t>(tile.boxStride()),
             static_cast<uint32_t>(tile.groupStride()), 0, SmemSwizzle::B128};
-  }
-  /// mnMajor of a box-major `rows`-key tile.
-  static WgmmaDescriptor mnMajor(uint32_t base, int64_t rows, int64_t kStep) {
-    return mnMajor(base, SwizzledTile{rows, 64, SmemSwizzle::B128}, kStep);
   }
 };
 
