@@ -33,8 +33,8 @@ using kernels::KernelShape;
 /// The kernel's fixed configuration: consumer warpgroups of 64 query rows
 /// each plus one producer warpgroup, registers per thread of each role
 /// (each pair sums to the 168 per thread of 384 threads). A producer that
-/// computes more addresses takes more: the gather's, and the persistent
-/// one's (each q tile's frame).
+/// computes more addresses takes more: the gather's, the persistent one's
+/// (each q tile's frame) and the split one's (its chunk's bounds).
 constexpr int64_t kConsumers = 2, kRowsPerConsumer = 64;
 constexpr int64_t kProducerRegisters = 24, kConsumerRegisters = 240;
 constexpr int64_t kAddressingProducerRegisters = 40,
