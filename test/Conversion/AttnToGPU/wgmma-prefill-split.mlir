@@ -38,9 +38,11 @@
 // CHECK: %[[HEAD:.*]] = arith.addi %[[HEADBASE]], %[[INGROUP]]
 // CHECK: vector.load %arg0[%{{.*}}, %[[HEAD]], %{{.*}}] {alignment = 16 : i64} : memref<?x8x128xbf16>, vector<8xbf16>
 // Tiles starting before the chunk's first key mask; a key is visible where
-// key - begin < end - begin (unsigned: keys before the chunk wrap around).
+// key - begin < max(end - begin, 0) (unsigned: keys before the chunk wrap
+// around), each row's bound computed once before the key loop.
+// CHECK: %[[SPAN_RAW:.*]] = arith.subi %{{.*}}, %[[BEGIN]] : index
+// CHECK: %[[SPAN:.*]] = arith.maxsi %[[SPAN_RAW]], %c0
 // CHECK: arith.cmpi ult, %{{.*}}, %[[BEGIN]] : index
-// CHECK: %[[SPAN:.*]] = arith.subi %{{.*}}, %[[BEGIN]] : index
 // CHECK: %[[REL:.*]] = arith.subi %{{.*}}, %[[BEGIN]] : index
 // CHECK: arith.cmpi ult, %[[REL]], %[[SPAN]] : index
 // Final rows where the chunk is its request's only one, else partial

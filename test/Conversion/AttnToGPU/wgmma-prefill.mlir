@@ -235,3 +235,35 @@ func.func @softcap(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>,
       -> tensor<?x8x128xbf16>, tensor<?x8xf32>
   return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
 }
+
+// -----
+
+// Exactly causal: each of a thread's two rows keeps one bound on its
+// visible keys, min(end, position + 1), computed before the key loop; a
+// masked tile compares every key with its row's bound once.
+!q  = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+!pool = tensor<?x16x2x128xbf16>
+
+// CHECK-LABEL: gpu.func @causal_rows_prefill_0
+// CHECK: nvvm.setmaxregister  increase
+// CHECK: %[[NEXT0:.*]] = arith.addi %{{.*}}, %c1 : index
+// CHECK-NEXT: %[[BOUND0:.*]] = arith.minsi %[[END:.*]], %[[NEXT0]] : index
+// CHECK: %[[NEXT1:.*]] = arith.addi %{{.*}}, %c1 : index
+// CHECK-NEXT: %[[BOUND1:.*]] = arith.minsi %[[END]], %[[NEXT1]] : index
+// CHECK: arith.cmpi slt, %{{.*}}, %[[BOUND0]] : index
+// CHECK: arith.cmpi slt, %{{.*}}, %[[BOUND0]] : index
+// CHECK: arith.cmpi slt, %{{.*}}, %[[BOUND1]] : index
+// CHECK-NOT: arith.cmpi sle
+// CHECK: gpu.return
+func.func @causal_rows(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi32>,
+    %last: tensor<?xi32>, %qs: tensor<?x8x128xbf16>, %qo: tensor<?xi32>)
+    -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %ip, %ix, %last : !pool, !pool -> !kv
+  %q = attn.ragged_q %qs, %qo : tensor<?x8x128xbf16> -> !q
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !q, !kv
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}

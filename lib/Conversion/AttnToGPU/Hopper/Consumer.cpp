@@ -130,6 +130,18 @@ void HopperPrefillBuilder::consume(LocBuilder &b) {
     rowQpos[h] = arith::AddIOp::create(b, keysBefore, token);
     // Hooks that read buffers see rows past the request clamped.
     hookQpos[h] = k.hookPosition(b, rowQpos[h], f.keysTotal);
+    // The row's visible keys end at kEnd or (exactly causal) after its
+    // position; split, as a count from kBegin. One value a row keeps the
+    // consumers' registers for the loop.
+    Value end = f.kEnd;
+    if (causal)
+      end = arith::MinSIOp::create(b, end,
+                                   arith::AddIOp::create(b, rowQpos[h], c1));
+    rowKeyBound[h] = s.chunked
+                         ? arith::MaxSIOp::create(
+                               b, arith::SubIOp::create(b, end, f.kBegin), c0)
+                               .getResult()
+                         : end;
   }
   // Without fused head groups both rows are of the CTA's head.
   params[0] = k.paramValues(b, f, rowHead[0]);
@@ -324,24 +336,16 @@ SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
       b, partial,
       [&](LocBuilder &b) -> SmallVector<Value> {
         SmallVector<Value> masked;
-        // Split: keys in [kBegin, kEnd) by one unsigned compare (keys
-        // before kBegin wrap around).
-        Value span =
-            s.chunked ? arith::SubIOp::create(b, f.kEnd, f.kBegin).getResult()
-                      : Value();
         for (auto [i, score] : llvm::enumerate(raw)) {
           Value key = keyOf(b, i);
+          Value bound = rowKeyBound[(i / 2) % 2];
+          // Split: keys before kBegin wrap around in the unsigned compare.
           Value visible =
               s.chunked ? arith::CmpIOp::create(
                               b, arith::CmpIPredicate::ult,
-                              arith::SubIOp::create(b, key, f.kBegin), span)
-                        : arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                                key, f.kEnd);
-          if (causal) {
-            Value before = arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
-                                                 key, rowQpos[(i / 2) % 2]);
-            visible = arith::AndIOp::create(b, visible, before);
-          }
+                              arith::SubIOp::create(b, key, f.kBegin), bound)
+                        : arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                                key, bound);
           if (hookMask) {
             Value kpos = k.hookKeyPosition(b, f, key);
             int64_t h = (i / 2) % 2;

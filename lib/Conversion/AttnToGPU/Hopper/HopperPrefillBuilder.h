@@ -266,6 +266,9 @@ private:
   /// The thread's two rows' positions (consumers), as hooks see them, their
   /// query heads and those heads' parameters.
   Value rowQpos[2], hookQpos[2], rowHead[2];
+  /// The thread's two rows' bound on visible keys (maskedScores): the end,
+  /// or split, the count from kBegin.
+  Value rowKeyBound[2];
   SmallVector<Value> params[2];
   Value tid, wg, wgThread, warpInWg, lane;
   Value alignedAddress, layout;
