@@ -242,9 +242,10 @@ private:
   /// of n sits at position keys - n + i): where it implies it, tiles past
   /// the CTA's last row are skipped; exactly causal (`causal`), only tiles
   /// past its first row's position are masked, by position; any other mask
-  /// hook (`hookMask`) runs on every score.
+  /// hook (`hookMask`) runs on every score. `skipsTiles`: it implies
+  /// causality (the CTAs also run the longest q tiles first).
   parts::CausalMask maskKind;
-  bool causal, hookMask;
+  bool skipsTiles, causal, hookMask;
   /// Scores enter the softmax as raw Q.K^T times `factor` (scale * log2(e));
   /// with a logits hook (or a scale <= 0: the row maximum of raw scores
   /// would not be that of the scaled ones) as hook(raw * scale) * log2(e)

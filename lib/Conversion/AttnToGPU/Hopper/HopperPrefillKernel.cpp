@@ -75,6 +75,7 @@ HopperPrefillBuilder::HopperPrefillBuilder(KernelBuilder &kernel)
   qBytes = qRows * D * elementBytes;
   barrierOffset = qBytes + 2 * S * tileBytes;
   maskKind = parts::classifyMask(k.variant.getMask());
+  skipsTiles = maskKind != parts::CausalMask::None;
   causal = maskKind == parts::CausalMask::Exact;
   hookMask = !k.variant.getMask().empty() && !causal;
   rawScores = k.variant.getLogits().empty() && s.scale > 0;
@@ -142,8 +143,8 @@ gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
 }
 
 void HopperPrefillBuilder::bindFrame(LocBuilder &b) {
-  KernelBuilder::PrefillTile t = k.bindPrefillFrame(
-      b, f, func, maskKind != parts::CausalMask::None, fused, tokens);
+  KernelBuilder::PrefillTile t =
+      k.bindPrefillFrame(b, f, func, skipsTiles, fused, tokens);
   qTile = t.qTile;
   head = t.head;
   rowBase = t.rowBase;
@@ -187,7 +188,7 @@ void HopperPrefillBuilder::forEachTile(LocBuilder &b,
   }
   Value planes = arith::MulIOp::create(b, grid.x, grid.y);
   Value gridTiles = arith::MulIOp::create(b, planes, grid.z);
-  bool longestFirst = k.longestFirst(maskKind != parts::CausalMask::None);
+  bool longestFirst = k.longestFirst(skipsTiles);
   Value thread = tid, group = wg, groupThread = wgThread, warp = warpInWg,
         threadLane = lane;
   // The ring's uses carry across q tiles: the producer fills the next
@@ -232,7 +233,7 @@ void HopperPrefillBuilder::planKeyTiles(LocBuilder &b) {
   firstQpos = arith::SubIOp::create(
       b, arith::AddIOp::create(b, rowBase, f.keysTotal), f.numQ);
   kLoopEnd = f.kEnd;
-  if (maskKind != parts::CausalMask::None) {
+  if (skipsTiles) {
     // Keys past the CTA's last row's position are hidden from every row.
     Value lastRow = arith::MinUIOp::create(
         b, arith::AddIOp::create(b, rowBase, cIndex(b, tokens)), f.numQ);
