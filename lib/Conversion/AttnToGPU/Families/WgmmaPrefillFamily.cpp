@@ -54,7 +54,8 @@ constexpr const char *kMmaSyncFaster = " (the mma.sync kernel is as fast or "
 /// Whether the kernel runs persistent CTAs: persistent-prefill=auto picks
 /// them at head dim 64 with tensor copies, where they measured 9-11%
 /// faster causal and within 3% plain; at 128 and 256 one CTA per q tile
-/// measured 3-8% faster (bench/results/README.md, 2026-12-05). The gather's
+/// measured 3-8% faster (bench/results/README.md, 2026-12-05), at 128
+/// within 3% either way since the per-row key bounds (2026-12-06). The gather's
 /// producer computes addresses and would spill its per-tile frame.
 bool usesPersistentCtas(flashir::PersistentPrefill option, int64_t headDim,
                         bool gather) {

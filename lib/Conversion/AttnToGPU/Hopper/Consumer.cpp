@@ -127,16 +127,15 @@ void HopperPrefillBuilder::consume(LocBuilder &b) {
     Value row = arith::AddIOp::create(b, firstRow, cIndex(b, 8 * h));
     Value token;
     std::tie(token, rowHead[h]) = tokenAndHead(b, row);
-    rowQpos[h] = arith::AddIOp::create(b, keysBefore, token);
+    Value qpos = arith::AddIOp::create(b, keysBefore, token);
     // Hooks that read buffers see rows past the request clamped.
-    hookQpos[h] = k.hookPosition(b, rowQpos[h], f.keysTotal);
+    hookQpos[h] = k.hookPosition(b, qpos, f.keysTotal);
     // The row's visible keys end at kEnd or (exactly causal) after its
-    // position; split, as a count from kBegin. One value a row keeps the
-    // consumers' registers for the loop.
+    // position; split, as a count from kBegin: a masked tile then compares
+    // each key once.
     Value end = f.kEnd;
     if (causal)
-      end = arith::MinSIOp::create(b, end,
-                                   arith::AddIOp::create(b, rowQpos[h], c1));
+      end = arith::MinSIOp::create(b, end, arith::AddIOp::create(b, qpos, c1));
     rowKeyBound[h] = s.chunked
                          ? arith::MaxSIOp::create(
                                b, arith::SubIOp::create(b, end, f.kBegin), c0)
@@ -340,6 +339,8 @@ SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
           Value key = keyOf(b, i);
           Value bound = rowKeyBound[(i / 2) % 2];
           // Split: keys before kBegin wrap around in the unsigned compare.
+          // Unsplit the compare is signed: a causal row's bound is <= 0
+          // where queries outnumber the keys before it.
           Value visible =
               s.chunked ? arith::CmpIOp::create(
                               b, arith::CmpIPredicate::ult,

@@ -34,7 +34,8 @@ using kernels::KernelShape;
 /// each plus one producer warpgroup, registers per thread of each role
 /// (each pair sums to the 168 per thread of 384 threads). A producer that
 /// computes more addresses takes more: the gather's, the persistent one's
-/// (each q tile's frame) and the split one's (its chunk's bounds).
+/// (each q tile's frame) and, below head dim 256, the split one's (its
+/// chunk's bounds).
 constexpr int64_t kConsumers = 2, kRowsPerConsumer = 64;
 constexpr int64_t kProducerRegisters = 24, kConsumerRegisters = 240;
 constexpr int64_t kAddressingProducerRegisters = 40,
@@ -264,9 +265,9 @@ private:
   /// key rounded down to a box: boxes never cross a page) to kLoopEnd; its
   /// first token's position.
   Value kTileBegin, kLoopEnd, firstQpos;
-  /// The thread's two rows' positions (consumers), as hooks see them, their
+  /// The thread's two rows' positions (consumers) as hooks see them, their
   /// query heads and those heads' parameters.
-  Value rowQpos[2], hookQpos[2], rowHead[2];
+  Value hookQpos[2], rowHead[2];
   /// The thread's two rows' bound on visible keys (maskedScores): the end,
   /// or split, the count from kBegin.
   Value rowKeyBound[2];

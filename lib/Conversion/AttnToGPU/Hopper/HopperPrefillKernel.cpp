@@ -111,8 +111,9 @@ gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
     ringBase = c0;
   }
   // Split kernels' producers also hold their chunk's bounds: at 24
-  // registers ptxas spills that frame. Below head dim 256 that costs more
-  // than 8 consumer registers; at 256 O's accumulators need all 240.
+  // registers ptxas spills that frame. Below head dim 256 the spill costs
+  // more than the 8 consumer registers given up; at 256 O's accumulators
+  // need all 240.
   bool addressing = gather || s.persistent || (s.chunked && D < 256);
   // The roles: warpgroup-uniform branches (setmaxnreg is warpgroup-wide).
   Value producer = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, wg, c0);
