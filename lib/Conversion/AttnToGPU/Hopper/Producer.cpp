@@ -136,17 +136,14 @@ void HopperPrefillBuilder::copyBox(LocBuilder &b, Operand operand, Value it,
       return arith::IndexCastOp::create(b, b.getI32Type(), index);
     };
     Value group = arith::DivUIOp::create(b, lane, cIndex(b, columnBoxes));
-    // SwizzledTile's offset of (group * boxRows, 64 * column); a grouped
-    // box spans every column box from column 0.
-    Value offset = arith::MulIOp::create(
+    // A grouped box spans every column box (columnBoxes 1: column 0).
+    Value column = arith::RemUIOp::create(b, lane, cIndex(b, columnBoxes));
+    // SwizzledTile's offset of (group * boxRows, 64 * column).
+    Value columnStart =
+        arith::MulIOp::create(b, column, cIndex(b, ringImage.boxStride()));
+    Value rowStart = arith::MulIOp::create(
         b, group, cIndex(b, boxRows / 8 * ringImage.groupStride()));
-    Value column;
-    if (!s.groupedRing) {
-      column = arith::RemUIOp::create(b, lane, cIndex(b, columnBoxes));
-      Value columnStart =
-          arith::MulIOp::create(b, column, cIndex(b, ringImage.boxStride()));
-      offset = arith::AddIOp::create(b, columnStart, offset);
-    }
+    Value offset = arith::AddIOp::create(b, columnStart, rowStart);
     Value dst = sharedAddress(
         b, arith::AddIOp::create(b, tileOffset(b, operand, slot), offset));
     Value map = operand == Operand::K ? kMap : vMap;
