@@ -7,6 +7,11 @@ the slope the cost per key tile. Also the decode merge kernel alone.
 
     python3 bench/gpu/probes/prefix_scaling.py --decode-bundle build-gpu/bundle \\
         --prefill-bundle build-gpu/bundle-prefill --out $OUT
+
+With --ncu-target it times nothing: per (chunks, L) it launches the split
+and the unsplit prefix kernels twice each, alternately (split first), so
+`ncu -k regex:fused_prefill --launch-skip 2 --launch-count 2` profiles one
+warm launch of each.
 """
 import argparse
 import json
@@ -28,6 +33,8 @@ def main():
     ap.add_argument("--lengths", type=int, nargs="*", default=[8192, 16384, 32768, 65536])
     ap.add_argument("--chunks", type=int, nargs="*", default=[16])
     ap.add_argument("--out", default=".")
+    ap.add_argument("--ncu-target", action="store_true",
+                    help="only launch the two prefix kernels, for Nsight Compute")
     args = ap.parse_args()
     dk = spb.load(args.decode_bundle, "plain_h32_p16")
     sk = spb.load(args.decode_bundle + "-split-w1", "plain_h32_p16")
@@ -40,8 +47,15 @@ def main():
         for L in args.lengths:
             kp, vp, q, shared, own, _ = spb.inputs(dk, b, L, 128, gen)
             out, lse, call = spb.cascade(sk, spk, q, kp, vp, shared, own, cp, L, [128] * b)
-            call()
             _, _, call_pre, pre = spb.unsplit_prefix(pk, q, kp, vp, shared, cp)
+            if args.ncu_target:
+                for _ in range(2):
+                    call.prefix()
+                    call_pre()
+                    torch.cuda.synchronize()
+                del pre, call_pre, call, kp, vp
+                continue
+            call()
             torch.cuda.synchronize()
             flop = 4.0 * b * dk.hq * L * dk.d
             r = {"L": L, "chunks": cp, "tiles_per_cta": L // cp // 64,
@@ -54,6 +68,8 @@ def main():
             print(json.dumps(r), flush=True)
             rows.append(r)
             del pre, call_pre, call, kp, vp
+    if args.ncu_target:
+        return
     with open(os.path.join(args.out, "prefix_scaling.json"), "w") as f:
         json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
 
