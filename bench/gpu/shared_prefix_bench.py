@@ -17,10 +17,12 @@ d 128, page 16.
   counts and launch orders too), chained on one stream with
   programmatic launches (composed_chain), and the same with the prefix
   kernel launched programmatically too, behind the previous step
-  (composed_chain_pdl, as the runtime does with sm_90 bundles); and the
+  (composed_chain_pdl, as the runtime does with sm_90 bundles), and that
+  with each suffix in S chunks for each S of --suffix-chunks
+  (composed_chain_pdl_sS; the kernels' other paths take one); and the
   same through the runtime
-  (flashir.SharedPrefixRunner, where libflashir_c.so is built,
-  with each kernel's device time from torch.profiler);
+  (flashir.SharedPrefixRunner, where libflashir_c.so is built, which plans
+  S itself, with each kernel's device time from torch.profiler);
 - composed with a PyTorch merge: the unsplit prefill kernel with the C
   chunks as C "requests" of B rows, the decode kernel, then PyTorch ops for
   the merge of the C + 1 states (eq. 6; the earlier form);
@@ -87,7 +89,7 @@ def merge(o, lse):
 
 
 def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_lens,
-            overlap=False):
+            overlap=False, suffix_chunks=1):
     """The composition with FlashIR kernels only: the split-KV prefill kernel
     (fused head groups) writes each prefix chunk's state (O in bf16, lse in
     f32) for every query row, the split-KV decode kernel each request's
@@ -103,9 +105,12 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
     `out` directly but the merge. With `overlap` the suffix kernel runs on a
     second stream, forked before and joined after the prefix kernel (it
     reads no prefix state), so the two share the GPU. Returns (out, lse,
-    call)."""
+    call). With `suffix_chunks` S > 1 each suffix is S chunks (C = Cp + S),
+    each of a CTA: the suffix kernel's CTAs are latency-bound, each walking
+    its keys tile by tile."""
     b, hq, d = q.shape
-    cp, c = prefix_chunks, prefix_chunks + 1
+    sc = suffix_chunks
+    cp, c = prefix_chunks, prefix_chunks + sc
     assert cp >= 2  # one prefix chunk would be written to `out` directly
     dev = "cuda"
     i32 = lambda x: torch.tensor(x, dtype=torch.int32, device=dev)
@@ -117,9 +122,9 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
     # Prefix: request 0 = B rows over the shared pages; request 1 pads.
     pre = dict(qo=i32([0, b, b]), indptr=i32([0, len(shared), len(shared)]),
                indices=i32(shared), last=i32([PAGE, PAGE]),
-               cindptr=i32([0, cp, c]), creq=i32([0] * cp + [1]),
-               cstart=i32([k * per for k in range(cp)] + [0]),
-               cend=i32([min(prefix_len, (k + 1) * per) for k in range(cp)] + [0]),
+               cindptr=i32([0, cp, c]), creq=i32([0] * cp + [1] * sc),
+               cstart=i32([k * per for k in range(cp)] + [0] * sc),
+               cend=i32([min(prefix_len, (k + 1) * per) for k in range(cp)] + [0] * sc),
                order=i32(list(range(c))))
     dummy_o = torch.empty((1, hq, d), dtype=q.dtype, device=dev)
     dummy_l = torch.empty((1, hq), device=dev)
@@ -161,8 +166,11 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
         indptr.append(len(indices))
     starts, ends, req = [0] * (c * b), [0] * (c * b), [k // c for k in range(c * b)]
     for r, n in enumerate(suffix_lens):
-        ends[c * r + cp] = n
-    order = [c * r + cp for r in range(b)] + [k for k in range(c * b) if k % c != cp]
+        for t in range(sc):
+            starts[c * r + cp + t] = n * t // sc
+            ends[c * r + cp + t] = n * (t + 1) // sc
+    order = ([c * r + cp + t for r in range(b) for t in range(sc)]
+             + [k for k in range(c * b) if k % c < cp])
     suf = dict(qo=i32(list(range(b + 1)) + [b]), indptr=i32(indptr + [indptr[-1]]),
                indices=i32(indices), last=i32([PAGE] * (b + 1)),
                cindptr=i32([c * r for r in range(b + 1)] + [c * b]), creq=i32(req),
@@ -174,7 +182,7 @@ def cascade(sk, spk, q, kp, vp, shared, own, prefix_chunks, prefix_len, suffix_l
               smaps):
         args += gc.memref_args(t)
     with on_side(overlap and overlap != "suffix-main" and not chain):
-        suffix_call = gc.prepare_launch(sk.fn, (b, sk.hkv, 1), sk.block, args, sk.shared,
+        suffix_call = gc.prepare_launch(sk.fn, (b * sc, sk.hkv, 1), sk.block, args, sk.shared,
                                         programmatic=chain)
     fork, join = torch.cuda.Event(), torch.cuda.Event()
     mfn, mblock = sk.merge
@@ -238,7 +246,7 @@ def unsplit_prefix(pk, q, kp, vp, shared, chunks):
 
 
 def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None,
-         other_dk=()):
+         other_dk=(), suffix_chunks=()):
     hq, d = dk.hq, dk.d
     kp, vp, q, shared, own, num_pages = inputs(dk, b, prefix, suffix, gen)
     # Not composed: one decode over prefix + suffix per request.
@@ -324,6 +332,16 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
         composed_path("composed_overlap", "suffix-first")
         composed_path("composed_chain", "chain")
         composed_path("composed_chain_pdl", "chain-pdl")
+        # Each suffix in S chunks: the suffix kernel alone, then the chain.
+        for sc in suffix_chunks:
+            out_s, lse_s, call_s = cascade(sk, spk, q, kp, vp, shared, own, chunks, prefix,
+                                           [suffix] * b, overlap="chain-pdl", suffix_chunks=sc)
+            call_s()
+            key = f"composed_chain_pdl_s{sc}"
+            if measured(key, out_s, lse_s, call_s):
+                row["composed_ms"] = min(row["composed_ms"], row[f"{key}_ms"])
+            row[f"composed_kernels_suffix_s{sc}_ms"] = gc.time_ms(call_s.suffix, reps=20)
+            row[f"composed_kernels_merge_s{sc}_ms"] = gc.time_ms(call_s.merge, reps=20)
         # Other prefix chunk counts (fewer CTAs than slots leave SMs to the
         # suffix kernel from the start; more make a second wave).
         # The launch orders (`overlap`) at the default chunk count.
@@ -404,6 +422,8 @@ def main():
                     help="B64's prefix chunks in the kernels' paths (16: 256 CTAs of the "
                          "mma.sync kernel, one wave at two per SM; 8 suits the wgmma "
                          "kernel's one CTA per SM)")
+    ap.add_argument("--suffix-chunks", type=int, nargs="*", default=[],
+                    help="also the chained kernels with each suffix in S chunks, for each S")
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     dk = load(args.decode_bundle, "plain_h32_p16")
@@ -441,7 +461,8 @@ def main():
     # of the H200's 132 SMs x 2.
     for b, prefix, suffix, chunks in ((64, 32768, 128, args.prefix_chunks),
                                       (16, 1024, 128, 4)):
-        row = case(dk, pk, b, prefix, suffix, chunks, gen, sk, spk, runtime.get(b), other_dk)
+        row = case(dk, pk, b, prefix, suffix, chunks, gen, sk, spk, runtime.get(b), other_dk,
+                   args.suffix_chunks)
         row["suffix_bundle"] = os.path.basename(split.rstrip("/"))
         rows.append(row)
         print(json.dumps(row))

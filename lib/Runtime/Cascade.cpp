@@ -49,24 +49,38 @@ std::vector<const std::vector<int32_t> *> arraysOf(const CascadeMetadata &m) {
           &m.order};
 }
 
+/// ceil(len / minChunkKeys) (minChunkKeys < 1 acts as 1, len < 0 as 0).
+int64_t chunksOfKeys(int64_t len, int64_t minChunkKeys) {
+  int64_t keys = std::max<int64_t>(1, minChunkKeys),
+          n = std::max<int64_t>(0, len);
+  return n / keys + (n % keys != 0);
+}
+
 } // namespace
 
 int64_t flashir::runtime::cascadePrefixChunks(int64_t prefixLen,
                                               int64_t minChunkKeys,
                                               int64_t capacityChunks) {
-  int64_t keys = std::max<int64_t>(1, minChunkKeys),
-          len = std::max<int64_t>(0, prefixLen);
-  int64_t chunks = len / keys + (len % keys != 0);
-  return std::max<int64_t>(2, std::min(chunks, capacityChunks));
+  return std::max<int64_t>(
+      2, std::min(chunksOfKeys(prefixLen, minChunkKeys), capacityChunks));
+}
+
+int64_t flashir::runtime::cascadeSuffixChunks(int64_t longestSuffix,
+                                              int64_t minChunkKeys,
+                                              int64_t capacityChunks) {
+  return std::clamp<int64_t>(chunksOfKeys(longestSuffix, minChunkKeys), 1,
+                             std::max<int64_t>(1, capacityChunks));
 }
 
 Status flashir::runtime::buildCascadeMetadata(
-    int64_t prefixLen, int64_t numPrefixPages, int64_t prefixChunks,
+    int64_t prefixLen, int64_t numPrefixPages, const CascadeChunks &chunks,
     const PageTableRef &suffixes, int64_t pageSize, int64_t maxRequests,
-    CascadeMetadata &out, int64_t capacityChunks) {
-  int64_t b = suffixes.batchSize, cp = prefixChunks, c = cp + 1,
-          r = maxRequests;
-  int64_t cpMax = capacityChunks > 0 ? capacityChunks : cp, cMax = cpMax + 1;
+    CascadeMetadata &out) {
+  int64_t b = suffixes.batchSize, cp = chunks.prefix, sc = chunks.suffix,
+          c = cp + sc, r = maxRequests;
+  int64_t cpMax = chunks.prefixCapacity > 0 ? chunks.prefixCapacity : cp;
+  int64_t scMax = chunks.suffixCapacity > 0 ? chunks.suffixCapacity : sc;
+  int64_t cMax = cpMax + scMax;
   if (cp < 2)
     return invalid("a shared prefix needs >= 2 chunks (one would be written "
                    "to the output directly), got " +
@@ -75,6 +89,10 @@ Status flashir::runtime::buildCascadeMetadata(
     return invalid("the step's " + std::to_string(cp) +
                    " prefix chunks exceed the capacity's " +
                    std::to_string(cpMax));
+  if (sc < 1 || sc > scMax)
+    return invalid("the step's " + std::to_string(sc) +
+                   " chunks per suffix are outside 1.." +
+                   std::to_string(scMax) + " (the capacity)");
   if (pageSize < 1 || prefixLen < 1 ||
       numPrefixPages != (prefixLen + pageSize - 1) / pageSize)
     return invalid(
@@ -91,6 +109,7 @@ Status flashir::runtime::buildCascadeMetadata(
     return invalid("chunk ids or prefix positions exceed int32");
   CascadeMetadata m;
   m.prefixChunks = cp;
+  m.suffixChunks = sc;
   m.batch = b;
   int32_t rows = int32_t(b), pages = int32_t(numPrefixPages);
   m.prefixQo = {0, rows, rows};
@@ -99,7 +118,7 @@ Status flashir::runtime::buildCascadeMetadata(
   m.prefixChunkIndptr = {0, int32_t(cp), int32_t(c)};
   int64_t per = (prefixLen + cp - 1) / cp;
   // Grid positions past the step's chunks (capacity grids) run the padding
-  // request's chunk Cp: no rows, no state.
+  // request's first chunk, Cp: no rows, no state.
   for (int64_t k = 0; k < cMax; ++k) {
     bool pad = k >= cp;
     m.prefixRequest.push_back(pad ? 1 : 0);
@@ -121,17 +140,19 @@ Status flashir::runtime::buildCascadeMetadata(
   for (int64_t i = 0; i <= r; ++i)
     m.last.push_back(i < b ? suffixes.lastPageLen[i] : 0);
   for (int64_t k = 0; k < cMax * r; ++k) {
-    int64_t owner = k / c;
+    int64_t owner = k / c, t = k % c - cp;
+    bool suffix = owner < b && t >= 0;
     m.request.push_back(int32_t(owner < b ? owner : r));
-    m.starts.push_back(0);
-    m.ends.push_back(owner < b && k % c == cp ? int32_t(lens[owner]) : 0);
+    m.starts.push_back(suffix ? int32_t(lens[owner] * t / sc) : 0);
+    m.ends.push_back(suffix ? int32_t(lens[owner] * (t + 1) / sc) : 0);
   }
   for (int64_t i = 0; i < b; ++i)
-    m.order.push_back(int32_t(c * i + cp));
+    for (int64_t t = 0; t < sc; ++t)
+      m.order.push_back(int32_t(c * i + cp + t));
   for (int64_t k = c * b; k < cMax * r; ++k)
     m.order.push_back(int32_t(k));
   for (int64_t k = 0; k < c * b; ++k)
-    if (k % c != cp)
+    if (k % c < cp)
       m.order.push_back(int32_t(k));
   out = std::move(m);
   return Status::ok();
@@ -200,6 +221,9 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
         " differ in heads, head dim, page size, KV layout or element type");
   if (config.maxRequests < 1)
     return invalid("maxRequests must be >= 1");
+  if (config.suffixChunks < 1)
+    return invalid("suffixChunks must be >= 1, got " +
+                   std::to_string(config.suffixChunks));
   std::unique_ptr<CascadeDecodeRunner> runner(new CascadeDecodeRunner());
   CascadeDecodeRunner &rn = *runner;
   rn.driver = &driver;
@@ -226,10 +250,13 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
   if (rn.prefixChunks_ < 2)
     return invalid("prefixChunks must be >= 2, got " +
                    std::to_string(rn.prefixChunks_));
-  int64_t c = rn.prefixChunks_ + 1;
+  int64_t c = rn.capacityChunks();
+  if (int64_t(INT32_MAX) / c < r)
+    return invalid("the capacity's chunk ids (" + std::to_string(c) + " x " +
+                   std::to_string(r) + " requests) exceed int32");
   CascadeLayout layout(c, r);
   rn.metadataBytes = layout.total * 4;
-  // The partial states of C chunks x r one-row requests, sized as the
+  // The partial states of CMax chunks x r one-row requests, sized as the
   // split-KV workspace's.
   WorkspaceSize states = workspaceSize(PlanCapacity{r, c * r, 1}, rn.hq, rn.d,
                                        elementBytes(mPartial->element));
@@ -291,13 +318,19 @@ Status CascadeDecodeRunner::plan(const int32_t *prefixIndices,
       config.prefixChunks > 0
           ? prefixChunks_
           : cascadePrefixChunks(prefixLen, config.minChunkKeys, prefixChunks_);
+  std::vector<int64_t> lens = kvLengths(suffixes, page);
+  int64_t longest =
+      lens.empty() ? 0 : *std::max_element(lens.begin(), lens.end());
+  CascadeChunks split{chunks,
+                      cascadeSuffixChunks(longest, config.minSuffixChunkKeys,
+                                          config.suffixChunks),
+                      prefixChunks_, config.suffixChunks};
   CascadeMetadata m;
-  if (Status s =
-          buildCascadeMetadata(prefixLen, numPrefixPages, chunks, suffixes,
-                               page, config.maxRequests, m, prefixChunks_);
+  if (Status s = buildCascadeMetadata(prefixLen, numPrefixPages, split,
+                                      suffixes, page, config.maxRequests, m);
       !s)
     return s;
-  CascadeLayout layout(prefixChunks_ + 1, config.maxRequests);
+  CascadeLayout layout(capacityChunks(), config.maxRequests);
   auto *dst = static_cast<int32_t *>(staging);
   std::vector<const std::vector<int32_t> *> arrays = arraysOf(m);
   for (size_t i = 0; i < arrays.size(); ++i) {
@@ -314,6 +347,7 @@ Status CascadeDecodeRunner::plan(const int32_t *prefixIndices,
     return s;
   batch = m.batch;
   plannedChunks = chunks;
+  plannedSuffix = split.suffix;
   plannedPrefixPages = numPrefixPages;
   plannedSuffixPages = suffixes.indptr[suffixes.batchSize];
   plannedPoolPages = numPages;
@@ -359,7 +393,7 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
                                base + mapsOffset + kKvMapsBytes));
       !s)
     return s;
-  int64_t c = prefixChunks_ + 1, r = config.maxRequests;
+  int64_t c = capacityChunks(), r = config.maxRequests;
   CascadeLayout layout(c, r);
   auto meta = [&](size_t i) {
     return KernelBundle::Arg::memref(base + layout.at[i].first * 4,
@@ -422,6 +456,9 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
     if (Status s = bundle->arrange(*kernel, roles, variantArgs, *args); !s)
       return s;
   int64_t rows = capacityGrids ? r : batch;
+  // The decode kernel's positions: each request's suffix chunks.
+  unsigned suffixPositions =
+      unsigned(capacityGrids ? r * config.suffixChunks : batch * plannedSuffix);
   auto launchPrefix = [&] {
     return prefill->launchArgs(
         config.prefillKernel, prefillArgs,
@@ -438,7 +475,7 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
     if (Status s = launchPrefix(); !s)
       return s;
     if (Status s = decode->launchBehind(config.decodeKernel, decodeArgs,
-                                        unsigned(rows), unsigned(hkv), stream);
+                                        suffixPositions, unsigned(hkv), stream);
         !s)
       return s;
     return decode->launchArgs(config.mergeKernel, mergeArgs, unsigned(rows),
@@ -453,7 +490,7 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
   // Once forked, the side stream is joined back even when a launch fails
   // (an unjoined stream would break a graph capture around this call).
   Status launched = decode->launchArgs(config.decodeKernel, decodeArgs,
-                                       unsigned(rows), unsigned(hkv), side);
+                                       suffixPositions, unsigned(hkv), side);
   Status joined = driver->recordEvent(join, side);
   if (launched)
     launched = launchPrefix();

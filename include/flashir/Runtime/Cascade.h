@@ -2,11 +2,11 @@
 //
 // Decoding B one-row requests that share a prefix: the split-KV prefill
 // kernel attends all B query rows to the prefix once (in Cp chunks), the
-// split-KV decode kernel each request's own suffix, and the decode kernel's
-// merge kernel merges each request's Cp + 1 states. Nothing is copied: the
-// chunk metadata places every state where the merge reads it (the kernels'
-// partial row `c + C * i`; docs/NVIDIA.md, "composition through chunk
-// metadata").
+// split-KV decode kernel each request's own suffix (in S chunks), and the
+// decode kernel's merge kernel merges each request's Cp + S states. Nothing
+// is copied: the chunk metadata places every state where the merge reads it
+// (the kernels' partial row `c + C * i`; docs/NVIDIA.md, "composition
+// through chunk metadata").
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,45 +18,59 @@
 
 namespace flashir::runtime {
 
-/// The metadata of both kernels for one step, C = Cp + 1 chunks per request,
-/// each array padded to the runner's capacity (capacityChunks + 1 chunks:
-/// entries past the step's are the padding request's).
+/// The chunks of a step: Cp of the prefix, S of each suffix; and the
+/// runner's capacity for them (0: the step's own), which sizes the arrays.
+struct CascadeChunks {
+  int64_t prefix = 0, suffix = 1;
+  int64_t prefixCapacity = 0, suffixCapacity = 0;
+};
+
+/// The metadata of both kernels for one step, C = Cp + S chunks per
+/// request, each array padded to the runner's capacity (CMax = the
+/// capacities' sum: entries past the step's are the padding request's).
 struct CascadeMetadata {
   /// Prefill side: request 0 is the B query rows over the prefix, request 1
-  /// pads. Chunks [0, Cp) cut the prefix; chunk Cp (request 1) is empty (no
-  /// rows: a capacity grid's positions past Cp run it and exit), so row i's
-  /// chunk-k state lands at partial row k + C i.
+  /// pads. Chunks [0, Cp) cut the prefix; chunks [Cp, C) (request 1) are
+  /// empty (no rows: a capacity grid's positions past Cp run chunk Cp and
+  /// exit), so row i's chunk-k state lands at partial row k + C i.
   std::vector<int32_t> prefixQo, prefixKvIndptr, prefixLast;    ///< 3, 3, 2
   std::vector<int32_t> prefixChunkIndptr;                       ///< 3
   std::vector<int32_t> prefixRequest, prefixStarts, prefixEnds; ///< C
   std::vector<int32_t> prefixOrder;                             ///< C
   /// Decode side, padded to maxRequests: request r < B owns chunks
-  /// [C r, C r + C) -- its Cp prefix states, then its suffix chunk C r + Cp
-  /// (over the request's own keys), whose one-row state lands at partial row
-  /// C r + Cp. `order` lists the suffix chunks first, then the padding
-  /// request's chunks [C B, (capacityChunks + 1) maxRequests), so a capacity
-  /// grid of maxRequests positions never runs a prefix chunk id.
+  /// [C r, C r + C) -- its Cp prefix states, then its suffix chunks
+  /// C r + Cp + t, t < S (keys [n t / S, n (t + 1) / S) of its n; a suffix
+  /// shorter than S has empty ones), whose one-row states land at those
+  /// partial rows. A suffix chunk is one CTA walking its keys tile by tile,
+  /// so S > 1 shortens the decode kernel's longest CTA. `order` lists the
+  /// suffix chunks first (request-major), then the padding request's chunks
+  /// [C B, CMax maxRequests), so a capacity grid of SMax maxRequests
+  /// positions never runs a prefix chunk id.
   std::vector<int32_t> qo, kvIndptr;                 ///< maxRequests + 2
   std::vector<int32_t> last;                         ///< maxRequests + 1
   std::vector<int32_t> chunkIndptr;                  ///< maxRequests + 2
   std::vector<int32_t> request, starts, ends, order; ///< C maxRequests
-  int64_t prefixChunks = 0, batch = 0;
+  int64_t prefixChunks = 0, suffixChunks = 1, batch = 0;
 };
 
 /// Builds the metadata of a step: a prefix of `prefixLen` tokens on
-/// `numPrefixPages` pages cut into `prefixChunks` (2 .. capacityChunks)
+/// `numPrefixPages` pages cut into `chunks.prefix` (2 .. its capacity)
 /// chunks, and the requests' suffixes (`suffixes`, already validated; empty
-/// suffixes are allowed); arrays sized for `capacityChunks` (0: prefixChunks).
-/// Errors name the bad input.
+/// suffixes are allowed) into `chunks.suffix` (1 .. its capacity) each;
+/// arrays sized for the capacities. Errors name the bad input.
 Status buildCascadeMetadata(int64_t prefixLen, int64_t numPrefixPages,
-                            int64_t prefixChunks, const PageTableRef &suffixes,
-                            int64_t pageSize, int64_t maxRequests,
-                            CascadeMetadata &out, int64_t capacityChunks = 0);
+                            const CascadeChunks &chunks,
+                            const PageTableRef &suffixes, int64_t pageSize,
+                            int64_t maxRequests, CascadeMetadata &out);
 
 /// Prefix chunks of a step: ceil(prefixLen / minChunkKeys), clamped to
 /// [2, capacityChunks] -- a chunk of fewer keys spends more on its CTA's
 /// start and its state than on attention.
 int64_t cascadePrefixChunks(int64_t prefixLen, int64_t minChunkKeys,
+                            int64_t capacityChunks);
+/// Suffix chunks of a step: ceil(longest suffix / minChunkKeys), clamped to
+/// [1, capacityChunks].
+int64_t cascadeSuffixChunks(int64_t longestSuffix, int64_t minChunkKeys,
                             int64_t capacityChunks);
 
 class CascadeDecodeRunner {
@@ -73,6 +87,10 @@ public:
     /// and per step ceil(prefix tokens / minChunkKeys) chunks within it.
     int64_t prefixChunks = 0;
     int64_t minChunkKeys = 256;
+    /// S's capacity (>= 1); per step ceil(longest suffix /
+    /// minSuffixChunkKeys) chunks within it.
+    int64_t suffixChunks = 4;
+    int64_t minSuffixChunkKeys = 64;
   };
   static Status create(CudaDriver &driver, KernelBundle &prefillBundle,
                        KernelBundle &decodeBundle, const Config &config,
@@ -120,6 +138,8 @@ public:
   /// The capacity's prefix chunks; plannedPrefixChunks(): the last plan's.
   int64_t prefixChunks() const { return prefixChunks_; }
   int64_t plannedPrefixChunks() const { return plannedChunks; }
+  /// The last plan's chunks per suffix.
+  int64_t plannedSuffixChunks() const { return plannedSuffix; }
   int64_t numQoHeads() const { return hq; }
   int64_t numKvHeads() const { return hkv; }
   int64_t headDim() const { return d; }
@@ -127,11 +147,13 @@ public:
 
 private:
   CascadeDecodeRunner() = default;
+  /// CMax: the capacity's chunks per request.
+  int64_t capacityChunks() const { return prefixChunks_ + config.suffixChunks; }
   CudaDriver *driver = nullptr;
   KernelBundle *prefill = nullptr, *decode = nullptr;
   Config config;
   int64_t hq = 0, hkv = 0, d = 0, page = 0, qTokens = 0, gridHeads = 0;
-  int64_t prefixChunks_ = 0, plannedChunks = 0, batch = 0;
+  int64_t prefixChunks_ = 0, plannedChunks = 0, plannedSuffix = 1, batch = 0;
   /// Page ids the planned step reads (run() checks the arrays hold them).
   int64_t plannedPrefixPages = 0, plannedSuffixPages = 0;
   /// The pool's pages plan() checked the page ids against.
