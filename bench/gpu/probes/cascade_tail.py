@@ -38,6 +38,11 @@ def main():
     ap.add_argument("--decode-bundle", required=True)
     ap.add_argument("--prefill-bundle", required=True)
     ap.add_argument("--out", default=".")
+    ap.add_argument("--prefill-split-bundle", default=None,
+                    help="split-KV prefill bundle (default: PREFILL_BUNDLE-split)")
+    ap.add_argument("--prefix-chunks", type=int, default=16)
+    ap.add_argument("--suffix-chunks", type=int, default=1,
+                    help="chunks per suffix (the runtime plans one per 64 keys)")
     ap.add_argument("--suffix-bundles", nargs="*", default=[],
                     help="other split-KV decode bundles of plain_h32_p16 for the suffix "
                          "(each timed chained, and prefix + suffix without the merge)")
@@ -50,8 +55,10 @@ def main():
 
     dk = spb.load(args.decode_bundle, "plain_h32_p16")
     sk = spb.load(args.decode_bundle + "-split-w1", "plain_h32_p16")
-    spk = spb.load(args.prefill_bundle + "-split", "plain_d128_g4_p16_bf16_fused")
-    b, prefix, suffix, chunks = 64, 32768, 128, 16
+    spk = spb.load(args.prefill_split_bundle or args.prefill_bundle + "-split",
+                   "plain_d128_g4_p16_bf16_fused")
+    b, prefix, suffix, chunks = 64, 32768, 128, args.prefix_chunks
+    sc = args.suffix_chunks
     gen = torch.Generator().manual_seed(5)
     kp, vp, q, shared, own, _ = spb.inputs(dk, b, prefix, suffix, gen)
     full = spb.batch_of(dk, q, kp, vp, [1] * b, [shared + o for o in own], [spb.PAGE] * b)
@@ -61,7 +68,7 @@ def main():
         """spb.cascade() with suffix kernel k, run once: (call, relative error
         of its output to the float64 reference)."""
         out, _, call = spb.cascade(k, spk, q, kp, vp, shared, own, chunks, prefix,
-                                   [suffix] * b, overlap=overlap)
+                                   [suffix] * b, overlap=overlap, suffix_chunks=sc)
         call()
         torch.cuda.synchronize()
         return call, ((out.double() - ref_o).norm() / ref_o.norm()).item()
@@ -70,7 +77,7 @@ def main():
     hq = dk.hq
     P, A = chain.prefix, chain.suffix
     wait_c = gc.prepare_launch(wait_fn, (b, hq, 1), 32, [], programmatic=True)
-    wait_a = gc.prepare_launch(wait_fn, (b, dk.hkv, 1), 32, [], programmatic=True)
+    wait_a = gc.prepare_launch(wait_fn, (b * sc, dk.hkv, 1), 32, [], programmatic=True)
     # Prefix first on this stream, the suffix on a second one, the merge
     # behind the prefix kernel (programmatic) and the suffix (join event).
     two_stream, rel2 = composed(sk, "prefix-first-pdl")
@@ -102,7 +109,8 @@ def main():
         rows[f"{name} P A"] = round(gc.time_ms(lambda: (c.prefix(), c.suffix()), reps=30) * 1000, 2)
         rows[f"{name} A alone"] = round(gc.time_ms(c.suffix, reps=30) * 1000, 2)
         print(name, {k2: v for k2, v in rows.items() if k2.startswith(name)}, flush=True)
-    json.dump({"device": torch.cuda.get_device_name(), "us": rows},
+    json.dump({"device": torch.cuda.get_device_name(), "prefix_chunks": chunks,
+               "suffix_chunks": sc, "us": rows},
               open(os.path.join(args.out, "cascade_tail.json"), "w"), indent=1)
 
 
