@@ -89,7 +89,9 @@ Status flashir::runtime::buildCascadeMetadata(
     return invalid("the step's " + std::to_string(cp) +
                    " prefix chunks exceed the capacity's " +
                    std::to_string(cpMax));
-  if (sc < 1 || sc > scMax)
+  if (sc < 1)
+    return invalid("a suffix needs >= 1 chunk, got " + std::to_string(sc));
+  if (sc > scMax)
     return invalid("the step's " + std::to_string(sc) +
                    " chunks per suffix are outside 1.." +
                    std::to_string(scMax) + " (the capacity)");
@@ -346,7 +348,7 @@ Status CascadeDecodeRunner::plan(const int32_t *prefixIndices,
       !s)
     return s;
   batch = m.batch;
-  plannedChunks = chunks;
+  plannedPrefix = chunks;
   plannedSuffix = split.suffix;
   plannedPrefixPages = numPrefixPages;
   plannedSuffixPages = suffixes.indptr[suffixes.batchSize];
@@ -462,7 +464,7 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
   auto launchPrefix = [&] {
     return prefill->launchArgs(
         config.prefillKernel, prefillArgs,
-        unsigned(capacityGrids ? prefixChunks_ : plannedChunks),
+        unsigned(capacityGrids ? prefixChunks_ : plannedPrefix),
         unsigned((rows + qTokens - 1) / qTokens), stream, unsigned(gridHeads));
   };
   // sm_90 bundles: one stream. The suffix decode goes behind the prefix

@@ -250,8 +250,11 @@ def test_shared_prefix_wrapper_matches_float64():
                                                BUNDLE, KERNEL, max_requests=16)
     assert w.prefix_chunks >= 2
     hq, hkv, d = 32, 8, 128
+    # Suffix chunks (one per 64 keys, up to 4): 4 in step 0 (with empty
+    # ones), 3 in step 1 (exact grids), 1 in step 2.
     for step, (prefix_len, suffix_lens) in enumerate(((1000, [128, 0, 17, 1, 300]),
-                                                       (4096, [5] * 16), (33, [64, 2]))):
+                                                       (4096, [5] * 15 + [130]),
+                                                       (33, [64, 2]))):
         b = make_batch([prefix_len] + suffix_lens, pool_pages=800, seed=40 + step)
         ip = b["indptr"]
         prefix_pages = b["indices"][:int(ip[1])]

@@ -42,10 +42,12 @@ struct CascadeMetadata {
   /// C r + Cp + t, t < S (keys [n t / S, n (t + 1) / S) of its n; a suffix
   /// shorter than S has empty ones), whose one-row states land at those
   /// partial rows. A suffix chunk is one CTA walking its keys tile by tile,
-  /// so S > 1 shortens the decode kernel's longest CTA. `order` lists the
-  /// suffix chunks first (request-major), then the padding request's chunks
-  /// [C B, CMax maxRequests), so a capacity grid of SMax maxRequests
-  /// positions never runs a prefix chunk id.
+  /// so S > 1 shortens the decode kernel's longest CTA. The padding request
+  /// (index maxRequests, no rows) owns chunks [C B, C maxRequests) by
+  /// chunkIndptr, and the arrays' entries up to CMax maxRequests. `order`
+  /// lists the suffix chunks first (request-major), then those ids past
+  /// C B, so a capacity grid of SMax maxRequests positions never runs a
+  /// prefix chunk id.
   std::vector<int32_t> qo, kvIndptr;                 ///< maxRequests + 2
   std::vector<int32_t> last;                         ///< maxRequests + 1
   std::vector<int32_t> chunkIndptr;                  ///< maxRequests + 2
@@ -88,7 +90,10 @@ public:
     int64_t prefixChunks = 0;
     int64_t minChunkKeys = 256;
     /// S's capacity (>= 1); per step ceil(longest suffix /
-    /// minSuffixChunkKeys) chunks within it.
+    /// minSuffixChunkKeys) chunks within it, for every request alike (a
+    /// shorter suffix's extra chunks are empty: their CTAs exit, the merge
+    /// weighs their states 0). 64 keys a chunk was measured best at 128-key
+    /// suffixes (bench/results, "suffix chunks").
     int64_t suffixChunks = 4;
     int64_t minSuffixChunkKeys = 64;
   };
@@ -137,7 +142,7 @@ public:
 
   /// The capacity's prefix chunks; plannedPrefixChunks(): the last plan's.
   int64_t prefixChunks() const { return prefixChunks_; }
-  int64_t plannedPrefixChunks() const { return plannedChunks; }
+  int64_t plannedPrefixChunks() const { return plannedPrefix; }
   /// The last plan's chunks per suffix.
   int64_t plannedSuffixChunks() const { return plannedSuffix; }
   int64_t numQoHeads() const { return hq; }
@@ -153,7 +158,7 @@ private:
   KernelBundle *prefill = nullptr, *decode = nullptr;
   Config config;
   int64_t hq = 0, hkv = 0, d = 0, page = 0, qTokens = 0, gridHeads = 0;
-  int64_t prefixChunks_ = 0, plannedChunks = 0, plannedSuffix = 1, batch = 0;
+  int64_t prefixChunks_ = 0, plannedPrefix = 0, plannedSuffix = 1, batch = 0;
   /// Page ids the planned step reads (run() checks the arrays hold them).
   int64_t plannedPrefixPages = 0, plannedSuffixPages = 0;
   /// The pool's pages plan() checked the page ids against.
