@@ -35,8 +35,8 @@ struct CascadeMetadata {
   /// exit), so row i's chunk-k state lands at partial row k + C i.
   std::vector<int32_t> prefixQo, prefixKvIndptr, prefixLast;    ///< 3, 3, 2
   std::vector<int32_t> prefixChunkIndptr;                       ///< 3
-  std::vector<int32_t> prefixRequest, prefixStarts, prefixEnds; ///< C
-  std::vector<int32_t> prefixOrder;                             ///< C
+  std::vector<int32_t> prefixRequest, prefixStarts, prefixEnds; ///< CMax
+  std::vector<int32_t> prefixOrder;                             ///< CMax
   /// Decode side, padded to maxRequests: request r < B owns chunks
   /// [C r, C r + C) -- its Cp prefix states, then its suffix chunks
   /// C r + Cp + t, t < S (keys [n t / S, n (t + 1) / S) of its n; a suffix
@@ -51,7 +51,7 @@ struct CascadeMetadata {
   std::vector<int32_t> qo, kvIndptr;                 ///< maxRequests + 2
   std::vector<int32_t> last;                         ///< maxRequests + 1
   std::vector<int32_t> chunkIndptr;                  ///< maxRequests + 2
-  std::vector<int32_t> request, starts, ends, order; ///< C maxRequests
+  std::vector<int32_t> request, starts, ends, order; ///< CMax maxRequests
   int64_t prefixChunks = 0, suffixChunks = 1, batch = 0;
 };
 
