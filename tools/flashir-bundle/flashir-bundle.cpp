@@ -79,7 +79,7 @@ static cl::opt<flashir::PersistentPrefill> persistentPrefill(
     "persistent-prefill", cl::init(flashir::PersistentPrefill::Auto),
     cl::desc("sm_90a's wgmma prefill kernel runs persistent CTAs (one per "
              "SM walking the grid's q tiles; auto: at head dim 64 with tensor "
-             "copies)"),
+             "copies, but not the kernels with four consumer warpgroups)"),
     flashir::persistentPrefillValues());
 static cl::opt<std::string> schedule(
     "schedule", cl::init(""),

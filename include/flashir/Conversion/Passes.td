@@ -131,7 +131,8 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "::flashir::PersistentPrefill",
            /*default=*/"::flashir::PersistentPrefill::Auto",
            "sm_90a's wgmma prefill kernel runs persistent CTAs: auto|on|off "
-           "(auto: at head dim 64 with tensor copies); one CTA per SM walks "
+           "(auto: at head dim 64 with tensor copies, but not the kernels "
+           "with four consumer warpgroups); one CTA per SM walks "
            "the grid's q tiles, the next q tile's K/V copies overlapping "
            "this one's epilogue (same arguments; the host may launch fewer "
            "heads' planes, the launch's `persistent` fact)",

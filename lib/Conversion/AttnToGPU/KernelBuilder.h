@@ -138,6 +138,8 @@ struct KernelShape {
   bool prefillQShared = false;
   /// The wgmma prefill kernel with persistent CTAs (persistent-prefill).
   bool persistent = false;
+  /// The wgmma prefill kernel's consumer warpgroups (64 query rows each).
+  int64_t consumers = 2;
   /// The wgmma prefill kernel's K/V tiles group-major (SwizzledTile), each
   /// page (or tile) one tensor copy of its 8-key groups over every column
   /// box (PagedKVAccess::tensorMapGroups; a five-extent tensor_map_box).

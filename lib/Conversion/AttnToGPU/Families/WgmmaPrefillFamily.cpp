@@ -23,6 +23,8 @@
 
 #include "flashir/ABI/KernelABI.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace flashir::conversion::families;
 using namespace flashir::conversion::kernels;
@@ -32,7 +34,8 @@ using flashir::KernelDesign;
 
 namespace {
 
-constexpr int64_t kQRows = hopper::kConsumers * hopper::kRowsPerConsumer;
+/// Query rows of the two-consumer CTA (the four-consumer one takes twice).
+constexpr int64_t kQRows = 2 * hopper::kRowsPerConsumer;
 /// The deepest K/V ring the family builds; budget() takes the deepest that
 /// fits (or the stages option where it is given).
 constexpr int64_t kMaxStages = 4;
@@ -52,15 +55,16 @@ constexpr const char *kMmaSyncFaster = " (the mma.sync kernel is as fast or "
                                        "faster there)";
 
 /// Whether the kernel runs persistent CTAs: persistent-prefill=auto picks
-/// them at head dim 64 with tensor copies, where they measured 9-11%
-/// faster causal and within 3% plain; at 128 and 256 one CTA per q tile
-/// measured 3-8% faster (bench/results/README.md, 2026-12-05), at 128
-/// within 3% either way since the per-row key bounds (2026-12-06). The gather's
-/// producer computes addresses and would spill its per-tile frame.
+/// them at head dim 64 with tensor copies, where they measured 9-11% faster
+/// causal and within 3% plain, unless the kernel takes four consumers
+/// instead (`wide`); at 128 and 256 one CTA per q tile measured 3-8% faster
+/// (bench/results/README.md, 2026-12-05), at 128 within 3% either way since
+/// the per-row key bounds (2026-12-06). The gather's producer computes
+/// addresses and would spill its per-tile frame.
 bool usesPersistentCtas(flashir::PersistentPrefill option, int64_t headDim,
-                        bool gather) {
+                        bool gather, bool wide) {
   if (option == flashir::PersistentPrefill::Auto)
-    return headDim <= 64 && !gather;
+    return headDim <= 64 && !gather && !wide;
   return option == flashir::PersistentPrefill::On;
 }
 
@@ -109,14 +113,19 @@ public:
       return Match::skip(std::string("design=auto and pages that tensor-copy "
                                      "boxes cannot tile") +
                          kMmaSyncFaster);
+    std::optional<KernelShape> wide =
+        fourConsumerShape(s, plan.variant, gather, options.tensorMaps);
+    s.persistent = usesPersistentCtas(options.persistentPrefill, s.headDim,
+                                      gather, wide.has_value());
+    if (wide && !s.persistent)
+      s = *wide;
     s.bulkCopy = !gather;
     s.tensorCopy = !gather;
     s.groupedRing = !gather && s.access.tensorMapGroups(s.kvTile);
-    s.warps = (1 + hopper::kConsumers) * 4;
-    s.persistent =
-        usesPersistentCtas(options.persistentPrefill, s.headDim, gather);
+    s.warps = (1 + s.consumers) * 4;
     // Head groups fuse where a tile holds whole tokens' groups.
-    s.fusedHeadGroups = plan.op.getFusedHeadGroups() && kQRows % s.group == 0;
+    s.fusedHeadGroups =
+        plan.op.getFusedHeadGroups() && s.prefillRows % s.group == 0;
     return Match::serve();
   }
 
@@ -177,6 +186,30 @@ private:
   /// explicit design=wgmma builds them here.
   static bool hasRowHooks(VariantOp v) {
     return !v.getQuery().empty() || !v.getKey().empty();
+  }
+  /// The shape with four consumer warpgroups (256 query rows, 64-key tiles
+  /// whose S accumulators fit their 112 registers) where it serves: at head
+  /// dim 64 the softmax's dependent chains leave the schedulers idle (Nsight
+  /// Compute: 0.68 eligible warps each) and twice the warps measured
+  /// 3.6-5.2% faster (bench/results/README.md, 2026-12-06). Plain softmax
+  /// only: the causal kernel spills at 112 (and measured +0.8%), hooks would
+  /// hold more registers; nor split or gathering kernels, whose producers
+  /// need registers for addresses.
+  static std::optional<KernelShape> fourConsumerShape(const KernelShape &s,
+                                                      VariantOp v, bool gather,
+                                                      bool tensorMaps) {
+    bool plainSoftmax = v.getReduction() == ReductionKind::Softmax &&
+                        !hasRowHooks(v) && v.getLogits().empty() &&
+                        v.getMask().empty() && v.getOutput().empty();
+    if (s.headDim != 64 || s.chunked || gather || !plainSoftmax)
+      return std::nullopt;
+    KernelShape wide = s;
+    wide.consumers = 4;
+    wide.prefillRows = 4 * hopper::kRowsPerConsumer;
+    wide.kvTile = 64;
+    if (hopper::gathersKeys(wide, tensorMaps))
+      return std::nullopt;
+    return wide;
   }
   /// Why the kernel does not serve the plan yet (its milestone's limits),
   /// or an empty string.

@@ -437,7 +437,7 @@ void HopperPrefillBuilder::zeroTailRows(LocBuilder &b, Value it) {
     LocBuilder b(loc, zb);
     // The consumers' threads u take chunks u, u + threads, ... of the
     // tile; a chunk of a row past the end becomes zeros.
-    int64_t threads = kConsumers * parts::WgmmaAtom::kThreads;
+    int64_t threads = consumers * parts::WgmmaAtom::kThreads;
     int64_t chunksPerRow = D / kernels::kVec;
     Value u =
         arith::SubIOp::create(b, tid, cIndex(b, parts::WgmmaAtom::kThreads));
@@ -466,7 +466,7 @@ void HopperPrefillBuilder::zeroTailRows(LocBuilder &b, Value it) {
     namedBarrier(
         b,
         arith::ConstantOp::create(
-            b, b.getI32IntegerAttr(static_cast<int32_t>(kConsumers + 1))),
+            b, b.getI32IntegerAttr(static_cast<int32_t>(consumers + 1))),
         threads);
     scf::YieldOp::create(b);
   });

@@ -30,16 +30,22 @@ namespace flashir::conversion::hopper {
 using kernels::KernelBuilder;
 using kernels::KernelShape;
 
-/// The kernel's fixed configuration: consumer warpgroups of 64 query rows
-/// each plus one producer warpgroup, registers per thread of each role
-/// (each pair sums to the 168 per thread of 384 threads). A producer that
-/// computes more addresses takes more: the gather's, the persistent one's
-/// (each q tile's frame) and, below head dim 256, the split one's (its
-/// chunk's bounds).
-constexpr int64_t kConsumers = 2, kRowsPerConsumer = 64;
-constexpr int64_t kProducerRegisters = 24, kConsumerRegisters = 240;
-constexpr int64_t kAddressingProducerRegisters = 40,
-                  kAddressingConsumerRegisters = 232;
+/// Consumer warpgroups of 64 query rows each (KernelShape::consumers, 2 or
+/// 4) plus one producer warpgroup.
+constexpr int64_t kRowsPerConsumer = 64;
+
+/// Registers per thread of the producer and of each consumer. setmaxnreg
+/// moves registers within the CTA's launch allocation (ptxas gives every
+/// thread 65536 / threads, rounded down to 8): 3 x 168 = 24 + 2 x 240 for
+/// two consumers, 5 x 96 >= 24 + 4 x 112 for four (a consumer asking for
+/// more waits forever). A producer that computes more addresses takes more
+/// (`addressing`: the gather's, the persistent one's, each q tile's frame,
+/// and below head dim 256 the split one's, its chunk's bounds); only two
+/// consumers leave it room.
+struct RegisterSplit {
+  int64_t producer, consumer;
+};
+RegisterSplit registerSplit(int64_t consumers, bool addressing);
 
 /// The shared memory the kernel's layout takes from its dynamic buffer
 /// (the alignment slack of the 1024-byte swizzle bases included).
@@ -54,7 +60,7 @@ bool gathersKeys(const KernelShape &s, bool tensorMaps);
 
 /// bar.sync on named barrier `id` (i32) for `threads` threads: 0 is the
 /// CTA's; consumer warpgroup wg's own is wg; the consumers' together
-/// kConsumers + 1.
+/// consumers + 1.
 void namedBarrier(LocBuilder &b, Value id, int64_t threads);
 /// Byte offset of 16-byte chunk `chunk` of row `row` in `tile` (128-byte
 /// swizzle; SwizzledTile's formula, in IR).
@@ -273,6 +279,8 @@ private:
   Value rowKeyBound[2];
   SmallVector<Value> params[2];
   Value tid, wg, wgThread, warpInWg, lane;
+  /// Consumer warpgroups (KernelShape::consumers).
+  int64_t consumers;
   Value alignedAddress, layout;
   Value kMap, vMap;
 };

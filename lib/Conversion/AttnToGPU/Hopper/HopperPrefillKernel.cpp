@@ -5,15 +5,15 @@
 // kernel's grid (KernelBuilder::bindPrefillFrame): with fused head groups
 // per KV head, the rows then (token, query head of the group) pairs; split
 // KV, per chunk of a request's keys, writing partial states. 128 * (1 +
-// kConsumers) threads in warpgroup roles:
-//  - warpgroup 0, the producer (setmaxnreg down to kProducerRegisters):
+// s.consumers) threads in warpgroup roles (registers: registerSplit):
+//  - warpgroup 0, the producer (setmaxnreg down):
 //    one elected thread copies the CTA's K and V tiles of s.kvTile keys
 //    by tensor copies through the host's tensor maps (kv_maps) into a ring
 //    of s.stages slots, 128-byte swizzled; each slot's K and V have a full
 //    mbarrier (the copies' bytes land) and an empty one (each consumer
 //    warpgroup is done with it): MBarrierRing.h; pages the boxes cannot
 //    tile are gathered by all its threads with cp.async (Gather.cpp);
-//  - warpgroups 1.., the consumers (setmaxnreg up to kConsumerRegisters),
+//  - warpgroups 1.., the consumers (setmaxnreg up),
 //    64 query rows each: their Q rows in a swizzled tile, then per key
 //    tile S = Q.K^T (wgmma, both operands in shared memory), the online
 //    softmax in registers (base 2, the scale folded into one fma per
@@ -41,6 +41,14 @@ using namespace mlir;
 namespace flashir::conversion {
 
 namespace hopper {
+
+RegisterSplit registerSplit(int64_t consumers, bool addressing) {
+  assert((consumers == 2 || (consumers == 4 && !addressing)) &&
+         "two consumers, or four with a plain producer");
+  if (consumers == 4)
+    return {24, 112};
+  return addressing ? RegisterSplit{40, 232} : RegisterSplit{24, 240};
+}
 
 int64_t hopperPrefillSharedBytes(int64_t qRows, int64_t kvTile, int64_t headDim,
                                  int64_t stages, int64_t elementBytes) {
@@ -70,7 +78,8 @@ HopperPrefillBuilder::HopperPrefillBuilder(KernelBuilder &kernel)
       scoreAtom(*parts::WgmmaAtom::of(s.kvTile, mmaType(s.element))),
       outputAtom(*parts::WgmmaAtom::of(s.headDim, mmaType(s.element))),
       scoreMma(scoreAtom, s.element),
-      outputMma(outputAtom, s.element), ring{s.stages, kConsumers} {
+      outputMma(outputAtom, s.element), ring{s.stages, s.consumers},
+      consumers(s.consumers) {
   tileBytes = KV * D * elementBytes;
   qBytes = qRows * D * elementBytes;
   barrierOffset = qBytes + 2 * S * tileBytes;
@@ -115,15 +124,15 @@ gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
   // more than the 8 consumer registers given up; at 256 O's accumulators
   // need all 240.
   bool addressing = gather || s.persistent || (s.chunked && D < 256);
+  RegisterSplit registers = registerSplit(consumers, addressing);
   // The roles: warpgroup-uniform branches (setmaxnreg is warpgroup-wide).
   Value producer = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, wg, c0);
   scf::IfOp::create(
       b, producer,
       [&](OpBuilder &pb, Location loc) {
         LocBuilder b(loc, pb);
-        NVVM::SetMaxRegisterOp::create(
-            b, addressing ? kAddressingProducerRegisters : kProducerRegisters,
-            NVVM::SetMaxRegisterAction::decrease);
+        NVVM::SetMaxRegisterOp::create(b, registers.producer,
+                                       NVVM::SetMaxRegisterAction::decrease);
         forEachTile(b, [&](LocBuilder &b) {
           if (gather)
             gatherTiles(b);
@@ -134,9 +143,8 @@ gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
       },
       [&](OpBuilder &cb, Location loc) {
         LocBuilder b(loc, cb);
-        NVVM::SetMaxRegisterOp::create(
-            b, addressing ? kAddressingConsumerRegisters : kConsumerRegisters,
-            NVVM::SetMaxRegisterAction::increase);
+        NVVM::SetMaxRegisterOp::create(b, registers.consumer,
+                                       NVVM::SetMaxRegisterAction::increase);
         forEachTile(b, [&](LocBuilder &b) { consume(b); });
         scf::YieldOp::create(b);
       });

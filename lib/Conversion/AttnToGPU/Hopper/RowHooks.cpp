@@ -42,7 +42,7 @@ void HopperPrefillBuilder::hookKeyTile(LocBuilder &b, Value it) {
   // row's first half and its partner c + chunksPerHalf (each the other's
   // x_rot). Head dims 64, 128 and 256 have whole chunks per half.
   int64_t chunksPerHalf = D / 2 / kernels::kVec;
-  int64_t threads = kConsumers * parts::WgmmaAtom::kThreads;
+  int64_t threads = consumers * parts::WgmmaAtom::kThreads;
   int64_t units = KV * chunksPerHalf;
   assert(units % threads == 0 && "every consumer thread takes whole units");
   Value kOffset = tileOffset(b, Operand::K, slotAndParity(b, it).first);
@@ -85,11 +85,10 @@ void HopperPrefillBuilder::hookKeyTile(LocBuilder &b, Value it) {
   // wgmma reads the tile through the async proxy, after both warpgroups'
   // writes.
   parts::fenceAsyncShared(b);
-  namedBarrier(
-      b,
-      arith::ConstantOp::create(
-          b, b.getI32IntegerAttr(static_cast<int32_t>(kConsumers + 1))),
-      threads);
+  namedBarrier(b,
+               arith::ConstantOp::create(
+                   b, b.getI32IntegerAttr(static_cast<int32_t>(consumers + 1))),
+               threads);
 }
 
 } // namespace flashir::conversion::hopper
