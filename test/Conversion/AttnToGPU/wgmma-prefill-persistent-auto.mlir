@@ -79,9 +79,9 @@ func.func @d64_gathered(%k: tensor<?x5x2x64xbf16>, %ip: tensor<?xi32>,
 // CHECK-LABEL: gpu.func @d64_plain_prefill_0
 // CHECK-NOT: persistent = true
 // CHECK-SAME: nvvm.maxntid = array<i32: 640, 1, 1>
+// CHECK-NOT: nvvm.read.ptx.sreg.nsmid
 // CHECK: nvvm.setmaxregister  decrease 24
 // CHECK: nvvm.setmaxregister  increase 112
-// CHECK-NOT: nvvm.read.ptx.sreg.nsmid
 // CHECK: gpu.return
 // OFF-LABEL: gpu.func @d64_plain_prefill_0
 // OFF-SAME: nvvm.maxntid = array<i32: 640, 1, 1>

@@ -2,15 +2,16 @@
 //
 // The warp-specialized prefill kernel (Hopper/HopperPrefillKernel.cpp) for
 // design=wgmma, and design=auto where the tiles take 128 query rows, on
-// sm_90a: CTAs of 128 query rows (two
-// consumer warpgroups and a producer), K/V tiles of 128 keys (64 at head dim
-// 256) by tensor copies in a ring of as many stages (2-4) as shared memory
+// sm_90a: CTAs of 128 query rows (two consumer warpgroups and a producer),
+// K/V tiles of 128 keys (64 at head dim 256), or for plain softmax at head
+// dim 64 256 rows (four consumers) and 64-key tiles (fourConsumerShape),
+// by tensor copies in a ring of as many stages (2-4) as shared memory
 // holds. It serves what its milestones cover (docs/HopperPrefillPlan.md, M1-M4,
 // M7): f16 and bf16, head dims 64, 128 and 256, one view, split-KV (with
 // split-prefill, as the mma.sync family), fused head groups of a size
-// dividing 128, every hook and the softmax and sigmoid reductions, ragged
-// keys and pages of any size (tensor-copy boxes where pages of a multiple
-// of 8 keys hold or divide the tiles, else the producer's cp.async
+// dividing the CTA's rows, every hook and the softmax and sigmoid reductions,
+// ragged keys and pages of any size (tensor-copy boxes where pages of a
+// multiple of 8 keys hold or divide the tiles, else the producer's cp.async
 // gather). It passes every other attention on to the mma.sync prefill
 // family, never failing one it could serve. design=auto leaves query, key
 // and output hooks, sigmoid and gathered pages to that family until the GPU
@@ -40,8 +41,9 @@ constexpr int64_t kQRows = 2 * hopper::kRowsPerConsumer;
 /// fits (or the stages option where it is given).
 constexpr int64_t kMaxStages = 4;
 
-/// Keys per K/V tile: 128, or 64 at head dim 256 (two stages of 128-key
-/// tiles would not fit beside the 64 KB Q tile).
+/// Keys per K/V tile of the two-consumer kernel: 128, or 64 at head dim 256
+/// (two stages of 128-key tiles would not fit beside the 64 KB Q tile).
+/// The four-consumer kernel takes 64 (fourConsumerShape).
 int64_t kvTileFor(int64_t headDim) { return headDim > 128 ? 64 : 128; }
 
 /// Keys per tensor-copy box over the shape's pools (see HopperPrefillBuilder).
@@ -114,7 +116,7 @@ public:
                                      "boxes cannot tile") +
                          kMmaSyncFaster);
     std::optional<KernelShape> wide =
-        fourConsumerShape(s, plan.variant, gather, options.tensorMaps);
+        fourConsumerShape(s, plan.variant, gather);
     s.persistent = usesPersistentCtas(options.persistentPrefill, s.headDim,
                                       gather, wide.has_value());
     if (wide && !s.persistent)
@@ -191,13 +193,14 @@ private:
   /// whose S accumulators fit their 112 registers) where it serves: at head
   /// dim 64 the softmax's dependent chains leave the schedulers idle (Nsight
   /// Compute: 0.68 eligible warps each) and twice the warps measured
-  /// 3.6-5.2% faster (bench/results/README.md, 2026-12-06). Plain softmax
-  /// only: the causal kernel spills at 112 (and measured +0.8%), hooks would
-  /// hold more registers; nor split or gathering kernels, whose producers
-  /// need registers for addresses.
-  static std::optional<KernelShape> fourConsumerShape(const KernelShape &s,
-                                                      VariantOp v, bool gather,
-                                                      bool tensorMaps) {
+  /// 3.6-5.2% faster (bench/results/README.md, 2026-12-06; B4 S4096: with
+  /// design=auto a short request's 256-row tile idles more than a 128-row
+  /// one). Plain softmax only: the causal kernel spills at 112 (and
+  /// measured +0.8%), hooks would hold more registers; nor split or
+  /// gathering kernels, whose producers need registers for addresses (a
+  /// page that boxes tile at 128 keys tiles at 64 too).
+  static std::optional<KernelShape>
+  fourConsumerShape(const KernelShape &s, VariantOp v, bool gather) {
     bool plainSoftmax = v.getReduction() == ReductionKind::Softmax &&
                         !hasRowHooks(v) && v.getLogits().empty() &&
                         v.getMask().empty() && v.getOutput().empty();
@@ -207,8 +210,6 @@ private:
     wide.consumers = 4;
     wide.prefillRows = 4 * hopper::kRowsPerConsumer;
     wide.kvTile = 64;
-    if (hopper::gathersKeys(wide, tensorMaps))
-      return std::nullopt;
     return wide;
   }
   /// Why the kernel does not serve the plan yet (its milestone's limits),

@@ -439,6 +439,8 @@ void HopperPrefillBuilder::zeroTailRows(LocBuilder &b, Value it) {
     // tile; a chunk of a row past the end becomes zeros.
     int64_t threads = consumers * parts::WgmmaAtom::kThreads;
     int64_t chunksPerRow = D / kernels::kVec;
+    assert(KV * chunksPerRow % threads == 0 &&
+           "every consumer thread takes whole passes");
     Value u =
         arith::SubIOp::create(b, tid, cIndex(b, parts::WgmmaAtom::kThreads));
     Value validRows = arith::SubIOp::create(b, f.kEnd, t0);

@@ -187,8 +187,8 @@ private:
   Weights softmax(LocBuilder &b, ArrayRef<Value> x, const RowState &state);
   /// O * alpha, row by row.
   Value rescale(LocBuilder &b, Value o, const Value alpha[2]);
-  /// Zeroes the V rows of keys past the end in tile `it` (both consumer
-  /// warpgroups, then a consumer barrier).
+  /// Zeroes the V rows of keys past the end in tile `it` (every consumer
+  /// warpgroup, then a consumer barrier).
   void zeroTailRows(LocBuilder &b, Value it);
 
   // RowHooks.cpp.

@@ -43,10 +43,12 @@ namespace flashir::conversion {
 namespace hopper {
 
 RegisterSplit registerSplit(int64_t consumers, bool addressing) {
-  assert((consumers == 2 || (consumers == 4 && !addressing)) &&
-         "two consumers, or four with a plain producer");
-  if (consumers == 4)
+  // Any other split would leave a consumer waiting forever in setmaxnreg.
+  if (consumers == 4 && !addressing)
     return {24, 112};
+  if (consumers != 2)
+    llvm::report_fatal_error("the wgmma prefill kernel takes two consumer "
+                             "warpgroups, or four with a plain producer");
   return addressing ? RegisterSplit{40, 232} : RegisterSplit{24, 240};
 }
 
