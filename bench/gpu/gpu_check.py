@@ -16,6 +16,7 @@ import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -51,6 +52,19 @@ class Module:
         _check(_cuda.cuModuleGetFunction(ctypes.byref(fn), self.handle, name.encode()),
                f"cuModuleGetFunction({name})")
         return fn
+
+
+def cuda_function(source, name, out_dir, arch="sm_90a"):
+    """Kernel `name` of CUDA C++ `source`, compiled by nvcc into a cubin
+    (name.cu / name.cubin under out_dir) and loaded (the probes' helper
+    kernels)."""
+    src = os.path.join(out_dir, name + ".cu")
+    with open(src, "w") as f:
+        f.write(source)
+    cubin = os.path.join(out_dir, name + ".cubin")
+    subprocess.run(["nvcc", "-cubin", f"-arch={arch}", "-o", cubin, src], check=True)
+    with open(cubin, "rb") as f:
+        return Module(f.read()).function(name)
 
 
 class _LaunchAttribute(ctypes.Structure):

@@ -3,7 +3,7 @@
 runs it (prefix kernel P; suffix decode A launched behind it, its last CTA
 waiting for P; merge C behind A, waiting for A), against the same step with
 parts left out or replaced by a CUDA kernel that only waits
-(griddepcontrol.wait; cascade_tail.cu, compiled here with nvcc), and with
+(griddepcontrol.wait; wait_only.cu, compiled here with nvcc), and with
 other launch orders (the prefix kernel launched programmatically too, as
 the runtime does; the suffix on a second stream with the merge behind the
 prefix kernel). Times each (median of back-to-back steps); the differences
@@ -16,7 +16,6 @@ kernels, each chained, prefix + suffix, and alone.
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 import torch
@@ -47,11 +46,7 @@ def main():
                     help="other split-KV decode bundles of plain_h32_p16 for the suffix "
                          "(each timed chained, and prefix + suffix without the merge)")
     args = ap.parse_args()
-    src = os.path.join(args.out, "cascade_tail.cu")
-    open(src, "w").write(WAIT_ONLY)
-    cubin = os.path.join(args.out, "cascade_tail.cubin")
-    subprocess.run(["nvcc", "-cubin", "-arch=sm_90a", "-o", cubin, src], check=True)
-    wait_fn = gc.Module(open(cubin, "rb").read()).function("wait_only")
+    wait_fn = gc.cuda_function(WAIT_ONLY, "wait_only", args.out)
 
     dk = spb.load(args.decode_bundle, "plain_h32_p16")
     sk = spb.load(args.decode_bundle + "-split-w1", "plain_h32_p16")

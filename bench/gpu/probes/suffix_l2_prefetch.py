@@ -2,8 +2,8 @@
 runs would shorten the cascade's tail (issue 25 probe). shared_prefix_bench's
 B64 case (prefix 32768, suffix 128): the prefix kernel P with the suffix
 decode kernel A behind it (programmatic, as the runtime chains them),
-forked beside a one-CTA CUDA kernel on a second stream (prefetch.cu, built
-here with nvcc) that sleeps DELAY us from its start and then prefetches
+forked beside a one-CTA CUDA kernel on a second stream (prefetch_pages.cu,
+built here with nvcc) that sleeps DELAY us from its start and then prefetches
 every suffix page of the K and V pools into L2 (cp.async.bulk.prefetch.L2,
 one 32 KB page per instruction; or prefetch.global.L2::evict_last per
 128-byte line; --ctas CTAs share the pages). The same fork with a kernel
@@ -17,7 +17,6 @@ import argparse
 import ctypes
 import json
 import os
-import subprocess
 import sys
 
 import torch
@@ -67,11 +66,7 @@ def main():
     ap.add_argument("--modes", nargs="*", default=["bulk", "lines"])
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
-    src = os.path.join(args.out, "prefetch.cu")
-    open(src, "w").write(PREFETCH)
-    cubin = os.path.join(args.out, "prefetch.cubin")
-    subprocess.run(["nvcc", "-cubin", "-arch=sm_90a", "-o", cubin, src], check=True)
-    fn = gc.Module(open(cubin, "rb").read()).function("prefetch_pages")
+    fn = gc.cuda_function(PREFETCH, "prefetch_pages", args.out)
 
     dk = spb.load(args.decode_bundle, "plain_h32_p16")
     sk = spb.load(args.decode_bundle + "-split-w1", "plain_h32_p16")
