@@ -8,12 +8,15 @@ other launch orders (the prefix kernel launched programmatically too, as
 the runtime does; the suffix on a second stream with the merge behind the
 prefix kernel). Times each (median of back-to-back steps); the differences
 say what each hop and the merge's work cost. --suffix-bundles: other suffix
-kernels, each chained, prefix + suffix, and alone.
+kernels, each chained, prefix + suffix, and alone; --suffix-shared: the
+suffix kernel launched with more shared memory than it needs, so fewer of
+its CTAs fit an SM (they pile onto the SMs the prefix kernel frees first).
 
     python3 bench/gpu/probes/cascade_tail.py --decode-bundle build-gpu/bundle \\
         --prefill-bundle build-gpu/bundle-prefill --out $OUT
 """
 import argparse
+import copy
 import json
 import os
 import sys
@@ -45,6 +48,10 @@ def main():
     ap.add_argument("--suffix-bundles", nargs="*", default=[],
                     help="other split-KV decode bundles of plain_h32_p16 for the suffix "
                          "(each timed chained, and prefix + suffix without the merge)")
+    ap.add_argument("--suffix-shared", type=int, nargs="*", default=[],
+                    help="dynamic shared memory bytes to launch the suffix kernel with "
+                         "(more than it needs caps its CTAs per SM), each timed chained "
+                         "and prefix + suffix")
     args = ap.parse_args()
     wait_fn = gc.cuda_function(WAIT_ONLY, "wait_only", args.out)
 
@@ -103,6 +110,16 @@ def main():
         rows[f"{name} chain"] = round(gc.time_ms(c, reps=30) * 1000, 2)
         rows[f"{name} P A"] = round(gc.time_ms(lambda: (c.prefix(), c.suffix()), reps=30) * 1000, 2)
         rows[f"{name} A alone"] = round(gc.time_ms(c.suffix, reps=30) * 1000, 2)
+        print(name, {k2: v for k2, v in rows.items() if k2.startswith(name)}, flush=True)
+    for nbytes in args.suffix_shared:
+        k = copy.copy(sk)
+        k.shared = max(sk.shared, nbytes)
+        gc.allow_shared(k.fn, k.shared)
+        c, err = composed(k, "chain")
+        name = f"suffix shared {k.shared}"
+        rows[f"{name} rel_err"] = err
+        rows[f"{name} chain"] = round(gc.time_ms(c, reps=30) * 1000, 2)
+        rows[f"{name} P A"] = round(gc.time_ms(lambda: (c.prefix(), c.suffix()), reps=30) * 1000, 2)
         print(name, {k2: v for k2, v in rows.items() if k2.startswith(name)}, flush=True)
     json.dump({"device": torch.cuda.get_device_name(), "prefix_chunks": chunks,
                "suffix_chunks": sc, "us": rows},
