@@ -64,8 +64,7 @@ def instrument(ptx):
     """The PTX with every entry's CTAs recorded in fir_trace (BASES by the
     kernel's kind, the last slot absorbing overflow)."""
     out, kind = [], None
-    lines = ptx.split("\n")
-    for i, line in enumerate(lines):
+    for line in ptx.split("\n"):
         m = re.match(r"\.visible \.entry (\w+)\(", line)
         if m:
             kind = next(k for k in BASES if f"_{k}_" in m.group(1))
