@@ -371,6 +371,7 @@ def case(dk, pk, b, prefix, suffix, chunks, gen, sk=None, spk=None, runtime=None
             torch.cuda.synchronize()
             row[f"{label}_prefix_chunks"] = wrapper.prefix_chunks
             row[f"{label}_planned_prefix_chunks"] = wrapper.planned_prefix_chunks
+            row[f"{label}_planned_suffix_chunks"] = wrapper.planned_suffix_chunks
             row[f"{label}_rel_err"] = rel(out_r)
             row[f"{label}_lse_err"] = (lse_r.double() - ref_l).abs().max().item()
             row[f"{label}_nan"] = bool(torch.isnan(out_r).any() or torch.isnan(lse_r).any())

@@ -124,6 +124,13 @@ FLASHIR_C_EXPORT int flashirCascadeShape(const FlashIRCascade *cascade,
 FLASHIR_C_EXPORT int flashirCascadePlannedChunks(const FlashIRCascade *cascade,
                                                  int64_t *prefix_chunks);
 
+/* The chunks each suffix of the last planned step runs in (1 before a
+ * plan): one per 64 keys of the step's longest suffix, up to 4, the same
+ * for every request (shorter suffixes' extra chunks are empty). */
+FLASHIR_C_EXPORT int
+flashirCascadePlannedSuffixChunks(const FlashIRCascade *cascade,
+                                  int64_t *suffix_chunks);
+
 /* Validates and plans a step (host int32 arrays): the prefix's page ids
  * prefix_indices[num_prefix_pages] holding prefix_len tokens, and the
  * requests' own suffixes as a page table (kv_indptr[batch + 1], kv_indices,

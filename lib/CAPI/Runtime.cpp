@@ -243,6 +243,15 @@ extern "C" int flashirCascadePlannedChunks(const FlashIRCascade *cascade,
   return FLASHIR_OK;
 }
 
+extern "C" int flashirCascadePlannedSuffixChunks(const FlashIRCascade *cascade,
+                                                 int64_t *suffixChunks) {
+  lastError.clear();
+  if (!cascade || !suffixChunks)
+    return invalid("flashirCascadePlannedSuffixChunks: null handle or output");
+  *suffixChunks = cascade->runner->plannedSuffixChunks();
+  return FLASHIR_OK;
+}
+
 extern "C" int flashirCascadePlan(FlashIRCascade *cascade,
                                   const int32_t *prefixIndices,
                                   int64_t numPrefixPages, int64_t prefixLen,

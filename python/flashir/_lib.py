@@ -54,6 +54,7 @@ def _library():
     lib.flashirCascadeCreate.argtypes = [ctypes.c_char_p] * 6 + [i64] * 2 + [ctypes.POINTER(vp)]
     lib.flashirCascadeShape.argtypes = [vp] + [ctypes.POINTER(i64)] * 5
     lib.flashirCascadePlannedChunks.argtypes = [vp, ctypes.POINTER(i64)]
+    lib.flashirCascadePlannedSuffixChunks.argtypes = [vp, ctypes.POINTER(i64)]
     lib.flashirCascadePlan.argtypes = [vp, i32p, i64, i64, i32p, i32p, i32p, i64, i64, vp]
     lib.flashirCascadeRun.argtypes = [vp, vp, vp, vp, i64, vp, i64, vp, i64, vp, vp, vp,
                                       ctypes.c_int]

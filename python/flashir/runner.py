@@ -205,7 +205,11 @@ class SharedPrefixRunner:
                                              ctypes.c_void_p(stream)))
         chunks = ctypes.c_int64()
         _check(_library().flashirCascadePlannedChunks(self._handle, ctypes.byref(chunks)))
-        self._planned = dict(batch=batch, prefix_chunks=chunks.value)
+        suffix = ctypes.c_int64()
+        _check(_library().flashirCascadePlannedSuffixChunks(self._handle,
+                                                            ctypes.byref(suffix)))
+        self._planned = dict(batch=batch, prefix_chunks=chunks.value,
+                             suffix_chunks=suffix.value)
         return self._planned
 
     @property
@@ -213,6 +217,13 @@ class SharedPrefixRunner:
         """The last plan's prefix chunks (short prefixes take fewer than
         ``prefix_chunks``, the capacity's)."""
         return self._planned["prefix_chunks"] if self._planned else 0
+
+    @property
+    def planned_suffix_chunks(self):
+        """The chunks each suffix of the last plan runs in: one per 64 keys
+        of the longest suffix, up to 4, alike for every request (0 before a
+        plan)."""
+        return self._planned["suffix_chunks"] if self._planned else 0
 
     def run(self, q, paged_kv_cache, prefix_indices, kv_indices, capacity_grids=False,
             params=None):

@@ -264,6 +264,7 @@ def test_shared_prefix_wrapper_matches_float64():
         w.plan(prefix_pages, prefix_len, s_indptr, s_indices, b["last"][1:], b["pool_pages"])
         # Short prefixes take fewer chunks (>= 256 keys each, at least 2).
         assert w.planned_prefix_chunks == min(max(2, -(-prefix_len // 256)), w.prefix_chunks)
+        assert w.planned_suffix_chunks == (4, 3, 1)[step]
         # Steps 0 and 2 with grids for the capacity (16 requests, 5 and 2
         # planned; prefix chunks past the planned run the padding chunk).
         out, lse = w.run(q, (b["k"], b["v"]), prefix_pages.cuda(), s_indices.cuda(),

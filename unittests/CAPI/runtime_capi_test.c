@@ -64,6 +64,10 @@ int main(void) {
          "flashirCascadeShape refuses a null handle");
   expect(flashirCascadePlannedChunks(NULL, NULL) == FLASHIR_INVALID_ARGUMENT,
          "flashirCascadePlannedChunks refuses a null handle");
+  expect(flashirCascadePlannedSuffixChunks(NULL, NULL) ==
+                 FLASHIR_INVALID_ARGUMENT &&
+             says("null handle"),
+         "flashirCascadePlannedSuffixChunks refuses a null handle");
   /* A real call: no GPU (CI) -> the driver is missing; a GPU -> the bundle
    * directory is. Either way a status and a message, no handle. */
   int rc =
