@@ -53,12 +53,17 @@ import gpu_check as gc  # noqa: E402
 PAGE = 16
 
 
-def load(bundle, func):
+def load_with_module(bundle, func):
+    """(kernel of attention `func`, its loaded sm_90a module) of `bundle`."""
     manifest = json.load(open(os.path.join(bundle, "manifest.json")))
     target = [t for t in manifest["targets"] if t["chip"] == "sm_90a"][0]
     module = gc.Module(open(os.path.join(bundle, target["cubin"]), "rb").read())
     kernels = gc.load_kernels(manifest, module, "sm_90a")
-    return [k for n, k in kernels.items() if n.rsplit("_", 2)[0] == func][0]
+    return [k for n, k in kernels.items() if n.rsplit("_", 2)[0] == func][0], module
+
+
+def load(bundle, func):
+    return load_with_module(bundle, func)[0]
 
 
 def batch_of(k, q, kp, vp, qo_lens, page_lists, last_lens):

@@ -5,10 +5,10 @@ them. Each kernel's PTX is rewritten so every thread, at entry and at each
 `ret`, stores %globaltimer into its CTA's record (start, end: the last
 launch's threads write last) and its %smid, in a module-scope array read
 back after back-to-back steps; the rewritten images are assembled here
-with ptxas. Prints, per kernel, the
-CTAs' start / end spread relative to P's first CTA, and how many of A's
-CTAs started before P's last CTA ended (on which SMs): whether the suffix
-runs beside the prefix kernel on the SMs P leaves idle.
+with ptxas. Prints, per kernel, the CTAs' start / end spread relative to
+P's first CTA, and how many of A's CTAs started before P's last CTA ended
+(on which SMs): whether the suffix runs beside the prefix kernel on the
+SMs P leaves idle.
 
     python3 bench/gpu/probes/cascade_cta_trace.py --decode-bundle build-gpu/cascade-decode \\
         --prefill-split-bundle build-gpu/cpR-split --suffix-chunks 2 --out $OUT
@@ -106,11 +106,7 @@ class Trace:
     """The fir_trace array of one loaded module."""
 
     def __init__(self, bundle, func):
-        manifest = json.load(open(os.path.join(bundle, "manifest.json")))
-        target = [t for t in manifest["targets"] if t["chip"] == "sm_90a"][0]
-        self.module = gc.Module(open(os.path.join(bundle, target["cubin"]), "rb").read())
-        kernels = gc.load_kernels(manifest, self.module, "sm_90a")
-        self.kernel = [k for n, k in kernels.items() if n.rsplit("_", 2)[0] == func][0]
+        self.kernel, self.module = spb.load_with_module(bundle, func)
         self.ptr, size = ctypes.c_uint64(), ctypes.c_size_t()
         gc._check(gc._cuda.cuModuleGetGlobal_v2(ctypes.byref(self.ptr), ctypes.byref(size),
                                                 self.module.handle, b"fir_trace"),
