@@ -22,7 +22,9 @@ d 128, page 16.
   (composed_chain_pdl_sS; the kernels' other paths take one); and the
   same through the runtime
   (flashir.SharedPrefixRunner, where libflashir_c.so is built, which plans
-  S itself, with each kernel's device time from torch.profiler);
+  S itself, with each kernel's device time from torch.profiler; and with
+  each suffix bundle of --runtime-split-bundles, e.g. one whose kernel
+  merges in the kernel, --fused-merge);
 - composed with a PyTorch merge: the unsplit prefill kernel with the C
   chunks as C "requests" of B rows, the decode kernel, then PyTorch ops for
   the merge of the C + 1 states (eq. 6; the earlier form);
@@ -430,6 +432,10 @@ def main():
                          "kernel's one CTA per SM)")
     ap.add_argument("--suffix-chunks", type=int, nargs="*", default=[],
                     help="also the chained kernels with each suffix in S chunks, for each S")
+    ap.add_argument("--runtime-split-bundles", nargs="*", default=[],
+                    help="more split-KV decode bundles of the suffix, each through the "
+                         "runtime only (rows runtime_<name>_*), e.g. one built with "
+                         "--fused-merge")
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     dk = load(args.decode_bundle, "plain_h32_p16")
@@ -451,10 +457,13 @@ def main():
             sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                             "..", "python"))
             import flashir
+            suffixes = [("runtime", split)] + [
+                ("runtime_" + os.path.basename(p.rstrip("/")), p)
+                for p in args.runtime_split_bundles]
             for b in (64, 16):
-                runtime[b] = {"runtime": flashir.SharedPrefixRunner(
-                    prefill_split, "plain_d128_g4_p16_bf16_fused", split, "plain_h32_p16",
-                    max_requests=b)}
+                runtime[b] = {label: flashir.SharedPrefixRunner(
+                    prefill_split, "plain_d128_g4_p16_bf16_fused", path, "plain_h32_p16",
+                    max_requests=b) for label, path in suffixes}
         except Exception as e:  # reported, not fatal: the kernels' path still runs
             print(f"runtime cascade unavailable: {e}")
     # The prefix part: fused head groups (a CTA's 128 rows are 32 queries x
