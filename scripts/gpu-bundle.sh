@@ -51,10 +51,6 @@ kernels="$FLASHIR_ROOT/bench/gpu/decode_kernels.mlir"
 awk '/^func.func @plain_h32_p16\(/,/^}/' "$kernels" >"$FLASHIR_ROOT/build-gpu/plain_h32_p16.mlir"
 "$bundle" "$FLASHIR_ROOT/build-gpu/plain_h32_p16.mlir" -o "$FLASHIR_ROOT/build-gpu/bundle-split-w1" \
   --chips=sm_80,sm_90a --warps=1 --stages=2 --schedule='attn-import-variants,attn-split-kv{chunk-size=0}'
-# The split kernel merging in the kernel (python/tests/test_decode.py runs
-# its split-KV and shared-prefix tests over it too).
-"$bundle" "$FLASHIR_ROOT/build-gpu/plain_h32_p16.mlir" -o "$FLASHIR_ROOT/build-gpu/bundle-split-fused" \
-  --chips=sm_80,sm_90a --schedule='attn-import-variants,attn-split-kv{chunk-size=0}' --fused-merge
 "$bundle" "$FLASHIR_ROOT/build-gpu/plain_h32_p16.mlir" -o "$FLASHIR_ROOT/build-gpu/bundle-w2" \
   --chips=sm_80,sm_90a --warps=2
 rm -rf "$FLASHIR_ROOT/build-gpu/bundle-prefill" "$FLASHIR_ROOT/build-gpu/bundle-prefill-sm75"
@@ -91,8 +87,6 @@ rm -rf "$cascade"-*/
 "$bundle" "$FLASHIR_ROOT/build-gpu/plain_h32_p16.mlir" -o "$cascade-decode-w2" --chips=sm_90a --warps=2
 "$bundle" "$FLASHIR_ROOT/build-gpu/plain_h32_p16.mlir" -o "$cascade-decode-split-w1" --chips=sm_90a \
   --warps=1 --stages=2 --schedule="$split_kv"
-"$bundle" "$FLASHIR_ROOT/build-gpu/plain_h32_p16.mlir" -o "$cascade-decode-split-w1-fused" \
-  --chips=sm_90a --warps=1 --stages=2 --schedule="$split_kv" --fused-merge
 "$bundle" "$FLASHIR_ROOT/build-gpu/prefix_fused.mlir" -o "$cascade-prefill" --chips=sm_90a \
   --design=mma-sync
 "$bundle" "$FLASHIR_ROOT/build-gpu/prefix_fused.mlir" -o "$cascade-prefill-split" --chips=sm_90a \

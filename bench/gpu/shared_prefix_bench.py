@@ -23,8 +23,7 @@ d 128, page 16.
   same through the runtime
   (flashir.SharedPrefixRunner, where libflashir_c.so is built, which plans
   S itself, with each kernel's device time from torch.profiler; and with
-  each suffix bundle of --runtime-split-bundles, e.g. one whose kernel
-  merges in the kernel, --fused-merge);
+  each suffix bundle of --runtime-split-bundles, e.g. an experiment's);
 - composed with a PyTorch merge: the unsplit prefill kernel with the C
   chunks as C "requests" of B rows, the decode kernel, then PyTorch ops for
   the merge of the C + 1 states (eq. 6; the earlier form);
@@ -434,8 +433,7 @@ def main():
                     help="also the chained kernels with each suffix in S chunks, for each S")
     ap.add_argument("--runtime-split-bundles", nargs="*", default=[],
                     help="more split-KV decode bundles of the suffix, each through the "
-                         "runtime only (rows runtime_<name>_*), e.g. one built with "
-                         "--fused-merge")
+                         "runtime only (rows runtime_<name>_*)")
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     dk = load(args.decode_bundle, "plain_h32_p16")

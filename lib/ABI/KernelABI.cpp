@@ -15,7 +15,7 @@ constexpr std::array<std::pair<KernelKind, std::string_view>, 3> kKinds = {{
     {KernelKind::Merge, "merge"},
 }};
 
-constexpr std::array<std::pair<ArgRole, std::string_view>, 18> kRoles = {{
+constexpr std::array<std::pair<ArgRole, std::string_view>, 17> kRoles = {{
     {ArgRole::Q, "q"},
     {ArgRole::QoIndptr, "qo_indptr"},
     {ArgRole::KPool, "k_pool"},
@@ -30,7 +30,6 @@ constexpr std::array<std::pair<ArgRole, std::string_view>, 18> kRoles = {{
     {ArgRole::ChunkOrder, "chunk_order"},
     {ArgRole::PartialO, "partial_o"},
     {ArgRole::PartialLse, "partial_lse"},
-    {ArgRole::MergeTickets, "merge_tickets"},
     {ArgRole::Out, "out"},
     {ArgRole::Lse, "lse"},
     {ArgRole::KvMaps, "kv_maps"},
@@ -129,7 +128,7 @@ std::optional<Grid> Grid::parse(std::string_view text) {
 }
 
 std::vector<FixedArg> fixedArgs(KernelKind kind, bool split, bool ragged,
-                                int64_t numViews, bool mergesInKernel) {
+                                int64_t numViews) {
   using R = ArgRole;
   std::vector<FixedArg> args;
   auto add = [&](std::initializer_list<ArgRole> roles, int64_t view = 0) {
@@ -150,8 +149,6 @@ std::vector<FixedArg> fixedArgs(KernelKind kind, bool split, bool ragged,
   if (split)
     add({R::ChunkIndptr, R::ChunkRequest, R::ChunkStarts, R::ChunkEnds,
          R::ChunkOrder, R::PartialO, R::PartialLse});
-  if (split && mergesInKernel)
-    add({R::MergeTickets});
   add({R::Out, R::Lse, R::KvMaps});
   return args;
 }
@@ -161,11 +158,6 @@ bool raggedSignature(const std::vector<std::string> &argNames) {
     if (name == roleName(ArgRole::KvIndices))
       return false;
   return true;
-}
-
-bool mergesInKernelSignature(const std::vector<std::string> &argNames) {
-  return std::find(argNames.begin(), argNames.end(),
-                   roleName(ArgRole::MergeTickets)) != argNames.end();
 }
 
 int64_t viewsOfSignature(const std::vector<std::string> &argNames) {
@@ -290,11 +282,8 @@ std::string verifySignature(KernelKind kind, const Grid &grid,
     return "grid '" + grid.str() + "' does not fit a " + what;
   bool attends = kind != KernelKind::Merge;
   int64_t views = attends ? viewsOfSignature(argNames) : 1;
-  bool mergesInKernel = attends && mergesInKernelSignature(argNames);
-  if (mergesInKernel && (kind != KernelKind::Decode || !split))
-    return "only split decode kernels take merge_tickets";
-  std::vector<FixedArg> fixed = fixedArgs(
-      kind, split, attends && raggedSignature(argNames), views, mergesInKernel);
+  std::vector<FixedArg> fixed =
+      fixedArgs(kind, split, attends && raggedSignature(argNames), views);
   if (argNames.size() < fixed.size())
     return "a " + std::string(split ? "split " : "") + what + " takes " +
            std::to_string(fixed.size()) + " fixed arguments, not " +
@@ -324,9 +313,8 @@ std::string verifyKernel(const KernelInfo &k) {
   if (k.ragged && (k.kind == KernelKind::Merge || k.hnd))
     return where + "only decode and prefill kernels over NHD rows read a "
                    "ragged view";
-  std::vector<FixedArg> fixed = fixedArgs(
-      k.kind, k.split(), k.ragged, std::max<int64_t>(k.numViews(), 1),
-      k.split() && k.kind == KernelKind::Decode && k.mergesInKernel());
+  std::vector<FixedArg> fixed = fixedArgs(k.kind, k.split(), k.ragged,
+                                          std::max<int64_t>(k.numViews(), 1));
   std::vector<std::string> names;
   for (size_t i = 0; i < k.args.size(); ++i) {
     const KernelArg &a = k.args[i];

@@ -82,7 +82,6 @@ void flashir::buildAttnToKernelsPipeline(OpPassManager &pm,
           " copy=" + stringify(options.copy).str() +
           " heads-innermost=" + (options.headsInnermost ? "true" : "false") +
           " split-prefill=" + (options.splitPrefill ? "true" : "false") +
-          " fused-merge=" + (options.fusedMerge ? "true" : "false") +
           " persistent-prefill=" + stringify(options.persistentPrefill).str() +
           "}");
 }

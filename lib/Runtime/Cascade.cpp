@@ -14,14 +14,12 @@ using detail::invalid;
 
 namespace {
 
-/// The metadata arrays in one int32 region, in CascadeMetadata's order,
-/// then the suffix kernel's merge tickets (`numTickets`: zeroed by each
-/// plan, reset by the kernel after each launch).
+/// The metadata arrays in one int32 region, in CascadeMetadata's order.
 struct CascadeLayout {
   /// (offset, entries) of each array.
   std::vector<std::pair<int64_t, int64_t>> at;
-  int64_t tickets = 0, total = 0;
-  CascadeLayout(int64_t chunks, int64_t maxRequests, int64_t numTickets) {
+  int64_t total = 0;
+  CascadeLayout(int64_t chunks, int64_t maxRequests) {
     int64_t c = chunks, r = maxRequests;
     for (int64_t n :
          {int64_t(3), int64_t(3), int64_t(2), int64_t(3), c, c, c, c, r + 2,
@@ -29,8 +27,6 @@ struct CascadeLayout {
       at.push_back({total, n});
       total += n;
     }
-    tickets = total;
-    total += numTickets;
   }
 };
 
@@ -152,12 +148,8 @@ Status flashir::runtime::buildCascadeMetadata(
     m.starts.push_back(suffix ? int32_t(lens[owner] * t / sc) : 0);
     m.ends.push_back(suffix ? int32_t(lens[owner] * (t + 1) / sc) : 0);
   }
-  // Every request's first suffix chunk, then every request's second...:
-  // the CTAs that run beside the prefix kernel are first chunks, so a
-  // suffix kernel that merges in the kernel finds no request complete (to
-  // wait for the prefix kernel, holding its slot) before the prefix ends.
-  for (int64_t t = 0; t < sc; ++t)
-    for (int64_t i = 0; i < b; ++i)
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t t = 0; t < sc; ++t)
       m.order.push_back(int32_t(c * i + cp + t));
   for (int64_t k = c * b; k < cMax * r; ++k)
     m.order.push_back(int32_t(k));
@@ -264,8 +256,7 @@ Status CascadeDecodeRunner::create(CudaDriver &driver,
   if (int64_t(INT32_MAX) / c < r)
     return invalid("the capacity's chunk ids (" + std::to_string(c) + " x " +
                    std::to_string(r) + " requests) exceed int32");
-  rn.numTickets = dk->mergesInKernel() ? r * rn.hkv : 0;
-  CascadeLayout layout(c, r, rn.numTickets);
+  CascadeLayout layout(c, r);
   rn.metadataBytes = layout.total * 4;
   // The partial states of CMax chunks x r one-row requests, sized as the
   // split-KV workspace's.
@@ -341,7 +332,7 @@ Status CascadeDecodeRunner::plan(const int32_t *prefixIndices,
                                       suffixes, page, config.maxRequests, m);
       !s)
     return s;
-  CascadeLayout layout(capacityChunks(), config.maxRequests, numTickets);
+  CascadeLayout layout(capacityChunks(), config.maxRequests);
   auto *dst = static_cast<int32_t *>(staging);
   std::vector<const std::vector<int32_t> *> arrays = arraysOf(m);
   for (size_t i = 0; i < arrays.size(); ++i) {
@@ -352,8 +343,6 @@ Status CascadeDecodeRunner::plan(const int32_t *prefixIndices,
     std::memcpy(dst + layout.at[i].first, arrays[i]->data(),
                 size_t(layout.at[i].second) * 4);
   }
-  // A launch that failed midway may have left tickets taken.
-  std::memset(dst + layout.tickets, 0, size_t(numTickets) * 4);
   if (Status s =
           driver->copyToDeviceAsync(workspace, staging, metadataBytes, stream);
       !s)
@@ -407,7 +396,7 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
       !s)
     return s;
   int64_t c = capacityChunks(), r = config.maxRequests;
-  CascadeLayout layout(c, r, numTickets);
+  CascadeLayout layout(c, r);
   auto meta = [&](size_t i) {
     return KernelBundle::Arg::memref(base + layout.at[i].first * 4,
                                      {layout.at[i].second});
@@ -448,8 +437,6 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
         {ArgRole::ChunkOrder, meta(first + 7)},
         {ArgRole::PartialO, partialO},
         {ArgRole::PartialLse, partialLse},
-        {ArgRole::MergeTickets,
-         memref(base + layout.tickets * 4, {numTickets})},
         {ArgRole::Out, out},
         {ArgRole::Lse, lse},
         {ArgRole::KvMaps, maps}};
@@ -486,27 +473,15 @@ Status CascadeDecodeRunner::run(const Buffers &buffers, void *stream,
   // the slots that kernel leaves and those its retiring CTAs free; its last
   // CTA waits for the prefix kernel, so the merge, launched behind it the
   // same way (and waiting for it), sees both kernels' states.
-  // A suffix kernel that merges in the kernel (merge_tickets) takes the
-  // merge's place: its CTA completing a request's suffix waits for the
-  // prefix kernel, then merges the request's chunks.
-  bool mergesInKernel = numTickets > 0;
   if (chained()) {
     if (Status s = launchPrefix(); !s)
       return s;
     if (Status s = decode->launchBehind(config.decodeKernel, decodeArgs,
                                         suffixPositions, unsigned(hkv), stream);
-        !s || mergesInKernel)
+        !s)
       return s;
     return decode->launchArgs(config.mergeKernel, mergeArgs, unsigned(rows),
                               unsigned(hq), stream, 1, /*programmatic=*/true);
-  }
-  // Without the wait (before sm_90) such a kernel runs after the prefix
-  // kernel.
-  if (mergesInKernel) {
-    if (Status s = launchPrefix(); !s)
-      return s;
-    return decode->launchArgs(config.decodeKernel, decodeArgs, suffixPositions,
-                              unsigned(hkv), stream);
   }
   // Otherwise the suffix decode runs on the second stream next to the
   // prefix kernel (they write disjoint states), to the same end.

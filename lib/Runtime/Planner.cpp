@@ -492,20 +492,6 @@ std::vector<Piece> PieceScheduler::balance(int64_t work, int64_t chunkSize,
   return pieces;
 }
 
-/// One empty piece (on CTA 0, ranked after the others) per stream without
-/// keys or pieces.
-void addEmptyChunks(const std::vector<Stream> &streams,
-                    std::vector<Piece> &pieces) {
-  std::vector<bool> covered(streams.size(), false);
-  for (const Piece &piece : pieces)
-    covered[piece.stream] = true;
-  int32_t rank = int32_t(pieces.size());
-  for (size_t t = 0; t < streams.size(); ++t)
-    if (streams[t].keys == 0 && !covered[t])
-      pieces.push_back({t, 0, 0, 0, rank++});
-  sortByStream(pieces, streams.size());
-}
-
 /// Plan::items in stable order, with chunkOrder (by rank), the merge lists
 /// and partialRows.
 void emitItems(const std::vector<Stream> &streams,
@@ -594,8 +580,6 @@ Status flashir::runtime::plan(const BatchRef &batch,
       options.fixedChunkSize
           ? scheduler.cutFixed(options.fixedChunkSize)
           : scheduler.balance(plan.work, plan.chunkSize, plan.idealBound);
-  if (options.chunkForEmptyRequests)
-    addEmptyChunks(streams, pieces);
   int64_t numItems = pieces.size();
   if (numItems > capacity.maxChunks)
     return overCapacity("chunks", numItems, capacity.maxChunks, "maxChunks");

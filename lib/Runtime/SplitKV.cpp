@@ -11,13 +11,10 @@ using detail::invalid;
 
 namespace {
 
-/// Element offsets of the metadata arrays in the (int32) metadata region,
-/// then the merge tickets of kernels that merge in the kernel (`tickets`
-/// entries; zeroed by each plan, reset by the kernel after each launch).
+/// Element offsets of the metadata arrays in the (int32) metadata region.
 struct MetadataLayout {
-  int64_t qo, kv, last, chunkIndptr, request, starts, ends, order, tickets,
-      total;
-  MetadataLayout(const PlanCapacity &c, int64_t numTickets) {
+  int64_t qo, kv, last, chunkIndptr, request, starts, ends, order, total;
+  explicit MetadataLayout(const PlanCapacity &c) {
     int64_t r = c.maxRequests, m = c.maxChunks;
     qo = 0;
     kv = qo + r + 2;
@@ -27,8 +24,7 @@ struct MetadataLayout {
     starts = request + m;
     ends = starts + m;
     order = ends + m;
-    tickets = order + m;
-    total = tickets + numTickets;
+    total = order + m;
   }
 };
 
@@ -156,9 +152,7 @@ Status SplitKVRunner::create(CudaDriver &driver, KernelBundle &bundle,
   runner->numKvHeads = decode->numKvHeads();
   runner->gridHeads = gridHeads;
   runner->qTokens = prefill ? decode->qTokens : 0;
-  runner->numTickets =
-      decode->mergesInKernel() ? c.maxRequests * runner->numKvHeads : 0;
-  MetadataLayout layout(c, runner->numTickets);
+  MetadataLayout layout(c);
   runner->metadataBytes = layout.total * 4;
   WorkspaceSize size =
       workspaceSize(c, runner->numQoHeads, runner->headDim,
@@ -199,15 +193,13 @@ Status SplitKVRunner::plan(const BatchRef &batch, void *stream) {
   PlannerOptions options =
       qTokens ? prefillPlannerOptions(config.options, batch, qTokens)
               : config.options;
-  // No merge kernel writes the rows of requests without keys.
-  options.chunkForEmptyRequests = numTickets > 0;
   Plan p;
   if (Status s = flashir::runtime::plan(batch, options, config.capacity, p); !s)
     return s;
   StepMetadata md;
   if (Status s = buildStepMetadata(batch, p, config.capacity, md); !s)
     return s;
-  MetadataLayout layout(config.capacity, numTickets);
+  MetadataLayout layout(config.capacity);
   auto *dst = static_cast<int32_t *>(staging);
   auto put = [&](int64_t offset, const std::vector<int32_t> &v) {
     std::memcpy(dst + offset, v.data(), v.size() * 4);
@@ -220,8 +212,6 @@ Status SplitKVRunner::plan(const BatchRef &batch, void *stream) {
   put(layout.starts, md.chunkStarts);
   put(layout.ends, md.chunkEnds);
   put(layout.order, md.chunkOrder);
-  // A launch that failed midway may have left tickets taken.
-  std::memset(dst + layout.tickets, 0, size_t(numTickets) * 4);
   if (Status s =
           driver->copyToDeviceAsync(workspace, staging, metadataBytes, stream);
       !s)
@@ -260,7 +250,7 @@ Status SplitKVRunner::run(const Buffers &buffers, void *stream,
     return s;
   if (Status s = checkPoolRows(kernel, buffers.numPages); !s)
     return s;
-  MetadataLayout layout(c, numTickets);
+  MetadataLayout layout(c);
   auto *base = static_cast<char *>(workspace);
   if (Status s = bundle->refreshKvMaps(
           maps, config.decodeKernel, buffers.kPool, buffers.vPool,
@@ -303,7 +293,6 @@ Status SplitKVRunner::run(const Buffers &buffers, void *stream,
       {ArgRole::ChunkOrder, meta(layout.order, m)},
       {ArgRole::PartialO, partialO},
       {ArgRole::PartialLse, partialLse},
-      {ArgRole::MergeTickets, meta(layout.tickets, numTickets)},
       {ArgRole::Out, out},
       {ArgRole::Lse, lse},
       {ArgRole::KvMaps, memref(base + mapsOffset, {2, 16})}};
@@ -330,7 +319,7 @@ Status SplitKVRunner::run(const Buffers &buffers, void *stream,
                                stream, unsigned(gridHeads))
           : bundle->launchArgs(config.decodeKernel, args, chunkGrid,
                                unsigned(gridHeads), stream);
-  if (!launched || kernel.mergesInKernel())
+  if (!launched)
     return launched;
   return bundle->launchArgs(config.mergeKernel, mergeArgs, requestGrid,
                             unsigned(numQoHeads), stream);

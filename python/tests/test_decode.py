@@ -20,12 +20,6 @@ except ImportError:  # pragma: no cover
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUNDLE = os.environ.get("FLASHIR_BUNDLE_SPLIT", os.path.join(ROOT, "build-gpu", "bundle-split"))
 KERNEL = "plain_h32_p16"  # bf16, Hq 32, Hkv 8, d 128, page 16
-# The same kernel merging in the kernel (flashir-bundle --fused-merge):
-# the split-KV and shared-prefix tests run over it too where it exists.
-FUSED_BUNDLE = os.environ.get("FLASHIR_BUNDLE_SPLIT_FUSED",
-                              os.path.join(ROOT, "build-gpu", "bundle-split-fused"))
-SPLIT_BUNDLES = [BUNDLE] + [FUSED_BUNDLE] * os.path.exists(
-    os.path.join(FUSED_BUNDLE, "manifest.json"))
 # Split-KV prefill kernels (flashir-bundle --split-prefill).
 PREFILL_BUNDLE = os.environ.get("FLASHIR_BUNDLE_PREFILL_SPLIT",
                                 os.path.join(ROOT, "build-gpu", "bundle-prefill-split"))
@@ -97,28 +91,25 @@ def check_close(out, lse, ref_o, ref_l):
 
 @requires_gpu
 def test_plan_run_matches_float64():
-    for bundle in SPLIT_BUNDLES:
-        wrapper = flashir.SplitKVRunner(bundle, KERNEL, max_requests=64)
-        b = make_batch([700, 0, 16, 1, 3000, 77, 128, 5000, 33, 2], seed=1)
-        out, lse = run(wrapper, b)
-        torch.cuda.synchronize()
-        check_close(out, lse, *reference(b))
+    wrapper = flashir.SplitKVRunner(BUNDLE, KERNEL, max_requests=64)
+    b = make_batch([700, 0, 16, 1, 3000, 77, 128, 5000, 33, 2], seed=1)
+    out, lse = run(wrapper, b)
+    torch.cuda.synchronize()
+    check_close(out, lse, *reference(b))
 
 
 @requires_gpu
 def test_one_wrapper_many_steps():
-    # With merge tickets: each launch resets the ones it took.
-    for bundle in SPLIT_BUNDLES:
-        wrapper = flashir.SplitKVRunner(bundle, KERNEL, max_requests=64)
-        gen = torch.Generator().manual_seed(3)
-        for step in range(4):
-            lens = torch.randint(0, 2500, (int(torch.randint(1, 64, (1,), generator=gen)),),
-                                 generator=gen).tolist()
-            b = make_batch(lens, seed=10 + step)
-            # Odd steps with grids for the capacity (64 requests).
-            out, lse = run(wrapper, b, capacity_grids=step % 2 == 1)
-            torch.cuda.synchronize()
-            check_close(out, lse, *reference(b))
+    wrapper = flashir.SplitKVRunner(BUNDLE, KERNEL, max_requests=64)
+    gen = torch.Generator().manual_seed(3)
+    for step in range(4):
+        lens = torch.randint(0, 2500, (int(torch.randint(1, 64, (1,), generator=gen)),),
+                             generator=gen).tolist()
+        b = make_batch(lens, seed=10 + step)
+        # Odd steps with grids for the capacity (64 requests).
+        out, lse = run(wrapper, b, capacity_grids=step % 2 == 1)
+        torch.cuda.synchronize()
+        check_close(out, lse, *reference(b))
 
 
 @requires_gpu
@@ -159,11 +150,6 @@ def test_errors_raise_with_clear_messages():
 
 @requires_gpu
 def test_prefill_wrapper_takes_several_rows_per_request():
-    for bundle in SPLIT_BUNDLES:
-        several_rows_per_request(bundle)
-
-
-def several_rows_per_request(bundle):
     # Ragged queries (0..5 rows) over the paged cache, the plain kernel: every
     # row attends to all of its request's keys.
     qo_lens, kv_lens = [3, 1, 5, 0, 2, 4], [700, 16, 3000, 40, 1, 0]
@@ -173,7 +159,8 @@ def several_rows_per_request(bundle):
     q = torch.randn(rows, 32, 128, generator=gen).to("cuda", torch.bfloat16)
     qo = torch.tensor([sum(qo_lens[:i]) for i in range(len(qo_lens) + 1)],
                       dtype=torch.int32)
-    wrapper = flashir.SplitKVRunner(bundle, KERNEL, max_requests=8, max_qo_len=5)
+    wrapper = flashir.SplitKVRunner(BUNDLE, KERNEL, max_requests=8,
+                                                          max_qo_len=5)
     wrapper.plan(qo, b["indptr"], b["indices"], b["last"], b["pool_pages"])
     out, lse = wrapper.run(q, (b["k"], b["v"]), b["indices"].cuda())
     torch.cuda.synchronize()
@@ -258,15 +245,9 @@ def test_prefill_wrapper_runs_split_kv_tensor_core_kernels():
 def test_shared_prefix_wrapper_matches_float64():
     # One prefix read once for all rows (split-KV prefill kernel, fused head
     # groups) + each request's suffix (split-KV decode kernel), merged by the
-    # merge kernel (or by the suffix kernel itself); partial prefix pages, an
-    # empty suffix, several steps.
-    for bundle in SPLIT_BUNDLES:
-        shared_prefix_steps(bundle)
-
-
-def shared_prefix_steps(bundle):
+    # merge kernel; partial prefix pages, an empty suffix, several steps.
     w = flashir.SharedPrefixRunner(PREFILL_BUNDLE, "plain_d128_g4_p16_bf16_fused",
-                                   bundle, KERNEL, max_requests=16)
+                                               BUNDLE, KERNEL, max_requests=16)
     assert w.prefix_chunks >= 2
     hq, hkv, d = 32, 8, 128
     # Suffix chunks (one per 64 keys, up to 4): 4 in step 0 (with empty

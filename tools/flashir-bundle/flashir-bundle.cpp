@@ -75,11 +75,6 @@ static cl::opt<bool> splitPrefill(
     cl::desc("split-KV attentions with 16+ row tiles get the tensor-core "
              "prefill kernel (grid chunks x q_tiles x heads; no runtime "
              "runner yet) instead of the split-KV decode kernel"));
-static cl::opt<bool> fusedMerge(
-    "fused-merge", cl::init(false),
-    cl::desc("split-KV decode kernels merge their requests' states "
-             "themselves (the last CTA of each request and KV head, by "
-             "merge_tickets) instead of leaving it to the merge kernel"));
 static cl::opt<flashir::PersistentPrefill> persistentPrefill(
     "persistent-prefill", cl::init(flashir::PersistentPrefill::Auto),
     cl::desc("sm_90a's wgmma prefill kernel runs persistent CTAs (one per "
@@ -175,8 +170,7 @@ abi::KernelInfo describe(gpu::GPUFuncOp func,
   std::vector<std::string> argNames(names.begin(), names.end());
   std::vector<abi::FixedArg> fixed = abi::fixedArgs(
       k.kind, k.split(), k.ragged,
-      k.kind == abi::KernelKind::Merge ? 1 : abi::viewsOfSignature(argNames),
-      k.split() && abi::mergesInKernelSignature(argNames));
+      k.kind == abi::KernelKind::Merge ? 1 : abi::viewsOfSignature(argNames));
   // The variant lives in the attn program (the gpu.module's parent), or in
   // the standard library.
   Operation *program = func->getParentOfType<gpu::GPUModuleOp>()->getParentOp();
@@ -286,7 +280,6 @@ OwningOpRef<ModuleOp> kernelsFor(MLIRContext &ctx, ModuleOp module,
                                               : kvCopy.getValue();
   options.headsInnermost = headsInnermost;
   options.splitPrefill = splitPrefill;
-  options.fusedMerge = fusedMerge;
   options.persistentPrefill = persistentPrefill;
   PassManager pm(&ctx);
   if (!schedule.empty()) {

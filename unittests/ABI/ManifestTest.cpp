@@ -137,45 +137,6 @@ TEST(KernelABI, RaggedSignatures) {
             "argument 6 is 'out', expected 'last_page_len'");
 }
 
-TEST(KernelABI, MergesInKernel) {
-  // merge_tickets goes between the partial states and out.
-  std::vector<FixedArg> fused =
-      fixedArgs(KernelKind::Decode, true, false, 1, /*mergesInKernel=*/true);
-  ASSERT_EQ(fused.size(), 18u);
-  EXPECT_EQ(fused[13].role, ArgRole::PartialLse);
-  EXPECT_EQ(fused[14].role, ArgRole::MergeTickets);
-  EXPECT_EQ(fused[14].name(), "merge_tickets");
-  EXPECT_EQ(fused[15].role, ArgRole::Out);
-  // Unsplit kernels have no states to merge.
-  EXPECT_EQ(fixedArgs(KernelKind::Decode, false, false, 1, true).size(), 10u);
-  std::vector<std::string> fusedNames;
-  for (const FixedArg &arg : fused)
-    fusedNames.push_back(arg.name());
-  EXPECT_TRUE(mergesInKernelSignature(fusedNames));
-  EXPECT_FALSE(mergesInKernelSignature(names(KernelKind::Decode, true, false)));
-  EXPECT_EQ(verifySignature(KernelKind::Decode,
-                            gridOf(KernelKind::Decode, true, true), fusedNames,
-                            true, 0),
-            "");
-  // Split prefill kernels leave the merge to the merge kernel.
-  std::vector<std::string> prefill = fusedNames;
-  EXPECT_EQ(verifySignature(KernelKind::Prefill,
-                            gridOf(KernelKind::Prefill, true, false), prefill,
-                            true, 16),
-            "only split decode kernels take merge_tickets");
-  // Through a manifest entry: the role is known and checked in its place.
-  KernelInfo k;
-  k.name = "f_decode_0";
-  k.kind = KernelKind::Decode;
-  k.grid = gridOf(KernelKind::Decode, true, true);
-  k.block = 32;
-  k.mergeKernel = "f_merge_0";
-  for (const FixedArg &arg : fused)
-    k.args.push_back({arg.name(), arg.role, true, "i32", {-1}});
-  EXPECT_TRUE(k.mergesInKernel());
-  EXPECT_EQ(parseRole("merge_tickets"), ArgRole::MergeTickets);
-}
-
 KernelArg memref(const FixedArg &arg, std::string element,
                  std::vector<int64_t> shape) {
   KernelArg a{arg.name(), arg.role, true, std::move(element), std::move(shape)};

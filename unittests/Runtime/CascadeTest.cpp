@@ -76,14 +76,14 @@ void checkContract(const CascadeMetadata &m, int64_t prefixLen,
   std::sort(sorted.begin(), sorted.end());
   for (int64_t k = 0; k < cMax * r; ++k)
     ASSERT_EQ(sorted[k], k);
-  // A capacity grid's SMax r positions: suffix chunk p / B of request p % B
-  // (a request's chunks tile its keys in order), then padding.
+  // A capacity grid's SMax r positions: request p / S's suffix chunk p % S
+  // (they tile its keys in order), then padding.
   std::set<int64_t> suffixRows;
   for (int64_t p = 0; p < scMax * r; ++p) {
     int64_t chunk = m.order[p];
     EXPECT_EQ(prefixRows.count(chunk), 0u) << "position " << p;
     if (p < sc * b) {
-      int64_t owner = p % b, t = p / b;
+      int64_t owner = p / sc, t = p % sc;
       EXPECT_EQ(chunk, c * owner + cp + t);
       EXPECT_EQ(m.request[chunk], owner);
       EXPECT_EQ(m.starts[chunk], t == 0 ? 0 : m.ends[chunk - 1]);

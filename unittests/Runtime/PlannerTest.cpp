@@ -487,31 +487,6 @@ TEST(Planner, CapacityErrorsNameTheLimit) {
             std::string::npos);
 }
 
-TEST(Planner, EmptyRequestsGetAChunkWhereAsked) {
-  // A split kernel that merges in the kernel writes only requests with a
-  // chunk: one without keys then gets one empty chunk, dispatched last.
-  OwnedBatch batch({1, 1, 1}, {300, 0, 40});
-  PlanCapacity capacity{4, 64, 1};
-  Plan plain, asked;
-  ASSERT_TRUE(
-      flashir::runtime::plan(batch.ref(), withCtas(8), capacity, plain));
-  PlannerOptions o = withCtas(8);
-  o.chunkForEmptyRequests = true;
-  ASSERT_TRUE(flashir::runtime::plan(batch.ref(), o, capacity, asked));
-  ASSERT_EQ(plain.chunkIndptr[2], plain.chunkIndptr[1]);
-  ASSERT_EQ(asked.items.size(), plain.items.size() + 1);
-  int32_t empty = asked.chunkIndptr[1];
-  EXPECT_EQ(asked.chunkIndptr[2], empty + 1);
-  EXPECT_EQ(asked.chunkRequest[empty], 1);
-  EXPECT_EQ(asked.chunkStarts[empty], 0);
-  EXPECT_EQ(asked.chunkEnds[empty], 0);
-  EXPECT_EQ(asked.chunkOrder.back(), empty);
-  // The other requests' chunks are the plain plan's.
-  for (int32_t r : {0, 2})
-    EXPECT_EQ(asked.chunkIndptr[r + 1] - asked.chunkIndptr[r],
-              plain.chunkIndptr[r + 1] - plain.chunkIndptr[r]);
-}
-
 TEST(SplitDecode, StepMetadataIsPaddedToTheCapacity) {
   // Two real requests in a capacity of 4 requests and 16 chunks: requests
   // 2..4 are empty, request 4 (the padding request) owns the unused chunks,

@@ -70,7 +70,6 @@ enum class ArgRole {
   ChunkOrder,
   PartialO,
   PartialLse,
-  MergeTickets,
   Out,
   Lse,
   KvMaps,
@@ -108,24 +107,14 @@ struct FixedArg {
 /// The fixed arguments of a kernel, in order: decode and prefill kernels
 /// take q, qo_indptr, then per KV view k_pool ... last_page_len (over ragged
 /// views, whose keys are contiguous rows: k_pool ... indptr, no page table),
-/// a split kernel's chunk arrays and partial states (and with
-/// `mergesInKernel` its merge tickets), then out, lse and kv_maps; merge
-/// kernels the partial states and out / lse.
+/// a split kernel's chunk arrays and partial states, then out, lse and
+/// kv_maps; merge kernels the partial states and out / lse.
 std::vector<FixedArg> fixedArgs(KernelKind kind, bool split,
-                                bool ragged = false, int64_t numViews = 1,
-                                bool mergesInKernel = false);
+                                bool ragged = false, int64_t numViews = 1);
 
 /// Whether a decode or prefill kernel whose arguments are named `argNames`
 /// reads ragged views: it takes no page table (no `indices`).
 bool raggedSignature(const std::vector<std::string> &argNames);
-/// Whether a split kernel whose arguments are named `argNames` merges its
-/// requests' states itself (takes `merge_tickets`): each CTA adds its
-/// chunk's keys to its (request, KV head)'s ticket, and the CTA that
-/// completes the request's keys (with none, the CTA of its last chunk)
-/// merges every chunk's state into out / lse and resets the ticket to 0.
-/// The host zeroes the tickets (one int32 per request and KV head) before
-/// the first launch; the chunks must partition each request's keys.
-bool mergesInKernelSignature(const std::vector<std::string> &argNames);
 /// The KV views of a decode or prefill kernel whose arguments are named
 /// `argNames`: 1 + the "indptr_<v>" names.
 int64_t viewsOfSignature(const std::vector<std::string> &argNames);
@@ -211,9 +200,6 @@ struct KernelInfo {
   bool split() const {
     return kind != KernelKind::Merge && grid.rows == GridRows::Chunks;
   }
-  /// A split kernel that merges its requests' states itself
-  /// (mergesInKernelSignature): no merge kernel runs after it.
-  bool mergesInKernel() const { return arg(ArgRole::MergeTickets) != nullptr; }
   /// The argument with a fixed `role` (of KV view `view`), or null.
   const KernelArg *arg(ArgRole role, int64_t view = 0) const;
   /// Its position, or -1.

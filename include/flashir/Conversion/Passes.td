@@ -127,11 +127,6 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "split-KV attentions whose tiles take 16+ query rows get the "
            "tensor-core prefill kernel (grid chunks x q_tiles x heads; no "
            "runtime runner yet) instead of the split-KV decode kernel">,
-    Option<"fusedMerge", "fused-merge", "bool", /*default=*/"false",
-           "split-KV decode kernels take `merge_tickets` and merge their "
-           "requests' states themselves: the CTA that completes a (request, "
-           "KV head)'s keys merges its chunks into out / lse (the merge "
-           "kernel is still emitted)">,
     Option<"persistentPrefill", "persistent-prefill",
            "::flashir::PersistentPrefill",
            /*default=*/"::flashir::PersistentPrefill::Auto",

@@ -114,8 +114,6 @@ struct KernelOptions {
   bool headsInnermost = true;
   /// Split-KV attentions with 16+ row tiles get the prefill kernel.
   bool splitPrefill = false;
-  /// Split-KV decode kernels merge their requests' states themselves.
-  bool fusedMerge = false;
   /// sm_90a's wgmma prefill kernel runs persistent CTAs.
   PersistentPrefill persistentPrefill = PersistentPrefill::Auto;
 };

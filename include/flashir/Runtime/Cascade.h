@@ -45,9 +45,9 @@ struct CascadeMetadata {
   /// so S > 1 shortens the decode kernel's longest CTA. The padding request
   /// (index maxRequests, no rows) owns chunks [C B, C maxRequests) by
   /// chunkIndptr, and the arrays' entries up to CMax maxRequests. `order`
-  /// lists the suffix chunks first (chunk-major: every request's t = 0,
-  /// then t = 1, ...), then those ids past C B, so a capacity grid of SMax
-  /// maxRequests positions never runs a prefix chunk id.
+  /// lists the suffix chunks first (request-major), then those ids past
+  /// C B, so a capacity grid of SMax maxRequests positions never runs a
+  /// prefix chunk id.
   std::vector<int32_t> qo, kvIndptr;                 ///< maxRequests + 2
   std::vector<int32_t> last;                         ///< maxRequests + 1
   std::vector<int32_t> chunkIndptr;                  ///< maxRequests + 2
@@ -122,9 +122,7 @@ public:
     /// the prefix and suffix kernels alike.
     std::vector<AttentionBuffers::Param> params;
   };
-  /// Launches the prefill, decode and merge kernels on `stream` (no merge
-  /// kernel where the decode kernel merges in the kernel: it then runs
-  /// behind the prefill kernel, chained as below or after it), the decode
+  /// Launches the prefill, decode and merge kernels on `stream`, the decode
   /// and merge kernels behind the prefill kernel with programmatic stream
   /// serialization where the decode bundle's manifest allows (sm_90: the
   /// decode kernel `completes_after_predecessor`, the merge
@@ -173,9 +171,6 @@ private:
   /// (where it reads any) right after; each cache remembers its upload.
   int64_t metadataBytes = 0, partialOOffset = 0, partialLseOffset = 0,
           mapsOffset = 0;
-  /// The suffix kernel's merge tickets (one per request and KV head; 0
-  /// where it leaves the merge to the merge kernel), after the metadata.
-  int64_t numTickets = 0;
   KvMapsCache maps, prefillMaps;
 };
 

@@ -46,10 +46,6 @@ struct PlannerOptions {
   int64_t fixedChunkSize = 0;
   /// Balanced mode cuts no chunk shorter than this many keys.
   int64_t minChunk = 16;
-  /// Requests without keys get one empty chunk (dispatched last) instead of
-  /// none, so that a kernel writes their rows: a split kernel that merges
-  /// in the kernel (no merge kernel covers every request).
-  bool chunkForEmptyRequests = false;
   CostModel cost;
 };
 

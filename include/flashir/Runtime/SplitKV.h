@@ -116,9 +116,6 @@ private:
   /// kv_maps in the workspace and in the staging buffer, and what the
   /// workspace holds.
   int64_t mapsOffset = 0, stagingMapsOffset = 0;
-  /// The decode kernel's merge tickets (one per request and KV head; 0
-  /// where it leaves the merge to the merge kernel), after the metadata.
-  int64_t numTickets = 0;
   KvMapsCache maps;
   Plan plan_;
   int64_t batch = 0;

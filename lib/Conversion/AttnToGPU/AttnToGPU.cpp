@@ -196,7 +196,6 @@ ConvertAttnToGPUPass::resolveOptions(ModuleOp module) {
   options.minBlocks = minBlocks;
   options.headsInnermost = headsInnermost;
   options.splitPrefill = splitPrefill;
-  options.fusedMerge = fusedMerge;
   options.persistentPrefill = persistentPrefill;
   // The tensor-core kernels need bf16 mma.sync m16n8k16 and cp.async.
   bool mmaChip = info->hasCpAsync && info->hasBF16;

@@ -202,8 +202,7 @@ gpu::GPUFuncOp KernelBuilder::createKernel(OpBuilder &moduleBuilder,
     }
   };
   roles = abi::fixedArgs(abi::KernelKind::Decode, s.chunked,
-                         /*ragged=*/!s.access.hasPageTable(), s.numViews,
-                         s.fusedMerge);
+                         /*ragged=*/!s.access.hasPageTable(), s.numViews);
   SmallVector<Type> args;
   argNames.clear();
   for (const abi::FixedArg &arg : roles) {
@@ -302,9 +301,6 @@ KernelBuilder::Frame KernelBuilder::bindArguments(LocBuilder &b,
       break;
     case abi::ArgRole::PartialLse:
       f.partialLse = arg;
-      break;
-    case abi::ArgRole::MergeTickets:
-      f.mergeTickets = arg;
       break;
     case abi::ArgRole::Out:
       f.out = arg;
@@ -575,8 +571,12 @@ void KernelBuilder::writeRows(LocBuilder &b, const Frame &f, Value smem,
         merge(b, mr, lr, accr, mw, lw, accw);
       }
       // No visible key: output 0, lse = -inf.
-      std::pair<Value, Value> normal = normalized(b, lr, accr);
-      Value empty = normal.first, o = normal.second;
+      Value empty =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, lr, cF32(b, 0));
+      Value zero = cF32(b, 0.0f);
+      Value inv = arith::SelectOp::create(
+          b, empty, zero, arith::DivFOp::create(b, cF32(b, 1.0f), lr));
+      Value o = arith::MulFOp::create(b, accr, splat(b, inv));
       // Partial states keep the normalised o; out gets the final output.
       Value oFinal = finalOutput(b, o, lr, e0, head);
       Value noLse = negInf(b);

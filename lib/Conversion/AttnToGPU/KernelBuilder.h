@@ -152,10 +152,6 @@ struct KernelShape {
   /// kernel waits in every CTA before its first access (the runtime may
   /// launch it programmatically behind any kernel).
   bool dependentLaunch = false;
-  /// Split-KV decode: the kernel takes merge_tickets and merges each
-  /// request's chunk states itself (mergeInLastCta); prefill kernels leave
-  /// it to the merge kernel.
-  bool fusedMerge = false;
   /// The pools' address arithmetic (NHD or HND): kernels index them as
   /// (page, slot, head, column) memrefs with these strides.
   parts::PagedKVAccess access = {};
@@ -261,8 +257,6 @@ private:
     /// Split-KV: the partial states, and whether this chunk is its
     /// request's only one (it then writes out / lse itself).
     Value partialO, partialLse, direct;
-    /// Split-KV with fusedMerge: a ticket per (request, KV head).
-    Value mergeTickets;
     /// Split-KV: C, the chunks of the partial rows chunk + C * i
     /// (chunk_indptr's last entry, as the merge kernel reads it).
     Value numChunks;
@@ -362,35 +356,6 @@ private:
   /// merge's wait then covers both grids' states. One CTA holds its slot
   /// meanwhile; in a plain launch the wait returns at once.
   void waitInLastCta(LocBuilder &b);
-  /// Merges the running state (m, l, acc) of row `base`'s chunks with the
-  /// `unroll` chunks c, c + step, ... below cEnd (partial rows chunk + base,
-  /// query head `head`, columns e0 .. e0 + 8): their loads are all in flight
-  /// together, then one rescale merges them (max first: no chain of
-  /// dependent exps). A missing chunk weighs 0 and loads nothing.
-  SmallVector<Value> mergeChunkBatch(LocBuilder &b, Value partialO,
-                                     Value partialLse, Value base, Value c,
-                                     Value step, Value cEnd, Value head,
-                                     Value e0, int64_t unroll,
-                                     ValueRange state);
-  /// Normalizes a merged state (m, l, acc) into row `row` of out / lse
-  /// (columns e0 .. e0 + 8 of query head `head`; lse where `lane` is 0).
-  void storeMergedRow(LocBuilder &b, Value out, Value lse, Value row,
-                      Value head, Value e0, Value lane, Value m, Value l,
-                      Value acc);
-  /// Split-KV decode with fusedMerge, after the CTA's rows are written: the
-  /// CTA adds its chunk's keys to the (request, KV head)'s ticket; the one
-  /// that completes the request's keys (with none, the CTA of its last
-  /// chunk) resets the ticket, waits for the grid launched before this one
-  /// (a cascade's prefix kernel writes chunk states too) and merges every
-  /// chunk of the request's rows and the KV head's query heads into out /
-  /// lse as the merge kernel would. Uses the workgroup buffer (statesView):
-  /// call it after the last row's writeRows.
-  void mergeInLastCta(LocBuilder &b, const Frame &f);
-  /// The merging CTA's row `i`: the request's chunk states for the KV
-  /// head's query heads staged through the workgroup buffer (as many
-  /// chunks at a time as it holds, every copy in flight together), then
-  /// merged by each thread's units of 8 columns of one query head.
-  void mergeStagedRow(LocBuilder &b, const Frame &f, Value i, Value tid);
 
   /// Stores query row `i` of the request through `store(b, oMem, lseMem,
   /// row)` (O in the element type, lse in f32): to out / lse, or, for a
@@ -598,17 +563,6 @@ private:
   // Maxima use maxnumf (PTX max.f32): scores are finite or -inf, never NaN,
   // and sm_75 has no NaN-propagating max (LLVM's emulation of it emits PTX
   // that ptxas rejects).
-
-  /// Whether a merged state (l, acc) saw no key, and its output acc / l (0
-  /// when it saw none).
-  std::pair<Value, Value> normalized(LocBuilder &b, Value l, Value acc) {
-    Value empty =
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, cF32(b, 0));
-    Value zero = cF32(b, 0.0f);
-    Value inv = arith::SelectOp::create(
-        b, empty, zero, arith::DivFOp::create(b, cF32(b, 1.0f), l));
-    return {empty, arith::MulFOp::create(b, acc, splat(b, inv))};
-  }
 
   /// Merges state (m, l, acc) with (mo, lo, acco) by eq. (6).
   void merge(LocBuilder &b, Value &m, Value &l, Value &acc, Value mo, Value lo,

@@ -61,7 +61,6 @@ flashir::conversion::families::planAttention(const KernelOptions &options,
                     view.getElementType(),
                     op.getEffectiveScale()};
   shape.dependentLaunch = chunked && options.chip->computeCapability >= 90;
-  shape.fusedMerge = chunked && options.fusedMerge;
   shape.numViews = static_cast<int64_t>(op.getViews().size());
   // A ragged view's rows have no page table.
   shape.access =

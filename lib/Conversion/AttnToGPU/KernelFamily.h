@@ -49,8 +49,6 @@ struct KernelOptions {
   /// tensor copies of whole tiles where the pages allow.
   bool bulkCopy = false, tensorMaps = false;
   bool headsInnermost = true, splitPrefill = false;
-  /// Split-KV decode kernels merge their requests' states (merge_tickets).
-  bool fusedMerge = false;
   PersistentPrefill persistentPrefill = PersistentPrefill::Auto;
 };
 

@@ -233,14 +233,83 @@ SmallVector<Value> MergeKernelBuilder::mergeChunks(LocBuilder &b, Value i,
 SmallVector<Value> MergeKernelBuilder::mergeBatch(LocBuilder &b, Value base,
                                                   Value c, Value step,
                                                   ValueRange state) {
-  return kernel.mergeChunkBatch(b, partialO, partialLse, base, c, step, cEnd,
-                                head, e0, unroll, state);
+  SmallVector<Value> valids, lses, os;
+  Value m = state[0];
+  for (int64_t u = 0; u < unroll; ++u) {
+    Value cu = arith::AddIOp::create(
+        b, c, arith::MulIOp::create(b, step, cIndex(b, u)));
+    valids.push_back(
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, cu, cEnd));
+    Value prow = arith::AddIOp::create(b, cu, base);
+    // A chunk's state: (lse, 1, normalised o); empty: lse = -inf.
+    ValueRange loaded = buildIf(
+        b, valids.back(),
+        [&](LocBuilder &b) {
+          return SmallVector<Value>{
+              memref::LoadOp::create(b, partialLse, ValueRange{prow, head}),
+              kernel.loadRaw(b, partialO, ValueRange{prow, head, e0})};
+        },
+        [&](LocBuilder &b) {
+          return SmallVector<Value>{
+              negInf(b),
+              arith::ConstantOp::create(
+                  b, DenseElementsAttr::get(cast<ShapedType>(rawType),
+                                            b.getFloatAttr(s.element, 0.0)))};
+        });
+    lses.push_back(loaded[0]);
+    os.push_back(loaded[1]);
+    m = arith::MaxNumFOp::create(b, m, lses.back());
+  }
+  Value scale = kernel.expDiff(b, state[0], m);
+  Value l = arith::MulFOp::create(b, state[1], scale);
+  Value acc = arith::MulFOp::create(b, state[2], kernel.splat(b, scale));
+  for (int64_t u = 0; u < unroll; ++u) {
+    ValueRange merged = buildIf(
+        b, valids[u],
+        [&](LocBuilder &b) {
+          Value w = kernel.expDiff(b, lses[u], m);
+          Value lNew = arith::AddFOp::create(b, l, w);
+          Value o = kernel.widen(b, os[u]);
+          return SmallVector<Value>{
+              lNew, math::FmaOp::create(b, o, kernel.splat(b, w), acc)};
+        },
+        [&](LocBuilder &) {
+          return SmallVector<Value>{l, acc};
+        });
+    l = merged[0];
+    acc = merged[1];
+  }
+  return SmallVector<Value>{m, l, acc};
 }
 
 void MergeKernelBuilder::finish(LocBuilder &b, Value i, Value m, Value l,
                                 Value acc) {
   Value row = arith::AddIOp::create(b, qBegin, i);
-  kernel.storeMergedRow(b, out, lse, row, head, e0, lane, m, l, acc);
+  Value empty =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, cF32(b, 0));
+  Value zero = cF32(b, 0.0f);
+  Value inv = arith::SelectOp::create(
+      b, empty, zero, arith::DivFOp::create(b, cF32(b, 1.0f), l));
+  Value o = arith::MulFOp::create(b, acc, kernel.splat(b, inv));
+  // Sigmoid: the sum of the chunks' outputs, o * l * e^m (0 when empty).
+  Value total =
+      kernel.hooks.sigmoid()
+          ? arith::MulFOp::create(b, l, math::ExpOp::create(b, m)).getResult()
+          : l;
+  o = kernel.finalOutput(b, o, total, e0, head);
+  vector::StoreOp::create(b, kernel.narrow(b, o), out,
+                          ValueRange{row, head, e0},
+                          /*nontemporal=*/false, llvm::MaybeAlign(16));
+  Value noLse = negInf(b);
+  Value rowLse = arith::SelectOp::create(
+      b, empty, noLse, arith::AddFOp::create(b, m, math::LogOp::create(b, l)));
+  scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, c0),
+      [&](OpBuilder &fob, Location loc) {
+        LocBuilder b(loc, fob);
+        memref::StoreOp::create(b, rowLse, lse, ValueRange{row, head});
+        scf::YieldOp::create(b);
+      });
 }
 
 void MergeKernelBuilder::mergeRows(LocBuilder &b) {

@@ -123,7 +123,6 @@ gpu::GPUFuncOp SimtDecodeBuilder::build(OpBuilder &moduleBuilder,
   bindKeyRange(b);
   bindRowOwners(b);
   buildFor(b, c0, f.numQ, [&](LocBuilder &b, Value i) { buildRow(b, i); });
-  k.mergeInLastCta(b, f);
   k.waitInLastCta(b);
   gpu::ReturnOp::create(b);
   return func;

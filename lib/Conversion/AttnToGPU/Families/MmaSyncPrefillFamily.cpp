@@ -44,8 +44,6 @@ public:
       return Match::skip("no tensor-core prefill on this chip and design");
     if (s.chunked && !options.splitPrefill)
       return Match::skip("split-KV without split-prefill");
-    // Split prefill kernels leave the merge to the merge kernel.
-    s.fusedMerge = false;
     s.tensorCores = true;
     s.turing = turing;
     s.prefillRows = tiles.getQ();

@@ -105,8 +105,6 @@ public:
     // split prefill kernels.
     if (s.chunked && !options.splitPrefill)
       return Match::skip("split-KV without split-prefill");
-    // Split prefill kernels leave the merge to the merge kernel.
-    s.fusedMerge = false;
     s.tensorCores = true;
     s.wgmma = true;
     s.prefillRows = kQRows;

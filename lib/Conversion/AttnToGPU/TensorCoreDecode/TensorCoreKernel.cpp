@@ -90,7 +90,6 @@ gpu::GPUFuncOp TensorCoreDecodeBuilder::build(OpBuilder &moduleBuilder,
   zeroF = cF32(b, 0.0f);
   nvgpuToken = nvgpu::DeviceAsyncTokenType::get(ctx);
   buildFor(b, c0, f.numQ, [&](LocBuilder &b, Value i) { buildQueryRow(b, i); });
-  kernel.mergeInLastCta(b, f);
   kernel.waitInLastCta(b);
   gpu::ReturnOp::create(b);
   return func;
