@@ -112,6 +112,18 @@ flashirCascadeCreate(const char *prefill_bundle_dir, const char *prefill_kernel,
                      int64_t max_requests, int64_t prefix_chunks,
                      FlashIRCascade **out);
 
+/* flashirCascadeCreate with the chunking spelled out: each step plans
+ * ceil(prefix tokens / min_chunk_keys) prefix chunks (at least 2, within
+ * the capacity; prefix_chunks > 0 fixes every step's) and ceil(longest
+ * suffix / min_suffix_chunk_keys) chunks per suffix within a capacity of
+ * suffix_chunks (flashirCascadeCreate: 256, 4, 64). The three must be >= 1. */
+FLASHIR_C_EXPORT int flashirCascadeCreateWithChunks(
+    const char *prefill_bundle_dir, const char *prefill_kernel,
+    const char *decode_bundle_dir, const char *decode_kernel,
+    const char *merge_kernel, const char *chip, int64_t max_requests,
+    int64_t prefix_chunks, int64_t min_chunk_keys, int64_t suffix_chunks,
+    int64_t min_suffix_chunk_keys, FlashIRCascade **out);
+
 /* Kernel shape and the capacity's prefix chunks. */
 FLASHIR_C_EXPORT int flashirCascadeShape(const FlashIRCascade *cascade,
                                          int64_t *num_qo_heads,

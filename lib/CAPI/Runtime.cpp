@@ -185,10 +185,30 @@ extern "C" int flashirCascadeCreate(const char *prefillBundleDir,
                                     const char *mergeKernel, const char *chip,
                                     int64_t maxRequests, int64_t prefixChunks,
                                     FlashIRCascade **out) {
+  CascadeDecodeRunner::Config defaults;
+  return flashirCascadeCreateWithChunks(
+      prefillBundleDir, prefillKernel, decodeBundleDir, decodeKernel,
+      mergeKernel, chip, maxRequests, prefixChunks, defaults.minChunkKeys,
+      defaults.suffixChunks, defaults.minSuffixChunkKeys, out);
+}
+
+extern "C" int flashirCascadeCreateWithChunks(
+    const char *prefillBundleDir, const char *prefillKernel,
+    const char *decodeBundleDir, const char *decodeKernel,
+    const char *mergeKernel, const char *chip, int64_t maxRequests,
+    int64_t prefixChunks, int64_t minChunkKeys, int64_t suffixChunks,
+    int64_t minSuffixChunkKeys, FlashIRCascade **out) {
   lastError.clear();
   if (!prefillBundleDir || !prefillKernel || !decodeBundleDir ||
       !decodeKernel || !mergeKernel || !chip || !out)
     return invalid("flashirCascadeCreate: null argument");
+  for (auto [name, value] :
+       {std::pair{"min_chunk_keys", minChunkKeys},
+        std::pair{"suffix_chunks", suffixChunks},
+        std::pair{"min_suffix_chunk_keys", minSuffixChunkKeys}})
+    if (value < 1)
+      return invalid(std::string("flashirCascadeCreate: ") + name +
+                     " must be >= 1, got " + std::to_string(value));
   auto cascade = std::make_unique<FlashIRCascade>();
   if (Status s = CudaDriver::open(CudaDriver::kCurrentDevice, cascade->driver);
       !s)
@@ -207,6 +227,9 @@ extern "C" int flashirCascadeCreate(const char *prefillBundleDir,
   config.mergeKernel = mergeKernel;
   config.maxRequests = maxRequests;
   config.prefixChunks = prefixChunks;
+  config.minChunkKeys = minChunkKeys;
+  config.suffixChunks = suffixChunks;
+  config.minSuffixChunkKeys = minSuffixChunkKeys;
   if (Status s = CascadeDecodeRunner::create(
           *cascade->driver, *cascade->prefill, *cascade->decode, config,
           cascade->runner);

@@ -52,6 +52,8 @@ def _library():
     lib.flashirSplitKVDestroy.argtypes = [vp]
     lib.flashirSplitKVDestroy.restype = None
     lib.flashirCascadeCreate.argtypes = [ctypes.c_char_p] * 6 + [i64] * 2 + [ctypes.POINTER(vp)]
+    lib.flashirCascadeCreateWithChunks.argtypes = ([ctypes.c_char_p] * 6 + [i64] * 5
+                                                   + [ctypes.POINTER(vp)])
     lib.flashirCascadeShape.argtypes = [vp] + [ctypes.POINTER(i64)] * 5
     lib.flashirCascadePlannedChunks.argtypes = [vp, ctypes.POINTER(i64)]
     lib.flashirCascadePlannedSuffixChunks.argtypes = [vp, ctypes.POINTER(i64)]

@@ -144,12 +144,20 @@ class SharedPrefixRunner:
     and dtype. Variant parameters: scalars and per-head tensors (run()'s
     ``params``), the same for both kernels.
     ``prefix_chunks``: every step's prefix chunks; default a capacity of one
-    wave of the prefill kernel, each step planning ceil(prefix tokens / 256)
-    of them (at least 2; ``planned_prefix_chunks``)."""
+    wave of the prefill kernel, each step planning ceil(prefix tokens /
+    ``min_chunk_keys``) of them (at least 2; ``planned_prefix_chunks``).
+    Each suffix runs in ceil(longest suffix / ``min_suffix_chunk_keys``)
+    chunks, up to ``suffix_chunks`` (``planned_suffix_chunks``)."""
 
     def __init__(self, prefill_bundle, prefill_kernel, decode_bundle, decode_kernel,
-                 max_requests=64, prefix_chunks=None, chip="sm_90a"):
+                 max_requests=64, prefix_chunks=None, chip="sm_90a", min_chunk_keys=256,
+                 suffix_chunks=4, min_suffix_chunk_keys=64):
         torch = _torch()
+        for name, value in (("min_chunk_keys", min_chunk_keys),
+                            ("suffix_chunks", suffix_chunks),
+                            ("min_suffix_chunk_keys", min_suffix_chunk_keys)):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
         pre = _kernel_named(_manifest(prefill_bundle), prefill_kernel, "prefill")
         dec = _kernel_named(_manifest(decode_bundle), decode_kernel, "decode")
         if pre is None:
@@ -161,10 +169,11 @@ class SharedPrefixRunner:
         merge = dec["merge_kernel"]
         handle = ctypes.c_void_p()
         _on_current_device()
-        _check(_library().flashirCascadeCreate(
+        _check(_library().flashirCascadeCreateWithChunks(
             prefill_bundle.encode(), pre["name"].encode(), decode_bundle.encode(),
             dec["name"].encode(), merge.encode(), chip.encode(), max_requests,
-            prefix_chunks or 0, ctypes.byref(handle)))
+            prefix_chunks or 0, min_chunk_keys, suffix_chunks, min_suffix_chunk_keys,
+            ctypes.byref(handle)))
         self._handle = handle
         shape = [ctypes.c_int64() for _ in range(5)]
         _check(_library().flashirCascadeShape(handle, *[ctypes.byref(s) for s in shape]))

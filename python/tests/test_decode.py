@@ -248,6 +248,11 @@ def test_shared_prefix_wrapper_matches_float64():
     # merge kernel; partial prefix pages, an empty suffix, several steps.
     w = flashir.SharedPrefixRunner(PREFILL_BUNDLE, "plain_d128_g4_p16_bf16_fused",
                                                BUNDLE, KERNEL, max_requests=16)
+    # The same steps chunked otherwise: >= 512 prefix keys and >= 32 suffix
+    # keys a chunk, at most 2 suffix chunks.
+    w2 = flashir.SharedPrefixRunner(PREFILL_BUNDLE, "plain_d128_g4_p16_bf16_fused",
+                                    BUNDLE, KERNEL, max_requests=16, min_chunk_keys=512,
+                                    suffix_chunks=2, min_suffix_chunk_keys=32)
     assert w.prefix_chunks >= 2
     hq, hkv, d = 32, 8, 128
     # Suffix chunks (one per 64 keys, up to 4): 4 in step 0 (with empty
@@ -283,6 +288,15 @@ def test_shared_prefix_wrapper_matches_float64():
             ref_o.append(torch.einsum("hl,lhd->hd", torch.exp(sc - l[:, None]), vv))
             ref_l.append(l)
         check_close(out, lse, torch.stack(ref_o), torch.stack(ref_l))
+        w2.plan(prefix_pages, prefix_len, s_indptr, s_indices, b["last"][1:], b["pool_pages"])
+        assert w2.planned_prefix_chunks == min(max(2, -(-prefix_len // 512)), w2.prefix_chunks)
+        assert w2.planned_suffix_chunks == min(2, max(1, -(-max(suffix_lens) // 32)))
+        out2, lse2 = w2.run(q, (b["k"], b["v"]), prefix_pages.cuda(), s_indices.cuda())
+        torch.cuda.synchronize()
+        check_close(out2, lse2, torch.stack(ref_o), torch.stack(ref_l))
+    with raises(ValueError, match="suffix_chunks must be a positive int"):
+        flashir.SharedPrefixRunner(PREFILL_BUNDLE, "plain_d128_g4_p16_bf16_fused", BUNDLE,
+                                   KERNEL, suffix_chunks=0)
     with raises(ValueError, match="prefix page id"):
         w.plan(torch.tensor([800], dtype=torch.int32), 16, s_indptr, s_indices,
                b["last"][1:], b["pool_pages"])

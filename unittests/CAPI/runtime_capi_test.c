@@ -52,6 +52,22 @@ int main(void) {
                               &cascade) == FLASHIR_INVALID_ARGUMENT &&
              says("null argument"),
          "flashirCascadeCreate refuses a null merge kernel");
+  /* The chunking is checked before any driver or bundle is opened. */
+  expect(flashirCascadeCreateWithChunks("b", "p", "b", "d", "m", "sm_90a", 1, 0,
+                                        256, 0, 64,
+                                        &cascade) == FLASHIR_INVALID_ARGUMENT &&
+             says("suffix_chunks must be >= 1, got 0") && cascade == NULL,
+         "flashirCascadeCreateWithChunks refuses 0 suffix chunks");
+  expect(flashirCascadeCreateWithChunks("b", "p", "b", "d", "m", "sm_90a", 1, 0,
+                                        256, 4, -3,
+                                        &cascade) == FLASHIR_INVALID_ARGUMENT &&
+             says("min_suffix_chunk_keys must be >= 1, got -3"),
+         "flashirCascadeCreateWithChunks refuses negative keys per chunk");
+  expect(flashirCascadeCreateWithChunks("b", "p", "b", "d", "m", "sm_90a", 1, 0,
+                                        0, 4, 64,
+                                        &cascade) == FLASHIR_INVALID_ARGUMENT &&
+             says("min_chunk_keys must be >= 1, got 0"),
+         "flashirCascadeCreateWithChunks refuses 0 prefix keys per chunk");
   expect(flashirCascadePlan(NULL, &zero, 1, 16, &zero, &zero, &zero, 0, 1,
                             NULL) == FLASHIR_INVALID_ARGUMENT &&
              says("null handle"),
