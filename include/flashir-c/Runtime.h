@@ -137,8 +137,9 @@ FLASHIR_C_EXPORT int flashirCascadePlannedChunks(const FlashIRCascade *cascade,
                                                  int64_t *prefix_chunks);
 
 /* The chunks each suffix of the last planned step runs in (1 before a
- * plan): one per 64 keys of the step's longest suffix, up to 4, the same
- * for every request (shorter suffixes' extra chunks are empty). */
+ * plan): one per min_suffix_chunk_keys (64) keys of the step's longest
+ * suffix, up to suffix_chunks (4), the same for every request (shorter
+ * suffixes' extra chunks are empty). */
 FLASHIR_C_EXPORT int
 flashirCascadePlannedSuffixChunks(const FlashIRCascade *cascade,
                                   int64_t *suffix_chunks);

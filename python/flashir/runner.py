@@ -229,9 +229,9 @@ class SharedPrefixRunner:
 
     @property
     def planned_suffix_chunks(self):
-        """The chunks each suffix of the last plan runs in: one per 64 keys
-        of the longest suffix, up to 4, alike for every request (0 before a
-        plan)."""
+        """The chunks each suffix of the last plan runs in: one per
+        ``min_suffix_chunk_keys`` keys of the longest suffix, up to
+        ``suffix_chunks``, alike for every request (0 before a plan)."""
         return self._planned["suffix_chunks"] if self._planned else 0
 
     def run(self, q, paged_kv_cache, prefix_indices, kv_indices, capacity_grids=False,
