@@ -1,4 +1,5 @@
 // RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu="chip=sm_90a design=wgmma" | FileCheck %s
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu="chip=sm_90a design=wgmma" | FileCheck %s --check-prefix=LAZY
 
 // design=wgmma on sm_90a: the warp-specialized wgmma prefill kernel
 // (docs/HopperPrefillPlan.md). 128 query rows on a producer and two
@@ -272,4 +273,53 @@ func.func @causal_rows(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi
        tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !q, !kv
       -> tensor<?x8x128xbf16>, tensor<?x8xf32>
   return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+// -----
+
+// Above head dim 128 the softmax keeps its row maxima lazily: in the key
+// loop, once S_j is waited for, a row moves its maximum only past 2^8 of
+// growth, and the warp's vote on that decides, after P.V's wait, whether
+// O is rescaled; at 128 and below O is rescaled on every tile.
+!q128  = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
+!kv128 = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
+!pool128 = tensor<?x16x2x128xbf16>
+!q256  = !attn.ragged_q<heads = 8, head_dim = 256, bf16>
+!kv256 = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 256, bf16>
+!pool256 = tensor<?x16x2x256xbf16>
+
+// LAZY-LABEL: gpu.func @eager_d128_prefill_0
+// LAZY-NOT: nvvm.vote.sync
+// LAZY-LABEL: gpu.func @lazy_d256_prefill_1
+// LAZY: scf.for
+// LAZY: "wgmma.wait_group.sync.aligned 1;"
+// LAZY: %[[LIMIT:.*]] = arith.addf %{{.*}}, %cst{{.*}} : f32
+// LAZY: %[[UP:.*]] = arith.cmpf ogt, %[[MAX:.*]], %[[LIMIT]] : f32
+// LAZY: arith.select %[[UP]], %[[MAX]], %{{.*}} : f32
+// LAZY: %[[GROWS:.*]] = nvvm.vote.sync  any %{{.*}}, %{{.*}} -> i1
+// LAZY: "wgmma.wait_group.sync.aligned 0;"
+// LAZY: nvvm.mbarrier.arrive
+// LAZY: scf.if %[[GROWS]] -> (!llvm.struct<(f32,
+// LAZY-COUNT-128: arith.mulf
+// LAZY: } else {
+// LAZY-NEXT: scf.yield %{{.*}} : !llvm.struct<(f32,
+func.func @eager_d128(%k: !pool128, %ip: tensor<?xi32>,
+    %qs: tensor<?x8x128xbf16>) -> (tensor<?x8x128xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool128, !pool128 -> !kv128
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x128xbf16> -> !q128
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q128, !kv128
+      -> tensor<?x8x128xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+func.func @lazy_d256(%k: !pool256, %ip: tensor<?xi32>,
+    %qs: tensor<?x8x256xbf16>) -> (tensor<?x8x256xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool256, !pool256 -> !kv256
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x256xbf16> -> !q256
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q256, !kv256
+      -> tensor<?x8x256xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x256xbf16>, tensor<?x8xf32>
 }

@@ -8,7 +8,9 @@
 // Per key tile: S = Q.K^T by D / 16 SS products (the first does not
 // accumulate), waited for with the accumulators tied; K's slot released;
 // keys past the end at -inf; the online softmax in base 2 (x * scale *
-// log2(e) - m as one fma, ex2.approx); O rescaled; V's slot waited for;
+// log2(e) - m as one fma, ex2.approx; above head dim 128 with lazy maxima:
+// a row's moves only when it grows by more than 2^8, so once they settle
+// most tiles skip O's rescale); V's slot waited for;
 // O += P.V by KV / 16 RS products whose A registers are P converted to the
 // element type in accumulator order; V's slot released after the wait.
 // A key hook transforms each K tile in its slot before Q.K^T reads it
@@ -208,7 +210,7 @@ HopperPrefillBuilder::RowState HopperPrefillBuilder::keyLoop(LocBuilder &b,
         o = outputMma.waitTied(b, 0, o)[0];
         release(b, Operand::V, previous);
         SmallVector<Value> next = {w.state.m[0], w.state.m[1], w.state.l[0],
-                                   w.state.l[1], rescale(b, o, w.alpha)};
+                                   w.state.l[1], rescale(b, o, w)};
         llvm::append_range(next, w.registers);
         return next;
       });
@@ -362,17 +364,31 @@ SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
       [&](LocBuilder &) { return raw; });
 }
 
+// Row h of the thread's two holds accumulators i with (i / 2) % 2 == h.
+static int64_t rowOf(int64_t i) { return (i / 2) % 2; }
+
+Value HopperPrefillBuilder::rowMax(LocBuilder &b, ArrayRef<Value> x,
+                                   int64_t h) {
+  Value mx;
+  for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i)
+    if (rowOf(i) == h)
+      mx = mx ? arith::MaxNumFOp::create(b, mx, x[i]).getResult() : x[i];
+  for (int32_t offset : {1, 2})
+    mx = arith::MaxNumFOp::create(b, mx, k.shuffleXor(b, mx, offset));
+  return factor != 1.0f
+             ? arith::MulFOp::create(b, mx, cF32(b, factor)).getResult()
+             : mx;
+}
+
 HopperPrefillBuilder::Weights
 HopperPrefillBuilder::softmax(LocBuilder &b, ArrayRef<Value> x,
                               const RowState &state) {
-  // Row h of the thread's two holds accumulators i with (i / 2) % 2 == h.
-  auto rowOf = [](int64_t i) { return (i / 2) % 2; };
   Weights w;
   w.state = state;
   SmallVector<Value> p(x.size());
-  for (int64_t h = 0; h < 2; ++h) {
-    if (k.hooks.sigmoid()) {
-      // p = sigmoid(s) needs no maximum: m stays 0, O is never rescaled.
+  if (k.hooks.sigmoid()) {
+    // p = sigmoid(s) needs no maximum: m stays 0, O is never rescaled.
+    for (int64_t h = 0; h < 2; ++h) {
       Value sum;
       for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
         if (rowOf(i) != h)
@@ -384,47 +400,70 @@ HopperPrefillBuilder::softmax(LocBuilder &b, ArrayRef<Value> x,
         sum = sum ? arith::AddFOp::create(b, sum, p[i]).getResult() : p[i];
       }
       w.state.l[h] = arith::AddFOp::create(b, state.l[h], sum);
-      continue;
     }
-    Value mx;
-    for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i)
-      if (rowOf(i) == h)
-        mx = mx ? arith::MaxNumFOp::create(b, mx, x[i]).getResult() : x[i];
-    for (int32_t offset : {1, 2})
-      mx = arith::MaxNumFOp::create(b, mx, k.shuffleXor(b, mx, offset));
-    Value m = state.m[h];
-    Value mNew = arith::MaxNumFOp::create(
-        b, m, arith::MulFOp::create(b, mx, cF32(b, factor)));
-    // A row with no visible key yet keeps base 0 (no -inf - -inf).
-    Value noKey = isNegInf(b, mNew);
-    Value zero = cF32(b, 0.0f);
-    Value base = arith::SelectOp::create(b, noKey, zero, mNew);
-    w.alpha[h] = kernels::exp2Ftz(b, arith::SubFOp::create(b, m, base));
-    Value negBase = arith::NegFOp::create(b, base);
-    Value sum;
-    for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
-      if (rowOf(i) != h)
-        continue;
-      p[i] = kernels::exp2Ftz(
-          b, math::FmaOp::create(b, x[i], cF32(b, factor), negBase));
-      sum = sum ? arith::AddFOp::create(b, sum, p[i]).getResult() : p[i];
+  } else {
+    // Lazy maxima (lazyMax): a row moves its maximum only when the tile's
+    // exceeds it by more than kLazyRescale; otherwise P = exp2(x - m) <=
+    // 2^kLazyRescale, exact in f32 sums and in P's element type, and O / l
+    // and lse use the same m. The warp's vote on O's rescale stays off the
+    // exponentials' path.
+    Value grows;
+    for (int64_t h = 0; h < 2; ++h) {
+      Value m = state.m[h];
+      Value tileMax = rowMax(b, x, h);
+      Value mNew;
+      if (lazyMax) {
+        Value limit =
+            arith::AddFOp::create(b, m, cF32(b, kernels::kLazyRescale));
+        Value up =
+            arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, tileMax, limit);
+        grows = grows ? arith::OrIOp::create(b, grows, up).getResult() : up;
+        mNew = arith::SelectOp::create(b, up, tileMax, m);
+      } else {
+        mNew = arith::MaxNumFOp::create(b, m, tileMax);
+      }
+      // A row with no visible key yet keeps base 0 (no -inf - -inf).
+      Value noKey = isNegInf(b, mNew);
+      Value zero = cF32(b, 0.0f);
+      Value base = arith::SelectOp::create(b, noKey, zero, mNew);
+      w.alpha[h] = kernels::exp2Ftz(b, arith::SubFOp::create(b, m, base));
+      Value negBase = arith::NegFOp::create(b, base);
+      Value sum;
+      for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+        if (rowOf(i) != h)
+          continue;
+        p[i] = kernels::exp2Ftz(
+            b, math::FmaOp::create(b, x[i], cF32(b, factor), negBase));
+        sum = sum ? arith::AddFOp::create(b, sum, p[i]).getResult() : p[i];
+      }
+      w.state.m[h] = mNew;
+      w.state.l[h] = math::FmaOp::create(b, state.l[h], w.alpha[h], sum);
     }
-    w.state.m[h] = mNew;
-    w.state.l[h] = math::FmaOp::create(b, state.l[h], w.alpha[h], sum);
+    if (lazyMax)
+      w.rescale = NVVM::VoteSyncOp::create(
+          b, b.getI1Type(),
+          arith::ConstantOp::create(b, b.getI32IntegerAttr(-1)), grows,
+          NVVM::VoteSyncKindAttr::get(ctx, NVVM::VoteSyncKind::any));
   }
   for (int64_t kk = 0; kk < KV / parts::WgmmaAtom::k; ++kk)
     llvm::append_range(w.registers, scoreMma.registersA(b, p, kk));
   return w;
 }
 
-Value HopperPrefillBuilder::rescale(LocBuilder &b, Value o,
-                                    const Value alpha[2]) {
-  if (!alpha[0])
+Value HopperPrefillBuilder::rescale(LocBuilder &b, Value o, const Weights &w) {
+  if (!w.alpha[0])
     return o;
-  SmallVector<Value> values = outputMma.unpack(b, o);
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = arith::MulFOp::create(b, values[i], alpha[(i / 2) % 2]);
-  return outputMma.pack(b, values);
+  auto multiply = [&](LocBuilder &b) -> SmallVector<Value> {
+    SmallVector<Value> values = outputMma.unpack(b, o);
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = arith::MulFOp::create(b, values[i], w.alpha[rowOf(i)]);
+    return {outputMma.pack(b, values)};
+  };
+  if (!w.rescale)
+    return multiply(b)[0];
+  // Warp-uniform: once the maxima settle, most tiles skip the multiplies.
+  return buildIf(b, w.rescale, multiply,
+                 [&](LocBuilder &) -> SmallVector<Value> { return {o}; })[0];
 }
 
 void HopperPrefillBuilder::zeroTailRows(LocBuilder &b, Value it) {

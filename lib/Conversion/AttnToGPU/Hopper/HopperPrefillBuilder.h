@@ -182,11 +182,17 @@ private:
   struct Weights {
     RowState state;
     Value alpha[2];
+    /// With lazy maxima, whether a row of the warp moved its maximum (a
+    /// warp vote); null otherwise.
+    Value rescale;
     SmallVector<Value> registers;
   };
   Weights softmax(LocBuilder &b, ArrayRef<Value> x, const RowState &state);
-  /// O * alpha, row by row.
-  Value rescale(LocBuilder &b, Value o, const Value alpha[2]);
+  /// Row h's maximum of the tile's scores `x`, times `factor`.
+  Value rowMax(LocBuilder &b, ArrayRef<Value> x, int64_t h);
+  /// O * alpha, row by row: always with eager maxima, where the warp moved
+  /// one with lazy maxima, never for sigmoid (no alpha).
+  Value rescale(LocBuilder &b, Value o, const Weights &w);
   /// Zeroes the V rows of keys past the end in tile `it` (every consumer
   /// warpgroup, then a consumer barrier).
   void zeroTailRows(LocBuilder &b, Value it);
@@ -258,6 +264,11 @@ private:
   /// would not be that of the scaled ones) as hook(raw * scale) * log2(e)
   /// (factor 1).
   bool rawScores;
+  /// Whether the softmax keeps its row maxima lazily (only a growth past
+  /// kLazyRescale moves one) so that most tiles skip O's rescale: above
+  /// head dim 128, where O's rescale outweighs the tile's exponentials
+  /// (bench/results/README.md, 2026-12-06: d256 +6-10%, d64 -2 to -6%).
+  bool lazyMax;
 
   gpu::GPUFuncOp func;
   Frame f;

@@ -91,6 +91,7 @@ HopperPrefillBuilder::HopperPrefillBuilder(KernelBuilder &kernel)
   hookMask = !k.variant.getMask().empty() && !causal;
   rawScores = k.variant.getLogits().empty() && s.scale > 0;
   factor = rawScores ? s.scale * kernels::kLog2E : 1.0f;
+  lazyMax = D > 128 && !k.hooks.sigmoid();
 }
 
 gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
