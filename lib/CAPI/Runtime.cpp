@@ -178,37 +178,25 @@ struct FlashIRCascade {
   std::unique_ptr<CascadeDecodeRunner> runner;
 };
 
-extern "C" int flashirCascadeCreate(const char *prefillBundleDir,
-                                    const char *prefillKernel,
-                                    const char *decodeBundleDir,
-                                    const char *decodeKernel,
-                                    const char *mergeKernel, const char *chip,
-                                    int64_t maxRequests, int64_t prefixChunks,
-                                    FlashIRCascade **out) {
-  CascadeDecodeRunner::Config defaults;
-  return flashirCascadeCreateWithChunks(
-      prefillBundleDir, prefillKernel, decodeBundleDir, decodeKernel,
-      mergeKernel, chip, maxRequests, prefixChunks, defaults.minChunkKeys,
-      defaults.suffixChunks, defaults.minSuffixChunkKeys, out);
-}
-
-extern "C" int flashirCascadeCreateWithChunks(
-    const char *prefillBundleDir, const char *prefillKernel,
-    const char *decodeBundleDir, const char *decodeKernel,
-    const char *mergeKernel, const char *chip, int64_t maxRequests,
-    int64_t prefixChunks, int64_t minChunkKeys, int64_t suffixChunks,
-    int64_t minSuffixChunkKeys, FlashIRCascade **out) {
+/// Both entry points; errors name the one called (`api`).
+static int createCascade(const char *api, const char *prefillBundleDir,
+                         const char *prefillKernel, const char *decodeBundleDir,
+                         const char *decodeKernel, const char *mergeKernel,
+                         const char *chip, int64_t maxRequests,
+                         int64_t prefixChunks, int64_t minChunkKeys,
+                         int64_t suffixChunks, int64_t minSuffixChunkKeys,
+                         FlashIRCascade **out) {
   lastError.clear();
   if (!prefillBundleDir || !prefillKernel || !decodeBundleDir ||
       !decodeKernel || !mergeKernel || !chip || !out)
-    return invalid("flashirCascadeCreate: null argument");
+    return invalid(std::string(api) + ": null argument");
   for (auto [name, value] :
        {std::pair{"min_chunk_keys", minChunkKeys},
         std::pair{"suffix_chunks", suffixChunks},
         std::pair{"min_suffix_chunk_keys", minSuffixChunkKeys}})
     if (value < 1)
-      return invalid(std::string("flashirCascadeCreate: ") + name +
-                     " must be >= 1, got " + std::to_string(value));
+      return invalid(std::string(api) + ": " + name + " must be >= 1, got " +
+                     std::to_string(value));
   auto cascade = std::make_unique<FlashIRCascade>();
   if (Status s = CudaDriver::open(CudaDriver::kCurrentDevice, cascade->driver);
       !s)
@@ -237,6 +225,32 @@ extern "C" int flashirCascadeCreateWithChunks(
     return report(s);
   *out = cascade.release();
   return FLASHIR_OK;
+}
+
+extern "C" int flashirCascadeCreate(const char *prefillBundleDir,
+                                    const char *prefillKernel,
+                                    const char *decodeBundleDir,
+                                    const char *decodeKernel,
+                                    const char *mergeKernel, const char *chip,
+                                    int64_t maxRequests, int64_t prefixChunks,
+                                    FlashIRCascade **out) {
+  CascadeDecodeRunner::Config defaults;
+  return createCascade("flashirCascadeCreate", prefillBundleDir, prefillKernel,
+                       decodeBundleDir, decodeKernel, mergeKernel, chip,
+                       maxRequests, prefixChunks, defaults.minChunkKeys,
+                       defaults.suffixChunks, defaults.minSuffixChunkKeys, out);
+}
+
+extern "C" int flashirCascadeCreateWithChunks(
+    const char *prefillBundleDir, const char *prefillKernel,
+    const char *decodeBundleDir, const char *decodeKernel,
+    const char *mergeKernel, const char *chip, int64_t maxRequests,
+    int64_t prefixChunks, int64_t minChunkKeys, int64_t suffixChunks,
+    int64_t minSuffixChunkKeys, FlashIRCascade **out) {
+  return createCascade("flashirCascadeCreateWithChunks", prefillBundleDir,
+                       prefillKernel, decodeBundleDir, decodeKernel,
+                       mergeKernel, chip, maxRequests, prefixChunks,
+                       minChunkKeys, suffixChunks, minSuffixChunkKeys, out);
 }
 
 extern "C" int flashirCascadeShape(const FlashIRCascade *cascade,

@@ -50,7 +50,7 @@ int main(void) {
          "flashirSplitKVRunWithParams refuses a null handle");
   expect(flashirCascadeCreate("b", "p", "b", "d", NULL, "sm_90a", 1, 0,
                               &cascade) == FLASHIR_INVALID_ARGUMENT &&
-             says("null argument"),
+             says("flashirCascadeCreate: null argument"),
          "flashirCascadeCreate refuses a null merge kernel");
   /* The chunking is checked before any driver or bundle is opened. */
   expect(flashirCascadeCreateWithChunks("b", "p", "b", "d", "m", "sm_90a", 1, 0,
@@ -66,7 +66,8 @@ int main(void) {
   expect(flashirCascadeCreateWithChunks("b", "p", "b", "d", "m", "sm_90a", 1, 0,
                                         0, 4, 64,
                                         &cascade) == FLASHIR_INVALID_ARGUMENT &&
-             says("min_chunk_keys must be >= 1, got 0"),
+             says("flashirCascadeCreateWithChunks: min_chunk_keys must be "
+                  ">= 1, got 0"),
          "flashirCascadeCreateWithChunks refuses 0 prefix keys per chunk");
   expect(flashirCascadePlan(NULL, &zero, 1, 16, &zero, &zero, &zero, 0, 1,
                             NULL) == FLASHIR_INVALID_ARGUMENT &&
