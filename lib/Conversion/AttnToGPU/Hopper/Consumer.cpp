@@ -402,11 +402,11 @@ HopperPrefillBuilder::softmax(LocBuilder &b, ArrayRef<Value> x,
       w.state.l[h] = arith::AddFOp::create(b, state.l[h], sum);
     }
   } else {
-    // Lazy maxima (lazyMax): a row moves its maximum only when the tile's
-    // exceeds it by more than kLazyRescale; otherwise P = exp2(x - m) <=
-    // 2^kLazyRescale, exact in f32 sums and in P's element type, and O / l
-    // and lse use the same m. The warp's vote on O's rescale stays off the
-    // exponentials' path.
+    // Each row's maximum grows to the tile's, or with lazyMax only when the
+    // tile's exceeds it by more than kLazyRescale: otherwise P = exp2(x -
+    // m) <= 2^kLazyRescale, exact in f32 sums and in P's element type, and
+    // O / l and lse use the same m. The warp's vote on O's rescale stays
+    // off the exponentials' path.
     Value grows;
     for (int64_t h = 0; h < 2; ++h) {
       Value m = state.m[h];

@@ -266,8 +266,9 @@ private:
   bool rawScores;
   /// Whether the softmax keeps its row maxima lazily (only a growth past
   /// kLazyRescale moves one) so that most tiles skip O's rescale: above
-  /// head dim 128, where O's rescale outweighs the tile's exponentials
-  /// (bench/results/README.md, 2026-12-06: d256 +6-10%, d64 -2 to -6%).
+  /// head dim 128, where O's rescale outweighs the tile's exponentials;
+  /// below, the branch measured slower (bench/results/README.md,
+  /// 2026-12-06).
   bool lazyMax;
 
   gpu::GPUFuncOp func;
