@@ -1,5 +1,4 @@
-// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu="chip=sm_90a design=wgmma" | FileCheck %s
-// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu="chip=sm_90a design=wgmma" | FileCheck %s --check-prefix=LAZY
+// RUN: flashir-opt %s -split-input-file -attn-import-variants -convert-attn-to-gpu="chip=sm_90a design=wgmma" | FileCheck %s --check-prefixes=CHECK,LAZY
 
 // design=wgmma on sm_90a: the warp-specialized wgmma prefill kernel
 // (docs/HopperPrefillPlan.md). 128 query rows on a producer and two
@@ -278,9 +277,10 @@ func.func @causal_rows(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi
 // -----
 
 // Above head dim 128 the softmax keeps its row maxima lazily: in the key
-// loop, once S_j is waited for, a row moves its maximum only past 2^8 of
-// growth, and the warp's vote on that decides, after P.V's wait, whether
-// O is rescaled; at 128 and below O is rescaled on every tile.
+// loop, once S_j is waited for, each of a thread's two rows moves its
+// maximum only when the tile's exceeds it by more than 8 (a factor 2^8),
+// and the warp's vote on either row moving decides, after P.V's wait,
+// whether O is rescaled; at 128 and below every tile rescales O.
 !q128  = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
 !kv128 = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
 !pool128 = tensor<?x16x2x128xbf16>
@@ -290,17 +290,29 @@ func.func @causal_rows(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi
 
 // LAZY-LABEL: gpu.func @eager_d128_prefill_0
 // LAZY-NOT: nvvm.vote.sync
-// LAZY-LABEL: gpu.func @lazy_d256_prefill_1
-// LAZY: scf.for
 // LAZY: "wgmma.wait_group.sync.aligned 1;"
-// LAZY: %[[LIMIT:.*]] = arith.addf %{{.*}}, %cst{{.*}} : f32
-// LAZY: %[[UP:.*]] = arith.cmpf ogt, %[[MAX:.*]], %[[LIMIT]] : f32
-// LAZY: arith.select %[[UP]], %[[MAX]], %{{.*}} : f32
-// LAZY: %[[GROWS:.*]] = nvvm.vote.sync  any %{{.*}}, %{{.*}} -> i1
+// LAZY-NOT: nvvm.vote.sync
+// LAZY: "wgmma.wait_group.sync.aligned 0;"
+// LAZY: nvvm.mbarrier.arrive
+// LAZY-NOT: scf.if
+// LAZY-COUNT-64: arith.mulf %{{.*}}, %{{.*}} : f32
+// LAZY-NEXT: llvm.mlir.undef
+// LAZY-NOT: nvvm.vote.sync
+// LAZY-LABEL: gpu.func @lazy_d256_prefill_1
+// LAZY: "wgmma.wait_group.sync.aligned 1;"
+// LAZY: %[[LIMIT0:.*]] = arith.addf %{{.*}}, %cst{{.*}} : f32
+// LAZY-NEXT: %[[UP0:.*]] = arith.cmpf ogt, %[[MAX0:.*]], %[[LIMIT0]] : f32
+// LAZY-NEXT: arith.select %[[UP0]], %[[MAX0]], %{{.*}} : f32
+// LAZY: %[[LIMIT1:.*]] = arith.addf %{{.*}}, %cst{{.*}} : f32
+// LAZY-NEXT: %[[UP1:.*]] = arith.cmpf ogt, %[[MAX1:.*]], %[[LIMIT1]] : f32
+// LAZY-NEXT: %[[EITHER:.*]] = arith.ori %[[UP0]], %[[UP1]] : i1
+// LAZY-NEXT: arith.select %[[UP1]], %[[MAX1]], %{{.*}} : f32
+// LAZY: %[[GROWS:.*]] = nvvm.vote.sync  any %{{.*}}, %[[EITHER]] -> i1
 // LAZY: "wgmma.wait_group.sync.aligned 0;"
 // LAZY: nvvm.mbarrier.arrive
 // LAZY: scf.if %[[GROWS]] -> (!llvm.struct<(f32,
-// LAZY-COUNT-128: arith.mulf
+// LAZY-COUNT-128: arith.mulf %{{.*}}, %{{.*}} : f32
+// LAZY-NEXT: llvm.mlir.undef
 // LAZY: } else {
 // LAZY-NEXT: scf.yield %{{.*}} : !llvm.struct<(f32,
 func.func @eager_d128(%k: !pool128, %ip: tensor<?xi32>,

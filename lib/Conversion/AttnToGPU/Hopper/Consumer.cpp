@@ -9,7 +9,7 @@
 // accumulate), waited for with the accumulators tied; K's slot released;
 // keys past the end at -inf; the online softmax in base 2 (x * scale *
 // log2(e) - m as one fma, ex2.approx; above head dim 128 with lazy maxima:
-// a row's moves only when it grows by more than 2^8, so once they settle
+// a row's moves only when it grows by a factor over 2^8, so once they settle
 // most tiles skip O's rescale); V's slot waited for;
 // O += P.V by KV / 16 RS products whose A registers are P converted to the
 // element type in accumulator order; V's slot released after the wait.
