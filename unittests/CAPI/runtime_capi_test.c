@@ -53,22 +53,29 @@ int main(void) {
              says("flashirCascadeCreate: null argument"),
          "flashirCascadeCreate refuses a null merge kernel");
   /* The chunking is checked before any driver or bundle is opened. */
-  expect(flashirCascadeCreateWithChunks("b", "p", "b", "d", "m", "sm_90a", 1, 0,
-                                        256, 0, 64,
-                                        &cascade) == FLASHIR_INVALID_ARGUMENT &&
-             says("suffix_chunks must be >= 1, got 0") && cascade == NULL,
-         "flashirCascadeCreateWithChunks refuses 0 suffix chunks");
-  expect(flashirCascadeCreateWithChunks("b", "p", "b", "d", "m", "sm_90a", 1, 0,
-                                        256, 4, -3,
-                                        &cascade) == FLASHIR_INVALID_ARGUMENT &&
-             says("min_suffix_chunk_keys must be >= 1, got -3"),
-         "flashirCascadeCreateWithChunks refuses negative keys per chunk");
-  expect(flashirCascadeCreateWithChunks("b", "p", "b", "d", "m", "sm_90a", 1, 0,
-                                        0, 4, 64,
-                                        &cascade) == FLASHIR_INVALID_ARGUMENT &&
-             says("flashirCascadeCreateWithChunks: min_chunk_keys must be "
-                  ">= 1, got 0"),
-         "flashirCascadeCreateWithChunks refuses 0 prefix keys per chunk");
+  static const struct {
+    int64_t minChunkKeys, suffixChunks, minSuffixChunkKeys;
+    const char *message, *what;
+  } badChunks[] = {
+      {256, 0, 64,
+       "flashirCascadeCreateWithChunks: suffix_chunks must be >= 1, got 0",
+       "flashirCascadeCreateWithChunks refuses 0 suffix chunks"},
+      {256, 4, -3,
+       "flashirCascadeCreateWithChunks: min_suffix_chunk_keys must be >= 1, "
+       "got -3",
+       "flashirCascadeCreateWithChunks refuses negative keys per chunk"},
+      {0, 4, 64,
+       "flashirCascadeCreateWithChunks: min_chunk_keys must be >= 1, got 0",
+       "flashirCascadeCreateWithChunks refuses 0 prefix keys per chunk"},
+  };
+  for (size_t i = 0; i < sizeof(badChunks) / sizeof(badChunks[0]); ++i)
+    expect(flashirCascadeCreateWithChunks(
+               "b", "p", "b", "d", "m", "sm_90a", 1, 0,
+               badChunks[i].minChunkKeys, badChunks[i].suffixChunks,
+               badChunks[i].minSuffixChunkKeys,
+               &cascade) == FLASHIR_INVALID_ARGUMENT &&
+               says(badChunks[i].message) && cascade == NULL,
+           badChunks[i].what);
   expect(flashirCascadePlan(NULL, &zero, 1, 16, &zero, &zero, &zero, 0, 1,
                             NULL) == FLASHIR_INVALID_ARGUMENT &&
              says("null handle"),
