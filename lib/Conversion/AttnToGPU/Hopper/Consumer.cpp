@@ -293,6 +293,9 @@ void HopperPrefillBuilder::release(LocBuilder &b, Operand operand, Value it) {
   });
 }
 
+// Row h of the thread's two holds accumulators i with (i / 2) % 2 == h.
+static int64_t rowOf(int64_t i) { return (i / 2) % 2; }
+
 SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
                                                       Value scores) {
   SmallVector<Value> raw = scoreMma.unpack(b, scores);
@@ -310,7 +313,7 @@ SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
     for (int64_t i = 0; i < static_cast<int64_t>(raw.size()); ++i) {
       Value natural = arith::MulFOp::create(b, raw[i], cF32(b, s.scale));
       Value kpos = k.hookKeyPosition(b, f, keyOf(b, i));
-      int64_t h = (i / 2) % 2;
+      int64_t h = rowOf(i);
       Value logit =
           k.hooks.logits(b, natural, hookQpos[h], kpos, rowHead[h], params[h]);
       raw[i] = arith::MulFOp::create(b, logit, cF32(b, kernels::kLog2E));
@@ -339,7 +342,7 @@ SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
         SmallVector<Value> masked;
         for (auto [i, score] : llvm::enumerate(raw)) {
           Value key = keyOf(b, i);
-          Value bound = rowKeyBound[(i / 2) % 2];
+          Value bound = rowKeyBound[rowOf(i)];
           // Split: keys before kBegin wrap around in the unsigned compare.
           // Unsplit the compare is signed: a causal row's bound is <= 0
           // where queries outnumber the keys before it.
@@ -351,7 +354,7 @@ SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
                                                 key, bound);
           if (hookMask) {
             Value kpos = k.hookKeyPosition(b, f, key);
-            int64_t h = (i / 2) % 2;
+            int64_t h = rowOf(i);
             Value kept =
                 k.hooks.mask(b, hookQpos[h], kpos, rowHead[h], params[h]);
             visible = arith::AndIOp::create(b, visible, kept);
@@ -363,9 +366,6 @@ SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
       },
       [&](LocBuilder &) { return raw; });
 }
-
-// Row h of the thread's two holds accumulators i with (i / 2) % 2 == h.
-static int64_t rowOf(int64_t i) { return (i / 2) % 2; }
 
 Value HopperPrefillBuilder::rowMax(LocBuilder &b, ArrayRef<Value> x,
                                    int64_t h) {
