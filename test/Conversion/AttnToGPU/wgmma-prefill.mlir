@@ -257,6 +257,8 @@ func.func @softcap(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>,
 // CHECK-NOT: arith.cmpi sle
 // CHECK: scf.for
 // CHECK-NOT: arith.cmpi sle
+// CHECK: arith.cmpi sgt, %{{.*}}, %{{.*}} : index
+// CHECK-NOT: arith.cmpi sle
 // CHECK: arith.cmpi slt, %{{.*}}, %[[BOUND0]] : index
 // CHECK-NOT: arith.cmpi sle
 // CHECK: arith.cmpi slt, %{{.*}}, %[[BOUND1]] : index
@@ -272,6 +274,41 @@ func.func @causal_rows(%k: !pool, %v: !pool, %ip: tensor<?xi32>, %ix: tensor<?xi
        tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !q, !kv
       -> tensor<?x8x128xbf16>, tensor<?x8xf32>
   return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+// -----
+
+// Exactly causal with tiles of fewer keys than the CTA's rows (head dim
+// 256: 64 keys, 128 rows), each consumer warpgroup decides which tiles mask
+// from its own first row: before the key loop, the first tile ending past
+// min(end, that row's position + 1); in the loop one compare per tile. With
+// 128-key tiles (@causal_rows) the CTA-uniform test stays.
+!q256c  = !attn.ragged_q<heads = 8, head_dim = 256, bf16>
+!kv256c = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 256, bf16>
+!pool256c = tensor<?x16x2x256xbf16>
+
+// CHECK-LABEL: gpu.func @warpgroup_masks_prefill_0
+// CHECK: nvvm.setmaxregister  increase
+// CHECK: %[[SEEN:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[AHEAD:.*]] = arith.subi %[[SEEN]], %{{.*}} : index
+// CHECK-NEXT: %[[SPAN:.*]] = arith.maxsi %[[AHEAD]], %c0 : index
+// CHECK-NEXT: arith.constant 64 : index
+// CHECK-NEXT: %[[FROM:.*]] = arith.divui %[[SPAN]], %{{.*}} : index
+// CHECK-NOT: arith.cmpi sgt
+// CHECK: scf.for
+// CHECK-NOT: arith.cmpi sgt
+// CHECK: arith.cmpi uge, %{{.*}}, %[[FROM]] : index
+// CHECK-NOT: arith.cmpi sgt
+// CHECK: gpu.return
+func.func @warpgroup_masks(%k: !pool256c, %ip: tensor<?xi32>,
+    %qs: tensor<?x8x256xbf16>) -> (tensor<?x8x256xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : !pool256c, !pool256c -> !kv256c
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x256xbf16> -> !q256c
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>} : !q256c, !kv256c
+      -> tensor<?x8x256xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x256xbf16>, tensor<?x8xf32>
 }
 
 // -----

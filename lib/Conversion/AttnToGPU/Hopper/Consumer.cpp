@@ -121,6 +121,8 @@ Value HopperPrefillBuilder::threadRow(LocBuilder &b) {
 
 void HopperPrefillBuilder::consume(LocBuilder &b) {
   loadQueryRows(b);
+  if (warpgroupMasks)
+    planMaskedTiles(b);
   // The thread's rows (WgmmaAtom's accumulator layout), their positions
   // and heads.
   Value firstRow = threadRow(b);
@@ -172,6 +174,29 @@ void HopperPrefillBuilder::consume(LocBuilder &b) {
       b, any, [&](LocBuilder &b) { return flat(keyLoop(b, init)); },
       [&](LocBuilder &) { return flat(init); });
   writeOutput(b, unflat(done));
+}
+
+void HopperPrefillBuilder::planMaskedTiles(LocBuilder &b) {
+  Value maskEnd = f.kEnd;
+  if (causal) {
+    // Exactly causal, keys up to the warpgroup's first row's position are
+    // visible to each of its rows: at 64-key tiles the second warpgroup of
+    // a 128-row CTA masks one tile of the diagonal instead of two.
+    Value consumer = arith::SubIOp::create(b, wg, c1);
+    Value rowsEach = cIndex(b, kRowsPerConsumer);
+    Value firstRow = arith::MulIOp::create(b, consumer, rowsEach);
+    // Row i of the request's n sits at key position keys - n + i; it sees
+    // keys up to keys - n + i + 1.
+    Value token = tokenAndHead(b, firstRow).first;
+    Value position = arith::AddIOp::create(b, token, f.keysTotal);
+    Value lastQuery = arith::SubIOp::create(b, f.numQ, c1);
+    Value firstVisible = arith::SubIOp::create(b, position, lastQuery);
+    maskEnd = arith::MinSIOp::create(b, maskEnd, firstVisible);
+  }
+  // Tile it ends past maskEnd from it = (maskEnd - kTileBegin) / KV on.
+  Value span = arith::MaxSIOp::create(
+      b, arith::SubIOp::create(b, maskEnd, kTileBegin), c0);
+  maskFrom = arith::DivUIOp::create(b, span, cIndex(b, KV));
 }
 
 HopperPrefillBuilder::RowState HopperPrefillBuilder::keyLoop(LocBuilder &b,
@@ -318,26 +343,8 @@ SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
           k.hooks.logits(b, natural, hookQpos[h], kpos, rowHead[h], params[h]);
       raw[i] = arith::MulFOp::create(b, logit, cF32(b, kernels::kLog2E));
     }
-  // Tiles that reach past the end (or, split, start before the chunk)
-  // mask, and (exactly causal) those past the CTA's first row's position;
-  // with another mask hook every tile: a CTA-uniform branch.
-  Value tileEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
-  Value partial =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, tileEnd, f.kEnd);
-  if (s.chunked)
-    partial = arith::OrIOp::create(
-        b, partial,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, t0, f.kBegin));
-  if (causal) {
-    Value firstVisible = arith::AddIOp::create(b, firstQpos, c1);
-    Value pastFirst = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
-                                            tileEnd, firstVisible);
-    partial = arith::OrIOp::create(b, partial, pastFirst);
-  }
-  if (hookMask)
-    partial = arith::ConstantOp::create(b, b.getBoolAttr(true));
   return buildIf(
-      b, partial,
+      b, masksTile(b, it, t0),
       [&](LocBuilder &b) -> SmallVector<Value> {
         SmallVector<Value> masked;
         for (auto [i, score] : llvm::enumerate(raw)) {
@@ -365,6 +372,37 @@ SmallVector<Value> HopperPrefillBuilder::maskedScores(LocBuilder &b, Value it,
         return masked;
       },
       [&](LocBuilder &) { return raw; });
+}
+
+Value HopperPrefillBuilder::masksTile(LocBuilder &b, Value it, Value t0) {
+  // With another mask hook every tile masks.
+  if (hookMask)
+    return arith::ConstantOp::create(b, b.getBoolAttr(true));
+  // Tiles past the end (or, split, starting before the chunk) mask, and
+  // exactly causal those past the first row's position: the warpgroup's
+  // (from maskFrom on) or the CTA's.
+  auto startsBefore = [&](LocBuilder &b, Value t0) -> Value {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, t0, f.kBegin);
+  };
+  if (warpgroupMasks) {
+    Value partial =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::uge, it, maskFrom);
+    return s.chunked ? arith::OrIOp::create(b, partial, startsBefore(b, t0))
+                           .getResult()
+                     : partial;
+  }
+  Value tileEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
+  Value partial =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, tileEnd, f.kEnd);
+  if (s.chunked)
+    partial = arith::OrIOp::create(b, partial, startsBefore(b, t0));
+  if (causal) {
+    Value firstVisible = arith::AddIOp::create(b, firstQpos, c1);
+    Value pastFirst = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
+                                            tileEnd, firstVisible);
+    partial = arith::OrIOp::create(b, partial, pastFirst);
+  }
+  return partial;
 }
 
 Value HopperPrefillBuilder::rowMax(LocBuilder &b, ArrayRef<Value> x,

@@ -144,6 +144,11 @@ private:
   // Consumer.cpp.
   /// Consumer warpgroup `wg` (1..): its rows' attention over every tile.
   void consume(LocBuilder &b);
+  /// The warpgroup's maskFrom (warpgroupMasks).
+  void planMaskedTiles(LocBuilder &b);
+  /// Whether tile `it` (its first key t0) masks: a warpgroup-uniform
+  /// branch in maskedScores.
+  Value masksTile(LocBuilder &b, Value it, Value t0);
   /// The thread's first row of the CTA's tile (its second is 8 below).
   Value threadRow(LocBuilder &b);
   /// How the warpgroup's threads move its rows as 16-byte pieces (the Q
@@ -270,6 +275,14 @@ private:
   /// below, the branch measured slower (bench/results/README.md,
   /// 2026-12-06).
   bool lazyMax;
+  /// Whether each consumer warpgroup decides which tiles it masks from its
+  /// own first row (maskFrom) rather than the CTA's, exactly causal: where a
+  /// tile holds fewer keys than the CTA has rows, the diagonal spans several
+  /// tiles and a later warpgroup's rows see whole tiles the first one masks
+  /// (d256's 64-key tiles: the second masks one instead of two; four
+  /// consumers at d64: 10 warpgroup tiles instead of 16). With 128-key
+  /// tiles and 128 rows both mask the same tiles: the CTA-uniform test.
+  bool warpgroupMasks;
 
   gpu::GPUFuncOp func;
   Frame f;
@@ -283,6 +296,10 @@ private:
   /// key rounded down to a box: boxes never cross a page) to kLoopEnd; its
   /// first token's position.
   Value kTileBegin, kLoopEnd, firstQpos;
+  /// With warpgroupMasks, the consumer warpgroup's first tile that reaches
+  /// past the end or (exactly causal) past its first row's position: it and
+  /// those after it mask (maskedScores).
+  Value maskFrom;
   /// The thread's two rows' positions (consumers) as hooks see them, their
   /// query heads and those heads' parameters.
   Value hookQpos[2], rowHead[2];
