@@ -3,9 +3,10 @@
 
 // persistent-prefill=auto (the default) gives persistent CTAs to the wgmma
 // prefill kernels of head dim 64 with tensor copies only, except those that
-// take four consumer warpgroups (no mask or row hooks, unsplit): at 128 and
-// 256 and for gathered pages one CTA per q tile measured faster.
+// take four consumer warpgroups (no hooks but the causal mask, unsplit): at
+// 128 and 256 and for gathered pages one CTA per q tile measured faster.
 
+// A logits hook (soft-cap): two consumers, persistent.
 // CHECK-LABEL: gpu.func @d64_paged_prefill_0
 // CHECK-SAME: persistent = true
 // CHECK: nvvm.read.ptx.sreg.nsmid
@@ -14,12 +15,12 @@
 // OFF-NOT: nvvm.read.ptx.sreg.nsmid
 // OFF: gpu.return
 func.func @d64_paged(%k: tensor<?x16x2x64xbf16>, %ip: tensor<?xi32>,
-    %qs: tensor<?x8x64xbf16>) -> (tensor<?x8x64xbf16>, tensor<?x8xf32>) {
+    %qs: tensor<?x8x64xbf16>, %cap: f32) -> (tensor<?x8x64xbf16>, tensor<?x8xf32>) {
   %kv = attn.paged_kv %k, %k, %ip, %ip, %ip
       : tensor<?x16x2x64xbf16>, tensor<?x16x2x64xbf16>
       -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 64, bf16>
   %q = attn.ragged_q %qs, %ip : tensor<?x8x64xbf16> -> !attn.ragged_q<heads = 8, head_dim = 64, bf16>
-  %o, %l = attn.attention @causal(%q, %kv)
+  %o, %l = attn.attention @soft_cap(%q, %kv) params(%cap : f32)
       {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
        tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>}
       : !attn.ragged_q<heads = 8, head_dim = 64, bf16>,
@@ -73,9 +74,9 @@ func.func @d64_gathered(%k: tensor<?x5x2x64xbf16>, %ip: tensor<?xi32>,
 
 // -----
 
-// Head dim 64 without a mask or row hooks: four consumer warpgroups (256
-// query rows, 64-key tiles, 24 / 112 registers) and one CTA per q tile,
-// with persistent-prefill=auto as with off.
+// Head dim 64 without hooks, or with the causal mask: four consumer
+// warpgroups (256 query rows, 64-key tiles, 24 / 112 registers) and one CTA
+// per q tile, with persistent-prefill=auto as with off.
 // CHECK-LABEL: gpu.func @d64_plain_prefill_0
 // CHECK-NOT: persistent = true
 // CHECK-SAME: nvvm.maxntid = array<i32: 640, 1, 1>
@@ -92,6 +93,32 @@ func.func @d64_plain(%k: tensor<?x16x2x64xbf16>, %ip: tensor<?xi32>,
       -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 64, bf16>
   %q = attn.ragged_q %qs, %ip : tensor<?x8x64xbf16> -> !attn.ragged_q<heads = 8, head_dim = 64, bf16>
   %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>}
+      : !attn.ragged_q<heads = 8, head_dim = 64, bf16>,
+        !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 64, bf16>
+      -> tensor<?x8x64xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x64xbf16>, tensor<?x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @d64_causal_prefill_0
+// CHECK-NOT: persistent = true
+// CHECK-SAME: nvvm.maxntid = array<i32: 640, 1, 1>
+// CHECK-NOT: nvvm.read.ptx.sreg.nsmid
+// CHECK: nvvm.setmaxregister  decrease 24
+// CHECK: nvvm.setmaxregister  increase 112
+// CHECK: gpu.return
+// OFF-LABEL: gpu.func @d64_causal_prefill_0
+// OFF-SAME: nvvm.maxntid = array<i32: 640, 1, 1>
+func.func @d64_causal(%k: tensor<?x16x2x64xbf16>, %ip: tensor<?xi32>,
+    %qs: tensor<?x8x64xbf16>) -> (tensor<?x8x64xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip
+      : tensor<?x16x2x64xbf16>, tensor<?x16x2x64xbf16>
+      -> !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 64, bf16>
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x64xbf16> -> !attn.ragged_q<heads = 8, head_dim = 64, bf16>
+  %o, %l = attn.attention @causal(%q, %kv)
       {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
        tiles = #attn.tiles<q = 64, kv = 64, warps = 4, stages = 2>}
       : !attn.ragged_q<heads = 8, head_dim = 64, bf16>,

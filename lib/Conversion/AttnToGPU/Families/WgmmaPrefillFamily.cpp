@@ -3,8 +3,9 @@
 // The warp-specialized prefill kernel (Hopper/HopperPrefillKernel.cpp) for
 // design=wgmma, and design=auto where the tiles take 128 query rows, on
 // sm_90a: CTAs of 128 query rows (two consumer warpgroups and a producer),
-// K/V tiles of 128 keys (64 at head dim 256), or for plain softmax at head
-// dim 64 256 rows (four consumers) and 64-key tiles (fourConsumerShape),
+// K/V tiles of 128 keys (64 at head dim 256), or for softmax without hooks
+// but the causal mask at head dim 64 256 rows (four consumers) and 64-key
+// tiles (fourConsumerShape),
 // by tensor copies in a ring of as many stages (2-4) as shared memory
 // holds. It serves what its milestones cover (docs/HopperPrefillPlan.md, M1-M4,
 // M7): f16 and bf16, head dims 64, 128 and 256, one view, split-KV (with
@@ -21,6 +22,7 @@
 
 #include "../Hopper/HopperPrefillBuilder.h"
 #include "../KernelFamily.h"
+#include "../Parts/CausalMask.h"
 
 #include "flashir/ABI/KernelABI.h"
 
@@ -31,6 +33,7 @@ using namespace flashir::conversion::families;
 using namespace flashir::conversion::kernels;
 namespace abi = flashir::abi;
 namespace hopper = flashir::conversion::hopper;
+namespace parts = flashir::conversion::parts;
 using flashir::KernelDesign;
 
 namespace {
@@ -195,15 +198,20 @@ private:
   /// Compute: 0.68 eligible warps each) and twice the warps measured
   /// 3.6-5.2% faster (bench/results/README.md, 2026-12-06; B4 S4096: with
   /// design=auto a short request's 256-row tile idles more than a 128-row
-  /// one). Plain softmax only: the causal kernel spills at 112 (and
-  /// measured +0.8%), hooks would hold more registers; nor split or
+  /// one). Softmax without hooks (they would hold more registers) but
+  /// the exact causal mask: with each warpgroup masking from its own first
+  /// row the causal kernel measured 3.7% faster than the persistent
+  /// two-consumer one (2026-12-07; +0.8% with CTA-wide masks); nor split or
   /// gathering kernels, whose producers need registers for addresses (a
   /// page that boxes tile at 128 keys tiles at 64 too).
   static std::optional<KernelShape>
   fourConsumerShape(const KernelShape &s, VariantOp v, bool gather) {
+    bool noMaskOrCausal =
+        v.getMask().empty() ||
+        parts::classifyMask(v.getMask()) == parts::CausalMask::Exact;
     bool plainSoftmax = v.getReduction() == ReductionKind::Softmax &&
                         !hasRowHooks(v) && v.getLogits().empty() &&
-                        v.getMask().empty() && v.getOutput().empty();
+                        noMaskOrCausal && v.getOutput().empty();
     if (s.headDim != 64 || s.chunked || gather || !plainSoftmax)
       return std::nullopt;
     KernelShape wide = s;
