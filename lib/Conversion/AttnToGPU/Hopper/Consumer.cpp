@@ -177,22 +177,19 @@ void HopperPrefillBuilder::consume(LocBuilder &b) {
 }
 
 void HopperPrefillBuilder::planMaskedTiles(LocBuilder &b) {
-  Value maskEnd = f.kEnd;
-  if (causal) {
-    // Exactly causal, keys up to the warpgroup's first row's position are
-    // visible to each of its rows: at 64-key tiles the second warpgroup of
-    // a 128-row CTA masks one tile of the diagonal instead of two.
-    Value consumer = arith::SubIOp::create(b, wg, c1);
-    Value rowsEach = cIndex(b, kRowsPerConsumer);
-    Value firstRow = arith::MulIOp::create(b, consumer, rowsEach);
-    // Row i of the request's n sits at key position keys - n + i; it sees
-    // keys up to keys - n + i + 1.
-    Value token = tokenAndHead(b, firstRow).first;
-    Value position = arith::AddIOp::create(b, token, f.keysTotal);
-    Value lastQuery = arith::SubIOp::create(b, f.numQ, c1);
-    Value firstVisible = arith::SubIOp::create(b, position, lastQuery);
-    maskEnd = arith::MinSIOp::create(b, maskEnd, firstVisible);
-  }
+  // Exactly causal, keys up to the warpgroup's first row's position are
+  // visible to each of its rows: at 64-key tiles the second warpgroup of a
+  // 128-row CTA masks one tile of the diagonal instead of two.
+  Value consumer = arith::SubIOp::create(b, wg, c1);
+  Value rowsEach = cIndex(b, kRowsPerConsumer);
+  Value firstRow = arith::MulIOp::create(b, consumer, rowsEach);
+  // Row i of the request's n sits at key position keys - n + i; it sees
+  // keys up to keys - n + i + 1.
+  Value token = tokenAndHead(b, firstRow).first;
+  Value position = arith::AddIOp::create(b, token, f.keysTotal);
+  Value lastQuery = arith::SubIOp::create(b, f.numQ, c1);
+  Value firstVisible = arith::SubIOp::create(b, position, lastQuery);
+  Value maskEnd = arith::MinSIOp::create(b, f.kEnd, firstVisible);
   // Tile it ends past maskEnd from it = (maskEnd - kTileBegin) / KV on.
   Value span = arith::MaxSIOp::create(
       b, arith::SubIOp::create(b, maskEnd, kTileBegin), c0);
@@ -381,21 +378,21 @@ Value HopperPrefillBuilder::masksTile(LocBuilder &b, Value it, Value t0) {
   // Tiles past the end (or, split, starting before the chunk) mask, and
   // exactly causal those past the first row's position: the warpgroup's
   // (from maskFrom on) or the CTA's.
-  auto startsBefore = [&](LocBuilder &b, Value t0) -> Value {
+  auto startsBefore = [&]() -> Value {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, t0, f.kBegin);
   };
   if (warpgroupMasks) {
     Value partial =
         arith::CmpIOp::create(b, arith::CmpIPredicate::uge, it, maskFrom);
-    return s.chunked ? arith::OrIOp::create(b, partial, startsBefore(b, t0))
-                           .getResult()
-                     : partial;
+    return s.chunked
+               ? arith::OrIOp::create(b, partial, startsBefore()).getResult()
+               : partial;
   }
   Value tileEnd = arith::AddIOp::create(b, t0, cIndex(b, KV));
   Value partial =
       arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, tileEnd, f.kEnd);
   if (s.chunked)
-    partial = arith::OrIOp::create(b, partial, startsBefore(b, t0));
+    partial = arith::OrIOp::create(b, partial, startsBefore());
   if (causal) {
     Value firstVisible = arith::AddIOp::create(b, firstQpos, c1);
     Value pastFirst = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,

@@ -144,7 +144,7 @@ private:
   // Consumer.cpp.
   /// Consumer warpgroup `wg` (1..): its rows' attention over every tile.
   void consume(LocBuilder &b);
-  /// The warpgroup's maskFrom (warpgroupMasks).
+  /// The warpgroup's maskFrom (warpgroupMasks: exactly causal).
   void planMaskedTiles(LocBuilder &b);
   /// Whether tile `it` (its first key t0) masks: a warpgroup-uniform
   /// branch in maskedScores.
@@ -297,8 +297,8 @@ private:
   /// first token's position.
   Value kTileBegin, kLoopEnd, firstQpos;
   /// With warpgroupMasks, the consumer warpgroup's first tile that reaches
-  /// past the end or (exactly causal) past its first row's position: it and
-  /// those after it mask (maskedScores).
+  /// past the end or past its first row's position: it and those after it
+  /// mask (maskedScores).
   Value maskFrom;
   /// The thread's two rows' positions (consumers) as hooks see them, their
   /// query heads and those heads' parameters.
