@@ -103,6 +103,7 @@ func.func @d64_plain(%k: tensor<?x16x2x64xbf16>, %ip: tensor<?xi32>,
 
 // -----
 
+// Exactly causal (its warpgroups mask from their own first rows).
 // CHECK-LABEL: gpu.func @d64_causal_prefill_0
 // CHECK-NOT: persistent = true
 // CHECK-SAME: nvvm.maxntid = array<i32: 640, 1, 1>
