@@ -281,7 +281,11 @@ private:
   /// tiles and a later warpgroup's rows see whole tiles the first one masks
   /// (d256's 64-key tiles: the second masks one instead of two; four
   /// consumers at d64: 10 warpgroup tiles instead of 16). With 128-key
-  /// tiles and 128 rows both mask the same tiles: the CTA-uniform test.
+  /// tiles and 128 rows both mask the same tiles, and only the schedule
+  /// differs: the per-warpgroup form measured faster at d128 (B4 S4096
+  /// causal +2.2-2.4%, B1 S16384 -0.4 to -1.6%), slower at d64 (-3%), and
+  /// with fused head groups its split kernels spill more: the CTA-uniform
+  /// test there (bench/results/README.md, 2026-12-07).
   bool warpgroupMasks;
 
   gpu::GPUFuncOp func;

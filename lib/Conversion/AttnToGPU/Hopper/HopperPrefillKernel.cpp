@@ -92,7 +92,7 @@ HopperPrefillBuilder::HopperPrefillBuilder(KernelBuilder &kernel)
   rawScores = k.variant.getLogits().empty() && s.scale > 0;
   factor = rawScores ? s.scale * kernels::kLog2E : 1.0f;
   lazyMax = D > 128 && !k.hooks.sigmoid();
-  warpgroupMasks = causal && KV < qRows;
+  warpgroupMasks = causal && (KV < qRows || (D > 64 && !fused));
 }
 
 gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
