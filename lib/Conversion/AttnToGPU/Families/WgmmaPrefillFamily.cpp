@@ -209,10 +209,10 @@ private:
     bool noMaskOrCausal =
         v.getMask().empty() ||
         parts::classifyMask(v.getMask()) == parts::CausalMask::Exact;
-    bool plainSoftmax = v.getReduction() == ReductionKind::Softmax &&
-                        !hasRowHooks(v) && v.getLogits().empty() &&
-                        noMaskOrCausal && v.getOutput().empty();
-    if (s.headDim != 64 || s.chunked || gather || !plainSoftmax)
+    bool hooklessSoftmax = v.getReduction() == ReductionKind::Softmax &&
+                           !hasRowHooks(v) && v.getLogits().empty() &&
+                           noMaskOrCausal && v.getOutput().empty();
+    if (s.headDim != 64 || s.chunked || gather || !hooklessSoftmax)
       return std::nullopt;
     KernelShape wide = s;
     wide.consumers = 4;
