@@ -29,6 +29,9 @@ func.func @split_d256(%k: !pool256, %ip: tensor<?xi32>, %qs: tensor<?x4x256xbf16
 // whose position precedes the chunk sees none).
 // CHECK-LABEL: gpu.func @split_causal_prefill_1
 // CHECK: nvvm.setmaxregister  increase 232
+// The warpgroup's first row's bound (its first masked tile), then the rows'.
+// CHECK: %[[WGNEXT:.*]] = arith.addi %{{.*}}, %c1 : index
+// CHECK-NEXT: arith.minsi %{{.*}}, %[[WGNEXT]] : index
 // CHECK: %[[NEXT:.*]] = arith.addi %{{.*}}, %c1 : index
 // CHECK-NEXT: %[[END:.*]] = arith.minsi %{{.*}}, %[[NEXT]] : index
 // CHECK-NEXT: %[[RAW:.*]] = arith.subi %[[END]], %[[BEGIN:.*]] : index

@@ -250,8 +250,11 @@ func.func @softcap(%k: !pool, %ip: tensor<?xi32>, %qs: tensor<?x8x128xbf16>,
 // CHECK-NOT: arith.cmpi sle
 // CHECK: nvvm.setmaxregister  increase
 // CHECK-NOT: arith.cmpi sle
+// The warpgroup's first row's bound (its first masked tile), then the rows'.
+// CHECK: %[[WGNEXT:.*]] = arith.addi %{{.*}}, %c1 : index
+// CHECK-NEXT: arith.minsi %[[END:.*]], %[[WGNEXT]] : index
 // CHECK: %[[NEXT0:.*]] = arith.addi %{{.*}}, %c1 : index
-// CHECK-NEXT: %[[BOUND0:.*]] = arith.minsi %[[END:.*]], %[[NEXT0]] : index
+// CHECK-NEXT: %[[BOUND0:.*]] = arith.minsi %[[END]], %[[NEXT0]] : index
 // CHECK: %[[NEXT1:.*]] = arith.addi %{{.*}}, %c1 : index
 // CHECK-NEXT: %[[BOUND1:.*]] = arith.minsi %[[END]], %[[NEXT1]] : index
 // CHECK-NOT: arith.cmpi sle

@@ -126,12 +126,11 @@ void HopperPrefillBuilder::consume(LocBuilder &b) {
   // The thread's rows (WgmmaAtom's accumulator layout), their positions
   // and heads.
   Value firstRow = threadRow(b);
-  Value keysBefore = arith::SubIOp::create(b, f.keysTotal, f.numQ);
   for (int64_t h = 0; h < 2; ++h) {
     Value row = arith::AddIOp::create(b, firstRow, cIndex(b, 8 * h));
     Value token;
     std::tie(token, rowHead[h]) = tokenAndHead(b, row);
-    Value qpos = arith::AddIOp::create(b, keysBefore, token);
+    Value qpos = keyPosition(b, token);
     // Hooks that read buffers see rows past the request clamped.
     hookQpos[h] = k.hookPosition(b, qpos, f.keysTotal);
     // The row's visible keys end at kEnd or (exactly causal) after its
@@ -183,17 +182,11 @@ void HopperPrefillBuilder::planMaskedTiles(LocBuilder &b) {
   Value consumer = arith::SubIOp::create(b, wg, c1);
   Value rowsEach = cIndex(b, kRowsPerConsumer);
   Value firstRow = arith::MulIOp::create(b, consumer, rowsEach);
-  // Row i of the request's n sits at key position keys - n + i; it sees
-  // keys up to keys - n + i + 1.
   Value token = tokenAndHead(b, firstRow).first;
-  Value position = arith::AddIOp::create(b, token, f.keysTotal);
-  Value lastQuery = arith::SubIOp::create(b, f.numQ, c1);
-  Value firstVisible = arith::SubIOp::create(b, position, lastQuery);
+  Value firstVisible = arith::AddIOp::create(b, keyPosition(b, token), c1);
   Value maskEnd = arith::MinSIOp::create(b, f.kEnd, firstVisible);
-  // Tile it ends past maskEnd from it = (maskEnd - kTileBegin) / KV on.
-  Value span = arith::MaxSIOp::create(
-      b, arith::SubIOp::create(b, maskEnd, kTileBegin), c0);
-  maskFrom = arith::DivUIOp::create(b, span, cIndex(b, KV));
+  // Tiles from the one maskEnd falls inside on end past it.
+  maskFrom = tilesUpTo(b, maskEnd, /*partial=*/false);
 }
 
 HopperPrefillBuilder::RowState HopperPrefillBuilder::keyLoop(LocBuilder &b,

@@ -96,6 +96,13 @@ private:
   void planKeyTiles(LocBuilder &b);
   /// The first key of tile `it`.
   Value tileStart(LocBuilder &b, Value it);
+  /// The key position of the request's row `token` (bottom-right aligned:
+  /// keysTotal - numQ + token); the position one past is the number of
+  /// keys the row sees, exactly causal.
+  Value keyPosition(LocBuilder &b, Value token);
+  /// The key tiles from kTileBegin to key `end`: those wholly before it,
+  /// or (`partial`) also the one it ends inside.
+  Value tilesUpTo(LocBuilder &b, Value end, bool partial);
   /// The token and query head of tile row `row`: with fused head groups
   /// rows are (token, head of the KV head's group) pairs.
   std::pair<Value, Value> tokenAndHead(LocBuilder &b, Value row);

@@ -241,17 +241,19 @@ void HopperPrefillBuilder::forEachTile(LocBuilder &b,
   lane = threadLane;
 }
 
+Value HopperPrefillBuilder::keyPosition(LocBuilder &b, Value token) {
+  Value keysBefore = arith::SubIOp::create(b, f.keysTotal, f.numQ);
+  return arith::AddIOp::create(b, keysBefore, token);
+}
+
 void HopperPrefillBuilder::planKeyTiles(LocBuilder &b) {
-  // Row i of the request's n sits at key position keys - n + i.
-  firstQpos = arith::SubIOp::create(
-      b, arith::AddIOp::create(b, rowBase, f.keysTotal), f.numQ);
+  firstQpos = keyPosition(b, rowBase);
   kLoopEnd = f.kEnd;
   if (skipsTiles) {
     // Keys past the CTA's last row's position are hidden from every row.
-    Value lastRow = arith::MinUIOp::create(
+    Value pastLast = arith::MinUIOp::create(
         b, arith::AddIOp::create(b, rowBase, cIndex(b, tokens)), f.numQ);
-    Value visible = arith::SubIOp::create(
-        b, arith::AddIOp::create(b, lastRow, f.keysTotal), f.numQ);
+    Value visible = keyPosition(b, pastLast);
     kLoopEnd = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, visible, c0),
                                       f.kEnd);
   }
@@ -262,10 +264,15 @@ void HopperPrefillBuilder::planKeyTiles(LocBuilder &b) {
   if (s.chunked && boxRows > 1)
     kTileBegin = arith::SubIOp::create(
         b, f.kBegin, arith::RemUIOp::create(b, f.kBegin, cIndex(b, boxRows)));
-  Value span = arith::MaxSIOp::create(
-      b, arith::SubIOp::create(b, kLoopEnd, kTileBegin), c0);
-  Value spanUp = arith::AddIOp::create(b, span, cIndex(b, KV - 1));
-  numTiles = arith::DivUIOp::create(b, spanUp, cIndex(b, KV));
+  numTiles = tilesUpTo(b, kLoopEnd, /*partial=*/true);
+}
+
+Value HopperPrefillBuilder::tilesUpTo(LocBuilder &b, Value end, bool partial) {
+  Value span =
+      arith::MaxSIOp::create(b, arith::SubIOp::create(b, end, kTileBegin), c0);
+  if (partial)
+    span = arith::AddIOp::create(b, span, cIndex(b, KV - 1));
+  return arith::DivUIOp::create(b, span, cIndex(b, KV));
 }
 
 void HopperPrefillBuilder::bindSharedMemory(LocBuilder &b) {

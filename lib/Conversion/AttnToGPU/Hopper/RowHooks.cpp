@@ -27,9 +27,7 @@ Value HopperPrefillBuilder::hookedQueryPiece(LocBuilder &b, Value q,
   };
   Value x = read(b, column, kernels::kVec);
   Value xRot = k.loadRotated(b, column, read);
-  Value keysBefore = arith::SubIOp::create(b, f.keysTotal, f.numQ);
-  Value qpos = k.hookPosition(b, arith::AddIOp::create(b, keysBefore, token),
-                              f.keysTotal);
+  Value qpos = k.hookPosition(b, keyPosition(b, token), f.keysTotal);
   SmallVector<Value> headParams = k.paramValues(b, f, qHead);
   return k.applyRowHook(b, /*isKey=*/false, x, xRot, column, qpos, qHead,
                         headParams);
