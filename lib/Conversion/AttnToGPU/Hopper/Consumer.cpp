@@ -185,7 +185,8 @@ void HopperPrefillBuilder::planMaskedTiles(LocBuilder &b) {
   Value token = tokenAndHead(b, firstRow).first;
   Value firstVisible = arith::AddIOp::create(b, keyPosition(b, token), c1);
   Value maskEnd = arith::MinSIOp::create(b, f.kEnd, firstVisible);
-  // Tiles from the one maskEnd falls inside on end past it.
+  // The tiles wholly before maskEnd stay unmasked; the next is the first
+  // that ends past it.
   maskFrom = tilesUpTo(b, maskEnd, /*partial=*/false);
 }
 
