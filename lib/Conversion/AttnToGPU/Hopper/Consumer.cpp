@@ -136,9 +136,7 @@ void HopperPrefillBuilder::consume(LocBuilder &b) {
     // The row's visible keys end at kEnd or (exactly causal) after its
     // position; split, as a count from kBegin: a masked tile then compares
     // each key once.
-    Value end = f.kEnd;
-    if (causal)
-      end = arith::MinSIOp::create(b, end, arith::AddIOp::create(b, qpos, c1));
+    Value end = causal ? causalEnd(b, qpos) : f.kEnd;
     rowKeyBound[h] = s.chunked
                          ? arith::MaxSIOp::create(
                                b, arith::SubIOp::create(b, end, f.kBegin), c0)
@@ -183,8 +181,7 @@ void HopperPrefillBuilder::planMaskedTiles(LocBuilder &b) {
   Value rowsEach = cIndex(b, kRowsPerConsumer);
   Value firstRow = arith::MulIOp::create(b, consumer, rowsEach);
   Value token = tokenAndHead(b, firstRow).first;
-  Value firstVisible = arith::AddIOp::create(b, keyPosition(b, token), c1);
-  Value maskEnd = arith::MinSIOp::create(b, f.kEnd, firstVisible);
+  Value maskEnd = causalEnd(b, keyPosition(b, token));
   // The tiles wholly before maskEnd stay unmasked; the next is the first
   // that ends past it.
   maskFrom = tilesUpTo(b, maskEnd, /*partial=*/false);

@@ -100,6 +100,9 @@ private:
   /// keysTotal - numQ + token); the position one past is the number of
   /// keys the row sees, exactly causal.
   Value keyPosition(LocBuilder &b, Value token);
+  /// The end of the keys a row at key position `position` sees, exactly
+  /// causal: min(kEnd, position + 1).
+  Value causalEnd(LocBuilder &b, Value position);
   /// The key tiles from kTileBegin to key `end`: those wholly before it,
   /// or (`partial`) also the one it ends inside.
   Value tilesUpTo(LocBuilder &b, Value end, bool partial);

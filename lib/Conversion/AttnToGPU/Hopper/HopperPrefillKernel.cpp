@@ -246,6 +246,11 @@ Value HopperPrefillBuilder::keyPosition(LocBuilder &b, Value token) {
   return arith::AddIOp::create(b, keysBefore, token);
 }
 
+Value HopperPrefillBuilder::causalEnd(LocBuilder &b, Value position) {
+  Value next = arith::AddIOp::create(b, position, c1);
+  return arith::MinSIOp::create(b, f.kEnd, next);
+}
+
 void HopperPrefillBuilder::planKeyTiles(LocBuilder &b) {
   firstQpos = keyPosition(b, rowBase);
   kLoopEnd = f.kEnd;
