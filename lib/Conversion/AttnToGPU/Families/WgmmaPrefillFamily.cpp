@@ -14,9 +14,9 @@
 // ragged keys and pages of any size (tensor-copy boxes where pages of a
 // multiple of 8 keys hold or divide the tiles, else the producer's cp.async
 // gather). It passes every other attention on to the mma.sync prefill
-// family, never failing one it could serve. design=auto leaves query, key
-// and output hooks, sigmoid and gathered pages to that family until the GPU
-// checks have run them through this one.
+// family, never failing one it could serve. design=auto leaves query and
+// key hooks, and gathered pages but those of a power-of-two size (page 1
+// included), to that family, where it measured as fast or faster.
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,9 +114,13 @@ public:
     s.kvTile = kvTileFor(s.headDim);
     // Tensor-copy boxes, or the producer's cp.async gather.
     bool gather = hopper::gathersKeys(s, options.tensorMaps);
-    if (autoHere && gather)
+    // The gather of power-of-two pages keeps several rows in flight
+    // (gatherPasses); other sizes issue one row at a time.
+    if (autoHere && gather &&
+        (!options.tensorMaps || hopper::gatherPasses(s.pageSize) == 1))
       return Match::skip(std::string("design=auto and pages that tensor-copy "
-                                     "boxes cannot tile") +
+                                     "boxes cannot tile, of a size not a "
+                                     "power of two, or no tensor maps") +
                          kMmaSyncFaster);
     std::optional<KernelShape> wide =
         fourConsumerShape(s, plan.variant, gather);

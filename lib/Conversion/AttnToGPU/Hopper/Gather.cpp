@@ -8,10 +8,11 @@
 // the request's end, and arrives on the slot's full barrier when its copies
 // land (cp.async.mbarrier.arrive.noinc: the barrier expects one arrival
 // per producer thread). Warp w copies the tile's rows w * KV / 4.. (a pass
-// of 32 lanes covers 32 / (D / 8) rows); each lane loads the page id of one
-// of the warp's rows a tile ahead, and the warp's lanes take it by shuffle.
-// The consumers fence the async proxy after their wait (cp.async writes
-// through the generic proxy; wgmma reads through the async one).
+// of 32 lanes covers 32 / (D / 8) rows; a loop iteration issues up to
+// gatherPasses passes); each lane loads the page id of one of the warp's rows
+// a tile ahead, and the warp's lanes take it by shuffle. The consumers fence
+// the async proxy after their wait (cp.async writes through the generic proxy;
+// wgmma reads through the async one).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,9 @@
 #include "../Parts/AsyncProxy.h"
 
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -32,6 +36,14 @@ bool gathersKeys(const KernelShape &s, bool tensorMaps) {
                    (s.pageSize % 8 == 0 &&
                     (s.kvTile % s.pageSize == 0 || s.pageSize % s.kvTile == 0));
   return !boxesTile || !tensorMaps;
+}
+
+int64_t gatherPasses(int64_t pageSize) {
+  // One pass at a time leaves the producer latency-bound. A page size not
+  // a power of two takes a 64-bit remainder per row: more of them in
+  // flight spill the producer, and split kernels' consumers at the
+  // producer's 64 registers.
+  return llvm::isPowerOf2_64(pageSize) ? 8 : 1;
 }
 
 void HopperPrefillBuilder::gatherTiles(LocBuilder &b) {
@@ -65,48 +77,58 @@ void HopperPrefillBuilder::gatherTile(LocBuilder &b, Operand operand, Value it,
   int64_t chunksPerRow = D / kernels::kVec;
   int64_t rowsPerPass = 32 / chunksPerRow;
   assert(rowsPerWarp % rowsPerPass == 0 && "passes cover the warp's rows");
-  Value chunk = arith::RemUIOp::create(b, lane, cIndex(b, chunksPerRow));
-  Value column = arith::MulIOp::create(b, chunk, cIndex(b, kernels::kVec));
+  GatherFrame g;
+  g.pool = operand == Operand::K ? f.kPool : f.vPool;
+  g.tile = tileOffset(b, operand, slot);
+  g.page = page;
+  g.warpRow = arith::MulIOp::create(b, warpInWg, cIndex(b, rowsPerWarp));
+  g.t0 = tileStart(b, it);
+  g.chunk = arith::RemUIOp::create(b, lane, cIndex(b, chunksPerRow));
+  g.column = arith::MulIOp::create(b, g.chunk, cIndex(b, kernels::kVec));
   Value passRow = arith::DivUIOp::create(b, lane, cIndex(b, chunksPerRow));
-  Value warpRow = arith::MulIOp::create(b, warpInWg, cIndex(b, rowsPerWarp));
-  Value t0 = tileStart(b, it);
-  Value tile = tileOffset(b, operand, slot);
-  Value pool = operand == Operand::K ? f.kPool : f.vPool;
-  Value width = arith::ConstantOp::create(b, b.getI32IntegerAttr(32));
   // Lane l takes rows passRow, passRow + rowsPerPass, ...: every lane runs
-  // the same number of passes, so each shuffle has all 32 lanes. (A loop
-  // over pass indices from 0 lets ptxas unroll it and spill.)
+  // the same number of passes, so each shuffle has all 32 lanes.
+  int64_t unroll = std::min(gatherPasses(P), rowsPerWarp / rowsPerPass);
   Value end = cIndex(b, rowsPerWarp);
-  Value step = cIndex(b, rowsPerPass);
+  Value step = cIndex(b, rowsPerPass * unroll);
   buildForStep(
       b, passRow, end, step, ValueRange{},
-      [&](LocBuilder &b, Value rowInWarp, ValueRange) {
-        Value row = arith::AddIOp::create(b, warpRow, rowInWarp);
-        Value key = arith::AddIOp::create(b, t0, row);
-        Value source = arith::IndexCastOp::create(b, b.getI32Type(), rowInWarp);
-        Value rowPage = gpu::ShuffleOp::create(b, page, source, width,
-                                               gpu::ShuffleMode::IDX)
-                            .getShuffleResult();
-        Value pageIndex =
-            arith::IndexCastUIOp::create(b, b.getIndexType(), rowPage);
-        Value slotInPage = arith::RemUIOp::create(b, key, cIndex(b, P));
-        // Keys past the end copy nothing and zero their chunk.
-        Value valid =
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, key, f.kEnd);
-        Value all = cIndex(b, kernels::kVec);
-        Value none = cIndex(b, 0);
-        Value elements = arith::SelectOp::create(b, valid, all, none);
-        Value offset = arith::AddIOp::create(
-            b, tile, swizzledChunk(b, ringImage, row, chunk));
-        Value element =
-            arith::DivUIOp::create(b, offset, cIndex(b, elementBytes));
-        nvgpu::DeviceAsyncCopyOp::create(
-            b, layout, ValueRange{element}, pool,
-            ValueRange{pageIndex, slotInPage, f.kvHead, column},
-            b.getIndexAttr(kernels::kVec), elements,
-            /*bypassL1=*/b.getUnitAttr());
+      [&](LocBuilder &b, Value firstRow, ValueRange) {
+        for (int64_t pass = 0; pass < unroll; ++pass)
+          gatherRow(b, g,
+                    pass == 0 ? firstRow
+                              : arith::AddIOp::create(
+                                    b, firstRow, cIndex(b, pass * rowsPerPass))
+                                    .getResult());
         return SmallVector<Value>();
       });
+}
+
+void HopperPrefillBuilder::gatherRow(LocBuilder &b, const GatherFrame &g,
+                                     Value rowInWarp) {
+  Value row = arith::AddIOp::create(b, g.warpRow, rowInWarp);
+  Value key = arith::AddIOp::create(b, g.t0, row);
+  Value width = arith::ConstantOp::create(b, b.getI32IntegerAttr(32));
+  Value source = arith::IndexCastOp::create(b, b.getI32Type(), rowInWarp);
+  Value rowPage =
+      gpu::ShuffleOp::create(b, g.page, source, width, gpu::ShuffleMode::IDX)
+          .getShuffleResult();
+  Value pageIndex = arith::IndexCastUIOp::create(b, b.getIndexType(), rowPage);
+  Value slotInPage = arith::RemUIOp::create(b, key, cIndex(b, P));
+  // Keys past the end copy nothing and zero their chunk.
+  Value valid =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, key, f.kEnd);
+  Value all = cIndex(b, kernels::kVec);
+  Value none = cIndex(b, 0);
+  Value elements = arith::SelectOp::create(b, valid, all, none);
+  Value offset = arith::AddIOp::create(
+      b, g.tile, swizzledChunk(b, ringImage, row, g.chunk));
+  Value element = arith::DivUIOp::create(b, offset, cIndex(b, elementBytes));
+  nvgpu::DeviceAsyncCopyOp::create(
+      b, layout, ValueRange{element}, g.pool,
+      ValueRange{pageIndex, slotInPage, f.kvHead, g.column},
+      b.getIndexAttr(kernels::kVec), elements,
+      /*bypassL1=*/b.getUnitAttr());
 }
 
 } // namespace flashir::conversion::hopper

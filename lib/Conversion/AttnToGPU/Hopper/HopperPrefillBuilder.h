@@ -34,18 +34,24 @@ using kernels::KernelShape;
 /// 4) plus one producer warpgroup.
 constexpr int64_t kRowsPerConsumer = 64;
 
+/// What the producer warpgroup computes besides issuing copies, which sets
+/// its registers: nothing (tensor copies of one frame), addresses (the
+/// persistent kernel's and each q tile's frame, below head dim 256 the
+/// split one's chunk bounds, a gather's rows one at a time), or several
+/// gathered rows' addresses in flight (gatherPasses).
+enum class ProducerLoad { Copies, Addresses, Gather };
+
 /// Registers per thread of the producer and of each consumer. setmaxnreg
 /// moves registers within the CTA's launch allocation (ptxas gives every
-/// thread 65536 / threads, rounded down to 8): 3 x 168 = 24 + 2 x 240 for
+/// thread 65536 / threads, rounded down to 8): 3 x 168 >= 24 + 2 x 240 for
 /// two consumers, 5 x 96 >= 24 + 4 x 112 for four (a consumer asking for
-/// more waits forever). A producer that computes more addresses takes more
-/// (`addressing`: the gather's, the persistent one's, each q tile's frame,
-/// and below head dim 256 the split one's, its chunk's bounds); only two
-/// consumers leave it room.
+/// more waits forever). A producer with more to compute takes more (40 /
+/// 232 for addresses, 64 / 216 for the gather); only two consumers leave
+/// it room.
 struct RegisterSplit {
   int64_t producer, consumer;
 };
-RegisterSplit registerSplit(int64_t consumers, bool addressing);
+RegisterSplit registerSplit(int64_t consumers, ProducerLoad load);
 
 /// The shared memory the kernel's layout takes from its dynamic buffer
 /// (the alignment slack of the 1024-byte swizzle bases included).
@@ -57,6 +63,11 @@ int64_t hopperPrefillSharedBytes(int64_t qRows, int64_t kvTile, int64_t headDim,
 /// (not a multiple of 8 keys, or neither holding nor dividing a K/V tile),
 /// or no tensor maps (`tensorMaps` false: copy=cp-async or bulk).
 bool gathersKeys(const KernelShape &s, bool tensorMaps);
+
+/// The passes of 32 lanes' copies one gather loop iteration issues (at
+/// most; each independent of the others) over pages of `pageSize` keys:
+/// more than one takes the producer's ProducerLoad::Gather registers.
+int64_t gatherPasses(int64_t pageSize);
 
 /// bar.sync on named barrier `id` (i32) for `threads` threads: 0 is the
 /// CTA's; consumer warpgroup wg's own is wg; the consumers' together
@@ -150,6 +161,15 @@ private:
   /// `slot`; `page` holds gatherPage(it).
   void gatherTile(LocBuilder &b, Operand operand, Value it, Value slot,
                   Value page);
+  /// One tile's gather operands, shared by its rows' copies: the pool and
+  /// the ring slot's byte offset, the warp's page ids (gatherPage), its
+  /// first row, the tile's first key, and the lane's 16-byte chunk of a row
+  /// (its index and first column).
+  struct GatherFrame {
+    Value pool, tile, page, warpRow, t0, chunk, column;
+  };
+  /// The lane's copy of row `rowInWarp` of its warp's rows.
+  void gatherRow(LocBuilder &b, const GatherFrame &g, Value rowInWarp);
 
   // Consumer.cpp.
   /// Consumer warpgroup `wg` (1..): its rows' attention over every tile.

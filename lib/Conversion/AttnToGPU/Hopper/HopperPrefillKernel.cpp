@@ -42,14 +42,22 @@ namespace flashir::conversion {
 
 namespace hopper {
 
-RegisterSplit registerSplit(int64_t consumers, bool addressing) {
+RegisterSplit registerSplit(int64_t consumers, ProducerLoad load) {
   // Any other split would leave a consumer waiting forever in setmaxnreg.
-  if (consumers == 4 && !addressing)
+  if (consumers == 4 && load == ProducerLoad::Copies)
     return {24, 112};
   if (consumers != 2)
     llvm::report_fatal_error("the wgmma prefill kernel takes two consumer "
                              "warpgroups, or four with a plain producer");
-  return addressing ? RegisterSplit{40, 232} : RegisterSplit{24, 240};
+  switch (load) {
+  case ProducerLoad::Copies:
+    return {24, 240};
+  case ProducerLoad::Addresses:
+    return {40, 232};
+  case ProducerLoad::Gather:
+    return {64, 216};
+  }
+  llvm_unreachable("unknown producer load");
 }
 
 int64_t hopperPrefillSharedBytes(int64_t qRows, int64_t kvTile, int64_t headDim,
@@ -127,8 +135,11 @@ gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
   // registers ptxas spills that frame. Below head dim 256 the spill costs
   // more than the 8 consumer registers given up; at 256 O's accumulators
   // need all 240.
-  bool addressing = gather || s.persistent || (s.chunked && D < 256);
-  RegisterSplit registers = registerSplit(consumers, addressing);
+  ProducerLoad load = gather && gatherPasses(P) > 1 ? ProducerLoad::Gather
+                      : gather || s.persistent || (s.chunked && D < 256)
+                          ? ProducerLoad::Addresses
+                          : ProducerLoad::Copies;
+  RegisterSplit registers = registerSplit(consumers, load);
   // The roles: warpgroup-uniform branches (setmaxnreg is warpgroup-wide).
   Value producer = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, wg, c0);
   scf::IfOp::create(
