@@ -41,8 +41,8 @@ bool gathersKeys(const KernelShape &s, bool tensorMaps) {
 int64_t gatherPasses(int64_t pageSize) {
   // One pass at a time leaves the producer latency-bound. A page size not
   // a power of two takes a 64-bit remainder per row: more of them in
-  // flight spill the producer, and split kernels' consumers at the
-  // producer's 64 registers.
+  // flight spill the producer, and the 64 registers it would take then
+  // spill split kernels' consumers.
   return llvm::isPowerOf2_64(pageSize) ? 8 : 1;
 }
 
