@@ -358,9 +358,10 @@ func.func @scaled_out_d128_g4_p64_bf16_hnd(%k: tensor<?x4x64x128xbf16>, %v: tens
 }
 
 // Pages tensor-copy boxes cannot tile, filled by the producer's cp.async
-// gather (design=auto leaves these to the mma.sync kernel, as fast or
-// faster there): page 1 (the benchmark's page-1 rows), 5-key HND pages at d64,
-// 3-key pages at d256, 24-key pages with fused head groups.
+// gather (design=auto takes this kernel for the power-of-two sizes and
+// leaves the others to the mma.sync kernel, as fast or faster there): page
+// 1 (the benchmark's page-1 rows), 5-key HND pages at d64, 3-key pages at
+// d256, 24-key pages with fused head groups.
 func.func @plain_d128_g4_p1_bf16(%k: tensor<?x1x8x128xbf16>, %v: tensor<?x1x8x128xbf16>, %indptr: tensor<?xi32>,
     %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x128xbf16>,
     %qo: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32xf32>) {
@@ -427,4 +428,40 @@ func.func @causal_d128_g2_p256_bf16_hnd(%k: tensor<?x4x256x128xbf16>, %v: tensor
       {num_qo_heads = 8 : i64, num_kv_heads = 4 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 8, head_dim = 128, bf16>, !attn.paged_kv<page_size = 256, layout = hnd, heads = 4, head_dim = 128, bf16>
       -> tensor<?x8x128xbf16>, tensor<?x8xf32>
   return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
+}
+
+// Gathered pages of a power-of-two size at the other head dims and an HND
+// pool: eight passes of the warp's rows per gather loop iteration (one row
+// per pass at d256, four at d64; page 4 takes its slot by a mask).
+func.func @plain_d64_g4_p1_bf16(%k: tensor<?x1x8x64xbf16>, %v: tensor<?x1x8x64xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x32x64xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x32x64xbf16>, tensor<?x32xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x1x8x64xbf16>, tensor<?x1x8x64xbf16> -> !attn.paged_kv<page_size = 1, layout = nhd, heads = 8, head_dim = 64, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x32x64xbf16> -> !attn.ragged_q<heads = 32, head_dim = 64, bf16>
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 32 : i64, num_kv_heads = 8 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 32, head_dim = 64, bf16>, !attn.paged_kv<page_size = 1, layout = nhd, heads = 8, head_dim = 64, bf16>
+      -> tensor<?x32x64xbf16>, tensor<?x32xf32>
+  return %o, %l : tensor<?x32x64xbf16>, tensor<?x32xf32>
+}
+
+func.func @causal_d256_g2_p1_bf16(%k: tensor<?x1x4x256xbf16>, %v: tensor<?x1x4x256xbf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x8x256xbf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x8x256xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x1x4x256xbf16>, tensor<?x1x4x256xbf16> -> !attn.paged_kv<page_size = 1, layout = nhd, heads = 4, head_dim = 256, bf16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x8x256xbf16> -> !attn.ragged_q<heads = 8, head_dim = 256, bf16>
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 4 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 8, head_dim = 256, bf16>, !attn.paged_kv<page_size = 1, layout = nhd, heads = 4, head_dim = 256, bf16>
+      -> tensor<?x8x256xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x256xbf16>, tensor<?x8xf32>
+}
+
+func.func @causal_d128_g4_p4_f16_hnd(%k: tensor<?x4x4x128xf16>, %v: tensor<?x4x4x128xf16>, %indptr: tensor<?xi32>,
+    %indices: tensor<?xi32>, %last: tensor<?xi32>, %queries: tensor<?x16x128xf16>,
+    %qo: tensor<?xi32>) -> (tensor<?x16x128xf16>, tensor<?x16xf32>) {
+  %kv = attn.paged_kv %k, %v, %indptr, %indices, %last : tensor<?x4x4x128xf16>, tensor<?x4x4x128xf16> -> !attn.paged_kv<page_size = 4, layout = hnd, heads = 4, head_dim = 128, f16>
+  %q = attn.ragged_q %queries, %qo : tensor<?x16x128xf16> -> !attn.ragged_q<heads = 16, head_dim = 128, f16>
+  %o, %l = attn.attention @causal(%q, %kv)
+      {num_qo_heads = 16 : i64, num_kv_heads = 4 : i64, tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !attn.ragged_q<heads = 16, head_dim = 128, f16>, !attn.paged_kv<page_size = 4, layout = hnd, heads = 4, head_dim = 128, f16>
+      -> tensor<?x16x128xf16>, tensor<?x16xf32>
+  return %o, %l : tensor<?x16x128xf16>, tensor<?x16xf32>
 }

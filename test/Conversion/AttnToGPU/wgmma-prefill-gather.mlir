@@ -11,6 +11,8 @@
 // consumers fence the async proxy after each wait.
 !q  = !attn.ragged_q<heads = 8, head_dim = 128, bf16>
 !kv1 = !attn.paged_kv<page_size = 1, layout = nhd, heads = 2, head_dim = 128, bf16>
+!q256 = !attn.ragged_q<heads = 8, head_dim = 256, bf16>
+!kv1d256 = !attn.paged_kv<page_size = 1, layout = nhd, heads = 2, head_dim = 256, bf16>
 !kv3 = !attn.paged_kv<page_size = 3, layout = nhd, heads = 2, head_dim = 128, bf16>
 !kv16 = !attn.paged_kv<page_size = 16, layout = nhd, heads = 2, head_dim = 128, bf16>
 
@@ -92,6 +94,25 @@ func.func @page3(%k: tensor<?x3x2x128xbf16>, %ip: tensor<?xi32>,
   return %o, %l : tensor<?x8x128xbf16>, tensor<?x8xf32>
 }
 
+// At head dim 256 the consumers keep 232 registers (O's accumulators):
+// eight passes of one row each (step 8 over the warp's 16 rows), the
+// producer at 40.
+// CHECK-LABEL: gpu.func @page1d256_prefill_3
+// CHECK: nvvm.setmaxregister  decrease 40
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c8
+// CHECK-COUNT-8: nvgpu.device_async_copy %arg2
+// CHECK: nvvm.setmaxregister  increase 232
+func.func @page1d256(%k: tensor<?x1x2x256xbf16>, %ip: tensor<?xi32>,
+    %qs: tensor<?x8x256xbf16>) -> (tensor<?x8x256xbf16>, tensor<?x8xf32>) {
+  %kv = attn.paged_kv %k, %k, %ip, %ip, %ip : tensor<?x1x2x256xbf16>, tensor<?x1x2x256xbf16> -> !kv1d256
+  %q = attn.ragged_q %qs, %ip : tensor<?x8x256xbf16> -> !q256
+  %o, %l = attn.attention @plain(%q, %kv)
+      {num_qo_heads = 8 : i64, num_kv_heads = 2 : i64,
+       tiles = #attn.tiles<q = 128, kv = 64, warps = 4, stages = 2>} : !q256, !kv1d256
+      -> tensor<?x8x256xbf16>, tensor<?x8xf32>
+  return %o, %l : tensor<?x8x256xbf16>, tensor<?x8xf32>
+}
+
 // design=auto takes the wgmma kernel for pages of 16 keys and for gathered
 // pages of a power-of-two size (page 1: 541 vs 384 TFLOP/s on the H100,
 // 2026-12-07), and keeps other gathered sizes on the mma.sync kernel
@@ -104,3 +125,5 @@ func.func @page3(%k: tensor<?x3x2x128xbf16>, %ip: tensor<?xi32>,
 // AUTO-LABEL: gpu.func @page3_prefill_2
 // AUTO-SAME: block = 128
 // AUTO-NOT: nvvm.setmaxregister
+// AUTO-LABEL: gpu.func @page1d256_prefill_3
+// AUTO-SAME: block = 384

@@ -46,8 +46,8 @@ enum class ProducerLoad { Copies, Addresses, Gather };
 /// thread 65536 / threads, rounded down to 8): 3 x 168 >= 24 + 2 x 240 for
 /// two consumers, 5 x 96 >= 24 + 4 x 112 for four (a consumer asking for
 /// more waits forever). A producer with more to compute takes more (40 /
-/// 232 for addresses, 64 / 216 for the gather); only two consumers leave
-/// it room.
+/// 232 for addresses, 64 / 216 for the gather below head dim 256); only
+/// two consumers leave it room.
 struct RegisterSplit {
   int64_t producer, consumer;
 };
@@ -66,7 +66,8 @@ bool gathersKeys(const KernelShape &s, bool tensorMaps);
 
 /// The passes of 32 lanes' copies one gather loop iteration issues (at
 /// most; each independent of the others) over pages of `pageSize` keys:
-/// more than one takes the producer's ProducerLoad::Gather registers.
+/// more than one takes the producer's ProducerLoad::Gather registers below
+/// head dim 256.
 int64_t gatherPasses(int64_t pageSize);
 
 /// bar.sync on named barrier `id` (i32) for `threads` threads: 0 is the

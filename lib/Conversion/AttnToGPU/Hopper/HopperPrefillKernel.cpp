@@ -134,8 +134,9 @@ gpu::GPUFuncOp HopperPrefillBuilder::build(OpBuilder &moduleBuilder,
   // Split kernels' producers also hold their chunk's bounds: at 24
   // registers ptxas spills that frame. Below head dim 256 the spill costs
   // more than the 8 consumer registers given up; at 256 O's accumulators
-  // need all 240.
-  ProducerLoad load = gather && gatherPasses(P) > 1 ? ProducerLoad::Gather
+  // need all 240 (and a gather's consumers spill at 216, less at 232).
+  ProducerLoad load = gather && gatherPasses(P) > 1 && D < 256
+                          ? ProducerLoad::Gather
                       : gather || s.persistent || (s.chunked && D < 256)
                           ? ProducerLoad::Addresses
                           : ProducerLoad::Copies;
