@@ -15,8 +15,9 @@
 // multiple of 8 keys hold or divide the tiles, else the producer's cp.async
 // gather). It passes every other attention on to the mma.sync prefill
 // family, never failing one it could serve. design=auto leaves query and
-// key hooks, and gathered pages but those of a power-of-two size (page 1
-// included), to that family, where it measured as fast or faster.
+// key hooks, and gathers (no tensor maps, or pages the boxes cannot tile
+// of a size not a power of two) to that family, where it measured as fast
+// or faster; gathered power-of-two pages (page 1 included) take this one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -118,9 +119,10 @@ public:
     // (gatherPasses); other sizes issue one row at a time.
     if (autoHere && gather &&
         (!options.tensorMaps || hopper::gatherPasses(s.pageSize) == 1))
-      return Match::skip(std::string("design=auto and pages that tensor-copy "
-                                     "boxes cannot tile, of a size not a "
-                                     "power of two, or no tensor maps") +
+      return Match::skip(std::string("design=auto and a gather (no tensor "
+                                     "maps, or pages tensor-copy boxes "
+                                     "cannot tile of a size not a power "
+                                     "of two)") +
                          kMmaSyncFaster);
     std::optional<KernelShape> wide =
         fourConsumerShape(s, plan.variant, gather);

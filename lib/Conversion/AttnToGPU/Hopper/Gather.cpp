@@ -88,7 +88,9 @@ void HopperPrefillBuilder::gatherTile(LocBuilder &b, Operand operand, Value it,
   Value passRow = arith::DivUIOp::create(b, lane, cIndex(b, chunksPerRow));
   // Lane l takes rows passRow, passRow + rowsPerPass, ...: every lane runs
   // the same number of passes, so each shuffle has all 32 lanes.
-  int64_t unroll = std::min(gatherPasses(P), rowsPerWarp / rowsPerPass);
+  int64_t passes = rowsPerWarp / rowsPerPass;
+  int64_t unroll = std::min(gatherPasses(P), passes);
+  assert(passes % unroll == 0 && "iterations cover the warp's rows");
   Value end = cIndex(b, rowsPerWarp);
   Value step = cIndex(b, rowsPerPass * unroll);
   buildForStep(

@@ -37,8 +37,9 @@ constexpr int64_t kRowsPerConsumer = 64;
 /// What the producer warpgroup computes besides issuing copies, which sets
 /// its registers: nothing (tensor copies of one frame), addresses (the
 /// persistent kernel's and each q tile's frame, below head dim 256 the
-/// split one's chunk bounds, a gather's rows one at a time), or several
-/// gathered rows' addresses in flight (gatherPasses).
+/// split one's chunk bounds, a gather's rows: one at a time, or at head
+/// dim 256 several, its consumers keeping 232), or below head dim 256
+/// several gathered rows' addresses in flight (gatherPasses).
 enum class ProducerLoad { Copies, Addresses, Gather };
 
 /// Registers per thread of the producer and of each consumer. setmaxnreg
@@ -46,8 +47,8 @@ enum class ProducerLoad { Copies, Addresses, Gather };
 /// thread 65536 / threads, rounded down to 8): 3 x 168 >= 24 + 2 x 240 for
 /// two consumers, 5 x 96 >= 24 + 4 x 112 for four (a consumer asking for
 /// more waits forever). A producer with more to compute takes more (40 /
-/// 232 for addresses, 64 / 216 for the gather below head dim 256); only
-/// two consumers leave it room.
+/// 232 for addresses, 64 / 216 for the gather of power-of-two pages below
+/// head dim 256); only two consumers leave it room.
 struct RegisterSplit {
   int64_t producer, consumer;
 };
