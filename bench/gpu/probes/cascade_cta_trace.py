@@ -44,7 +44,8 @@ PROLOGUE = """\t.reg .b64 %firT<4>;
 EPILOGUE = """\tmov.u64 %firT0, %globaltimer;
 {slot}\tst.global.u64 [%firT1+8], %firT0;
 \tret;"""
-SLOT = """\tmov.u32 %firW0, %ctaid.x;
+# %firW0 = the CTA's linear index (x fastest); uses %firW0-3.
+CTA_LINEAR = """\tmov.u32 %firW0, %ctaid.x;
 \tmov.u32 %firW1, %ctaid.y;
 \tmov.u32 %firW2, %nctaid.x;
 \tmad.lo.u32 %firW0, %firW1, %firW2, %firW0;
@@ -52,7 +53,8 @@ SLOT = """\tmov.u32 %firW0, %ctaid.x;
 \tmov.u32 %firW3, %nctaid.y;
 \tmul.lo.u32 %firW2, %firW2, %firW3;
 \tmad.lo.u32 %firW0, %firW1, %firW2, %firW0;
-\tadd.u32 %firW0, %firW0, {base};
+"""
+SLOT = CTA_LINEAR + """\tadd.u32 %firW0, %firW0, {base};
 \tmin.u32 %firW0, %firW0, {last};
 \tmul.wide.u32 %firT1, %firW0, 32;
 \tmov.u64 %firT3, fir_trace;

@@ -323,8 +323,11 @@ private:
   /// slowest and reversed: for equal-length requests each band's longest
   /// tiles come first, the final wave ends evenly, and the CTAs in flight
   /// read few KV heads' keys.
+  /// `acrossHeads`: one band of every head, so that the q tile is slowest
+  /// (the persistent kernel's static walk: each round's tiles about equal).
   GridPosition prefillGridPosition(LocBuilder &b, const PrefillGrid &grid,
-                                   Value linear, bool longestFirst);
+                                   Value linear, bool longestFirst,
+                                   bool acrossHeads = false);
   /// Loads what grid position `pos` serves into `f` (its arguments bound):
   /// the request (split-KV: chunk chunk_order[x] of request
   /// chunk_request[chunk]), its queries, pages and keys, the KV head.

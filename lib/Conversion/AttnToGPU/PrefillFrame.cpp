@@ -68,7 +68,8 @@ Value KernelBuilder::linearPosition(LocBuilder &b, const PrefillGrid &grid) {
 
 KernelBuilder::GridPosition
 KernelBuilder::prefillGridPosition(LocBuilder &b, const PrefillGrid &grid,
-                                   Value linear, bool longestFirst) {
+                                   Value linear, bool longestFirst,
+                                   bool acrossHeads) {
   GridPosition pos;
   pos.block = arith::RemUIOp::create(b, linear, grid.x);
   Value rest = arith::DivUIOp::create(b, linear, grid.x);
@@ -81,8 +82,13 @@ KernelBuilder::prefillGridPosition(LocBuilder &b, const PrefillGrid &grid,
   // head: the CTAs in flight together read few KV heads' keys (L2 reuse),
   // and each band's short tiles run beside the next band's long ones.
   // (Fused head groups: a head of the grid is a KV head, bands of one.) The
-  // grid's z, num_qo_heads, is a multiple of the band: a bijection.
+  // grid's z, num_qo_heads, is a multiple of the band: a bijection. The
+  // persistent walk takes one band of every head (`acrossHeads`): the q
+  // tile slowest, so each round of its static stride holds tiles of about
+  // one length.
   int64_t band = s.fusedHeadGroups ? 1 : s.group;
+  if (acrossHeads)
+    band = s.fusedHeadGroups ? s.numKvHeads : s.numQoHeads;
   Value bandCtas = grid.y;
   if (band > 1)
     bandCtas = arith::MulIOp::create(b, grid.y, cIndex(b, band));

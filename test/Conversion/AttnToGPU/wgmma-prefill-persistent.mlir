@@ -23,7 +23,7 @@
 // CHECK: %[[IS_WORKER:.*]] = arith.cmpi ult, %[[WORKER:.*]], %[[COUNT]] : index
 // CHECK: scf.if %[[IS_WORKER]]
 // CHECK: gpu.barrier
-// Both roles walk grid positions worker, worker + %nsmid, ...; the ring's
+// Both roles walk the grid in rounds of %nsmid positions; the ring's
 // uses carry across q tiles, so the producer fills the next q tile's slots
 // while the consumers finish this one. The producer (it computes each q
 // tile's frame) keeps 40 registers, the consumers 232.
@@ -31,16 +31,29 @@
 // The walked grid has all 8 query heads, whatever the launch's z.
 // CHECK: %[[WALKED_PLANE:.*]] = arith.muli %grid_dim_x, %grid_dim_y : index
 // CHECK: %[[WALKED:.*]] = arith.muli %[[WALKED_PLANE]], %c8 : index
-// CHECK: scf.for %[[LINEAR:.*]] = %[[WORKER]] to %[[WALKED]] step %[[COUNT]] iter_args(%{{.*}} = %c0) -> (index)
-// Causal: the linear index read by bands of the 4 query heads of a KV
-// head, each band's q tiles reversed (the longest first).
+// Causal: rounds of %nsmid positions, the odd ones walked from the other
+// end (worker -> count - 1 - worker), so that the workers' sums of keys
+// even out; positions past the walked grid are skipped.
+// CHECK: %[[COUNT_LESS_1:.*]] = arith.subi %[[COUNT]], %c1{{.*}} : index
+// CHECK: %[[MIRRORED:.*]] = arith.subi %[[COUNT_LESS_1]], %[[WORKER]] : index
+// CHECK: scf.for %[[BASE:.*]] = %c0 to %[[WALKED]] step %[[COUNT]] iter_args(%{{.*}} = %c0) -> (index)
+// CHECK: %[[ROUND:.*]] = arith.divui %[[BASE]], %[[COUNT]] : index
+// CHECK: %[[ROUND64:.*]] = arith.index_castui %[[ROUND]] : index to i64
+// CHECK: %[[ODD:.*]] = arith.trunci %[[ROUND64]] : i64 to i1
+// CHECK: %[[OFFSET:.*]] = arith.select %[[ODD]], %[[MIRRORED]], %[[WORKER]] : index
+// CHECK: %[[LINEAR:.*]] = arith.addi %[[BASE]], %[[OFFSET]] : index
+// CHECK: %[[IN_GRID:.*]] = arith.cmpi ult, %[[LINEAR]], %[[WALKED]] : index
+// CHECK: scf.if %[[IN_GRID]]
+// The linear index read as one band of all 8 query heads, the q tiles
+// reversed (the longest first) and slowest: a round's tiles are about
+// equally long.
 // CHECK: %[[REST:.*]] = arith.divui %[[LINEAR]], %grid_dim_x : index
-// CHECK: %[[BAND_CTAS:.*]] = arith.muli %grid_dim_y, %c4 : index
+// CHECK: %[[BAND_CTAS:.*]] = arith.muli %grid_dim_y, %c8{{.*}} : index
 // CHECK: %[[BAND:.*]] = arith.divui %[[REST]], %[[BAND_CTAS]] : index
 // CHECK: %[[IN_BAND:.*]] = arith.remui %[[REST]], %[[BAND_CTAS]] : index
-// CHECK: %[[FROM_LAST:.*]] = arith.divui %[[IN_BAND]], %c4{{.*}} : index
-// CHECK: arith.remui %[[IN_BAND]], %c4{{.*}} : index
-// CHECK: arith.muli %[[BAND]], %c4{{.*}} : index
+// CHECK: %[[FROM_LAST:.*]] = arith.divui %[[IN_BAND]], %c8{{.*}} : index
+// CHECK: arith.remui %[[IN_BAND]], %c8{{.*}} : index
+// CHECK: arith.muli %[[BAND]], %c8{{.*}} : index
 // CHECK: %[[LAST:.*]] = arith.subi %grid_dim_y, %c1{{.*}} : index
 // CHECK: arith.subi %[[LAST]], %[[FROM_LAST]] : index
 // CHECK: scf.if
@@ -51,7 +64,8 @@
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: scf.yield
 // CHECK: nvvm.setmaxregister  increase 232
-// CHECK: scf.for %{{.*}} = %[[WORKER]] to %{{.*}} step %[[COUNT]] iter_args(%{{.*}} = %c0) -> (index)
+// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %[[COUNT]] iter_args(%{{.*}} = %c0) -> (index)
+// CHECK: arith.select %{{.*}}, %[[MIRRORED_C:.*]], %[[WORKER]] : index
 // CHECK: nvvm.wgmma.mma_async
 // The epilogue's last read of the warpgroup's staged O rows comes before
 // the next q tile's Q rows overwrite them.

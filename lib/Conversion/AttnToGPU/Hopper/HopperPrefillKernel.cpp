@@ -218,34 +218,57 @@ void HopperPrefillBuilder::forEachTile(LocBuilder &b,
         threadLane = lane;
   // The ring's uses carry across q tiles: the producer fills the next
   // tile's slots while the consumers finish this one.
-  buildForStep(
-      b, worker, gridTiles, workers, ValueRange{c0},
-      [&](LocBuilder &b, Value linear, ValueRange uses) -> SmallVector<Value> {
-        KernelBuilder::GridPosition pos =
-            k.prefillGridPosition(b, grid, linear, longestFirst);
-        KernelBuilder::PrefillTile t =
-            k.loadPrefillTile(b, f, pos, fused, tokens);
-        return llvm::to_vector(buildIf(
-            b, t.any,
-            [&](LocBuilder &b) -> SmallVector<Value> {
-              qTile = t.qTile;
-              head = t.head;
-              rowBase = t.rowBase;
-              planKeyTiles(b);
-              ringBase = uses[0];
-              // An opaque tid per q tile: values derived from it would
-              // otherwise be hoisted out of the loop and held in registers
-              // across every tile.
-              Value pinned = parts::Wgmma::pinOperands(
-                  b,
-                  {arith::IndexCastUIOp::create(b, b.getI32Type(), thread)})[0];
-              bindThread(
-                  b, arith::IndexCastUIOp::create(b, b.getIndexType(), pinned));
-              body(b);
-              return {arith::AddIOp::create(b, uses[0], numTiles)};
-            },
-            [&](LocBuilder &) -> SmallVector<Value> { return {uses[0]}; }));
-      });
+  auto runTile = [&](LocBuilder &b, Value linear,
+                     ValueRange uses) -> SmallVector<Value> {
+    KernelBuilder::GridPosition pos =
+        k.prefillGridPosition(b, grid, linear, longestFirst,
+                              /*acrossHeads=*/true);
+    KernelBuilder::PrefillTile t = k.loadPrefillTile(b, f, pos, fused, tokens);
+    return llvm::to_vector(buildIf(
+        b, t.any,
+        [&](LocBuilder &b) -> SmallVector<Value> {
+          qTile = t.qTile;
+          head = t.head;
+          rowBase = t.rowBase;
+          planKeyTiles(b);
+          ringBase = uses[0];
+          // An opaque tid per q tile: values derived from it would
+          // otherwise be hoisted out of the loop and held in registers
+          // across every tile.
+          Value pinned = parts::Wgmma::pinOperands(
+              b, {arith::IndexCastUIOp::create(b, b.getI32Type(), thread)})[0];
+          bindThread(b,
+                     arith::IndexCastUIOp::create(b, b.getIndexType(), pinned));
+          body(b);
+          return {arith::AddIOp::create(b, uses[0], numTiles)};
+        },
+        [&](LocBuilder &) -> SmallVector<Value> { return {uses[0]}; }));
+  };
+  if (!longestFirst) {
+    buildForStep(b, worker, gridTiles, workers, ValueRange{c0}, runTile);
+  } else {
+    // Longest first, a worker's tiles shrink round by round: odd rounds
+    // are walked from the other end, so that the workers' sums of keys even
+    // out (a plain stride gives one worker the longest tile of every round).
+    Value mirrored = arith::SubIOp::create(
+        b, arith::SubIOp::create(b, workers, cIndex(b, 1)), worker);
+    buildForStep(
+        b, c0, gridTiles, workers, ValueRange{c0},
+        [&](LocBuilder &b, Value base, ValueRange uses) -> SmallVector<Value> {
+          Value round = arith::DivUIOp::create(b, base, workers);
+          Value odd = arith::TruncIOp::create(
+              b, b.getI1Type(),
+              arith::IndexCastUIOp::create(b, b.getI64Type(), round));
+          Value linear = arith::AddIOp::create(
+              b, base, arith::SelectOp::create(b, odd, mirrored, worker));
+          Value inGrid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                               linear, gridTiles);
+          return llvm::to_vector(buildIf(
+              b, inGrid,
+              [&](LocBuilder &b) { return runTile(b, linear, uses); },
+              [&](LocBuilder &) -> SmallVector<Value> { return {uses[0]}; }));
+        });
+  }
   tid = thread;
   wg = group;
   wgThread = groupThread;

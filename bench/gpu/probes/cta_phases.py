@@ -1,0 +1,209 @@
+"""Where a wgmma prefill CTA's time goes, phase by phase (issue 25 probe).
+
+The kernel's PTX (one entry of a bundle) is rewritten so that the first
+thread of each warpgroup stores %clock64 at eight points into its CTA's
+record, plus %globaltimer at entry and exit and its %smid:
+
+  0 entry, 1 Q stored (a consumer's first named barrier of 128 threads),
+  2 S0 issued (first wgmma.fence), 3 S0 done (first wait_group 0),
+  4 tail (the consumer's last mbarrier wait: the last V tile),
+  5 last P.V done (last wait_group 0), 6 O staged (the next named
+  barrier of 128 threads), 7 exit (ret).
+
+One batch (gpu_check.make_batch, page 16 shuffled) is launched a few times;
+the last launch's records are read back. Prints the 10% / median / 90% of
+each phase in microseconds (clock64 over --mhz: under load the SM runs
+below its nominal clock, so scale by the kernel's real period per CTA,
+kernel time over waves, against the phases' sum plus the gap), the
+per-key-tile time of the loop (phase 3 -> 4 over the CTA's key tiles minus
+one), the CTA's fixed cost in key tiles, and the gap between the
+producer's exit and the next CTA's entry on the same SM (globaltimer; the
+consumers leave ~consumer_total - producer_total after the producer).
+One-CTA-per-q-tile kernels only: a persistent kernel's records are per
+worker.
+
+    python3 bench/gpu/probes/cta_phases.py --bundle build-gpu/wgG \\
+        --func plain_d128_g4_p16_bf16 --shape 4x4096 --out $OUT
+"""
+import argparse
+import ctypes
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import torch
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, ".."))
+import gpu_check as gc  # noqa: E402
+import shared_prefix_bench as spb  # noqa: E402
+from cascade_cta_trace import CTA_LINEAR  # noqa: E402
+
+WORDS = 12  # per (CTA, warpgroup): clock64 x 8, globaltimer in / out, smid, -
+WGS = 4
+REGS = """\t.reg .b64 %firT<4>;
+\t.reg .b32 %firW<5>;
+\t.reg .pred %firP;
+"""
+ADDR = CTA_LINEAR + """\tmin.u32 %firW0, %firW0, {last};
+\tmov.u32 %firW1, %tid.x;
+\tshr.u32 %firW2, %firW1, 7;
+\tmad.lo.u32 %firW0, %firW0, {wgs}, %firW2;
+\tand.b32 %firW1, %firW1, 127;
+\tsetp.eq.u32 %firP, %firW1, 0;
+\tmul.wide.u32 %firT1, %firW0, {rec};
+\tmov.u64 %firT3, fir_trace;
+\tadd.u64 %firT1, %firT3, %firT1;
+"""
+
+
+def marker(i, ctas, extra=""):
+    s = ADDR.format(last=ctas - 1, wgs=WGS, rec=8 * WORDS)
+    s += f"\tmov.u64 %firT0, %clock64;\n\t@%firP st.global.u64 [%firT1+{8 * i}], %firT0;\n"
+    return s + extra
+
+
+ENTRY_EXTRA = """\tmov.u64 %firT0, %globaltimer;
+\t@%firP st.global.u64 [%firT1+64], %firT0;
+\tmov.u32 %firW4, %smid;
+\tcvt.u64.u32 %firT0, %firW4;
+\t@%firP st.global.u64 [%firT1+80], %firT0;
+"""
+EXIT_EXTRA = """\tmov.u64 %firT0, %globaltimer;
+\t@%firP st.global.u64 [%firT1+72], %firT0;
+"""
+
+
+def instrument(ptx, entry, ctas):
+    """`ptx` with the markers in `entry` and fir_trace declared."""
+    start = ptx.index(f".entry {entry}(")
+    nxt = ptx.find(".entry", start + 10)
+    end = ptx.rfind("\n}\n", start, len(ptx) if nxt < 0 else nxt) + 2
+    lines = ptx[start:end].split("\n")
+    body = lines.index("{")
+    # The consumers' code ends where the producer's branch begins.
+    dec = next(i for i, l in enumerate(lines) if "setmaxnreg.dec" in l)
+    find = lambda pat, lo=0, hi=dec: [i for i in range(lo, hi) if re.search(pat, lines[i])]
+    q_bar = find(r"bar\.sync\s+%r\d+, 128;")[0]
+    fence = find(r"wgmma\.fence")[0]
+    waits = find(r"wgmma\.wait_group\.sync\.aligned 0;")
+    last_try = find(r"mbarrier\.try_wait")[-1]
+    tail = max(i for i in range(last_try) if lines[i].strip() == "{")
+    staged = find(r"bar\.sync\s+%r\d+, 128;", waits[-1])[0]
+    rets = [i for i, l in enumerate(lines) if l.strip() == "ret;"]
+    inserts = {body + 1: marker(0, ctas, ENTRY_EXTRA), q_bar + 1: marker(1, ctas),
+               fence: marker(2, ctas), waits[0] + 1: marker(3, ctas), tail: marker(4, ctas),
+               waits[-1] + 1: marker(5, ctas), staged + 1: marker(6, ctas)}
+    for r in rets:
+        inserts[r] = marker(7, ctas, EXIT_EXTRA)
+    out = []
+    for i, line in enumerate(lines):
+        if i == body + 1:
+            out.append(REGS)
+        if i in inserts:
+            out.append(inserts[i])
+        out.append(line)
+    decl = f".global .align 8 .b64 fir_trace[{WORDS * WGS * ctas}];\n"
+    text = ptx[:start] + "\n".join(out) + ptx[end:]
+    first = text.index(".visible .entry")
+    return text[:first] + decl + text[first:]
+
+
+def traced_bundle(bundle, entry, ctas, out_dir):
+    dst = os.path.join(out_dir, "traced")
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(bundle, dst)
+    manifest = json.load(open(os.path.join(dst, "manifest.json")))
+    target = [t for t in manifest["targets"] if t["chip"] == "sm_90a"][0]
+    ptx_path = os.path.join(dst, target["ptx"])
+    ptx = instrument(open(ptx_path).read(), entry, ctas)
+    open(ptx_path, "w").write(ptx)
+    subprocess.run(["ptxas", "-arch=sm_90a", ptx_path, "-o", os.path.join(dst, target["cubin"])],
+                   check=True)
+    return dst
+
+
+def quant(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bundle", required=True)
+    ap.add_argument("--func", default="plain_d128_g4_p16_bf16")
+    ap.add_argument("--shape", default="4x4096")
+    ap.add_argument("--mhz", type=float, default=1980.0, help="SM clock for clock64")
+    ap.add_argument("--out", default=".")
+    args = ap.parse_args()
+    b, s = map(int, args.shape.split("x"))
+    plain = spb.load(args.bundle, args.func)
+    gen = torch.Generator().manual_seed(3)
+    batch = gc.make_batch(plain, [s] * b, [s] * b, gen, shared_pages=False)
+    ctas = b * plain.hq * ((s + 63) // 64)  # an upper bound on the grid
+    work = tempfile.mkdtemp()
+    ptx = open(os.path.join(args.bundle, "kernels.sm_90a.ptx")).read()
+    entry = re.search(rf"\.entry ({args.func}_prefill_\d+)\(", ptx).group(1)
+    traced_dir = traced_bundle(args.bundle, entry, ctas, work)
+    tk, module = spb.load_with_module(traced_dir, args.func)
+    ptr, size = ctypes.c_uint64(), ctypes.c_size_t()
+    gc._check(gc._cuda.cuModuleGetGlobal_v2(ctypes.byref(ptr), ctypes.byref(size),
+                                            module.handle, b"fir_trace"), "fir_trace")
+    words = size.value // 8
+    out_t, _, tcall = gc.run_kernel(tk, batch)
+    out_p, _, pcall = gc.run_kernel(plain, batch)
+    report = {"device": torch.cuda.get_device_name(), "func": args.func, "shape": args.shape,
+              "plain_ms": gc.time_ms(pcall), "traced_ms": gc.time_ms(tcall),
+              "same_output": bool(torch.equal(out_t, out_p))}
+    torch.cuda.synchronize()
+    gc._check(gc._cuda.cuMemsetD8_v2(ptr, 0, words * 8), "memset")
+    for _ in range(3):
+        tcall()
+    torch.cuda.synchronize()
+    buf = (ctypes.c_uint64 * words)()
+    gc._check(gc._cuda.cuMemcpyDtoH_v2(buf, ptr, words * 8), "DtoH")
+    recs = [list(buf[r * WORDS:(r + 1) * WORDS]) for r in range(words // WORDS)]
+    us = lambda c: c / args.mhz
+    phases = ["q_stored", "s0_issued", "s0_done", "tail", "pv_done", "o_staged", "exit"]
+    cons = [r for i, r in enumerate(recs) if i % WGS == 1 and r[8]]
+    prod = [r for i, r in enumerate(recs) if i % WGS == 0 and r[8]]
+    stats = {}
+    for p in range(1, 8):
+        d = [us(r[p] - r[p - 1]) for r in cons if r[p] and r[p - 1]]
+        stats[f"{phases[p - 1]}"] = [round(quant(d, q), 3) for q in (0.1, 0.5, 0.9)]
+    total = [us(r[7] - r[0]) for r in cons if r[7]]
+    stats["consumer_total"] = [round(quant(total, q), 3) for q in (0.1, 0.5, 0.9)]
+    ptot = [us(r[7] - r[0]) for r in prod if r[7]]
+    stats["producer_total"] = [round(quant(ptot, q), 3) for q in (0.1, 0.5, 0.9)]
+    # The loop: key tiles of a full q tile (non-causal): ceil(s / kv) - 1.
+    kv = int(os.environ.get("FIR_KV_TILE", "128"))
+    tiles = (s + kv - 1) // kv
+    loop = quant([us(r[4] - r[3]) for r in cons if r[4]], 0.5)
+    per = loop / max(1, tiles - 1)
+    med_total = quant(total, 0.5)
+    stats["per_tile_us"] = round(per, 3)
+    stats["fixed_tiles"] = round(med_total / per - tiles, 2)
+    # Gaps between CTAs on one SM (globaltimer, ns).
+    by_sm = {}
+    for r in prod:
+        by_sm.setdefault(r[10], []).append((r[8], r[9]))
+    gaps = []
+    for ctas_on in by_sm.values():
+        ctas_on.sort()
+        gaps += [(b2[0] - a[1]) / 1000 for a, b2 in zip(ctas_on, ctas_on[1:]) if b2[0] > a[1]]
+    stats["sm_gap_us"] = [round(quant(gaps, q), 3) for q in (0.1, 0.5, 0.9)]
+    overlap = sum(1 for v in by_sm.values() for a, b2 in zip(v, v[1:]) if b2[0] < a[1])
+    stats["overlapping_ctas"] = overlap
+    stats["ctas"] = len(prod)
+    report["phases_us_p10_p50_p90"] = stats
+    print(json.dumps(report, indent=1))
+    json.dump(report, open(os.path.join(args.out, f"cta_phases_{args.func}.json"), "w"),
+              indent=1)
+
+
+if __name__ == "__main__":
+    main()
