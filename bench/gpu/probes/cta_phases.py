@@ -19,11 +19,15 @@ per-key-tile time of the loop (phase 3 -> 4 over the CTA's key tiles minus
 one), the CTA's fixed cost in key tiles, and the gap between the
 producer's exit and the next CTA's entry on the same SM (globaltimer; the
 consumers leave ~consumer_total - producer_total after the producer).
-One-CTA-per-q-tile kernels only: a persistent kernel's records are per
-worker.
+A persistent kernel (`--persistent-prefill=on`) needs --sums: each thread
+adds each phase's cycles into registers and stores the sums at exit, so a
+worker's record holds its phases per q tile (phase 1 from the second tile
+on includes the previous tile's O stores). Not yet run on a GPU (ptxas
+13.0: no spills at d128 plain, 80 bytes at d128 causal).
 
     python3 bench/gpu/probes/cta_phases.py --bundle build-gpu/wgG \\
         --func plain_d128_g4_p16_bf16 --shape 4x4096 --out $OUT
+    python3 bench/gpu/probes/cta_phases.py --bundle build-gpu/rows-P --sums ...
 """
 import argparse
 import ctypes
@@ -77,35 +81,70 @@ EXIT_EXTRA = """\tmov.u64 %firT0, %globaltimer;
 \t@%firP st.global.u64 [%firT1+72], %firT0;
 """
 
+# --sums: each thread adds the cycles since the previous marker into register
+# %firS<i> (%firS0: the last marker's %clock, %firS8: q tiles), stored at
+# exit as record words 1..7 and 11. Markers inside a persistent kernel's
+# walk then sum over its q tiles; phase 1 of the second tile on includes the
+# previous tile's O stores.
+SUM_REGS = "\t.reg .b32 %firS<9>;\n"
 
-def instrument(ptx, entry, ctas):
+
+def sum_marker(i, ctas):
+    if i == 0:
+        s = "\tmov.u32 %firS0, %clock;\n"
+        s += "".join(f"\tmov.u32 %firS{j}, 0;\n" for j in range(1, 9))
+        return marker(0, ctas, ENTRY_EXTRA).replace(
+            "\tmov.u64 %firT0, %clock64;\n", s + "\tmov.u64 %firT0, %clock64;\n", 1)
+    s = ("\tmov.u32 %firW4, %clock;\n\tsub.u32 %firW3, %firW4, %firS0;\n"
+         f"\tadd.u32 %firS{i}, %firS{i}, %firW3;\n\tmov.u32 %firS0, %firW4;\n")
+    if i == 1:
+        s += "\tadd.u32 %firS8, %firS8, 1;\n"
+    if i < 7:
+        return s
+    s += ADDR.format(last=ctas - 1, wgs=WGS, rec=8 * WORDS)
+    for j, word in [(j, j) for j in range(1, 8)] + [(8, 11)]:
+        s += f"\tcvt.u64.u32 %firT0, %firS{j};\n\t@%firP st.global.u64 [%firT1+{8 * word}], %firT0;\n"
+    return s + EXIT_EXTRA
+
+
+def consumer_lines(lines):
+    """The consumers' branch: from setmaxnreg.inc to the producer's
+    setmaxnreg.dec or the end."""
+    inc = next(i for i, l in enumerate(lines) if "setmaxnreg.inc" in l)
+    dec = next(i for i, l in enumerate(lines) if "setmaxnreg.dec" in l)
+    return inc, dec if dec > inc else len(lines)
+
+
+def instrument(ptx, entry, ctas, sums=False):
     """`ptx` with the markers in `entry` and fir_trace declared."""
     start = ptx.index(f".entry {entry}(")
     nxt = ptx.find(".entry", start + 10)
     end = ptx.rfind("\n}\n", start, len(ptx) if nxt < 0 else nxt) + 2
     lines = ptx[start:end].split("\n")
     body = lines.index("{")
-    # The consumers' code ends where the producer's branch begins.
-    dec = next(i for i, l in enumerate(lines) if "setmaxnreg.dec" in l)
-    find = lambda pat, lo=0, hi=dec: [i for i in range(lo, hi) if re.search(pat, lines[i])]
-    q_bar = find(r"bar\.sync\s+%r\d+, 128;")[0]
+    lo, hi = consumer_lines(lines)
+    find = lambda pat, lo=lo: [i for i in range(lo, hi) if re.search(pat, lines[i])]
+    # Q's barrier follows the fence that publishes its rows to the async proxy.
+    q_bar = next(i for i in find(r"bar\.sync\s+%r\d+, 128;")
+                 if any("fence.proxy.async" in l for l in lines[i - 2:i]))
     fence = find(r"wgmma\.fence")[0]
     waits = find(r"wgmma\.wait_group\.sync\.aligned 0;")
     last_try = find(r"mbarrier\.try_wait")[-1]
     tail = max(i for i in range(last_try) if lines[i].strip() == "{")
     staged = find(r"bar\.sync\s+%r\d+, 128;", waits[-1])[0]
     rets = [i for i, l in enumerate(lines) if l.strip() == "ret;"]
-    inserts = {body + 1: marker(0, ctas, ENTRY_EXTRA), q_bar + 1: marker(1, ctas),
-               fence: marker(2, ctas), waits[0] + 1: marker(3, ctas), tail: marker(4, ctas),
-               waits[-1] + 1: marker(5, ctas), staged + 1: marker(6, ctas)}
-    for r in rets:
-        inserts[r] = marker(7, ctas, EXIT_EXTRA)
+    at = {body + 1: 0, q_bar + 1: 1, fence: 2, waits[0] + 1: 3, tail: 4, waits[-1] + 1: 5,
+          staged + 1: 6}
+    at.update({r: 7 for r in rets})
+    extra = {0: ENTRY_EXTRA, 7: EXIT_EXTRA}
+    code = {i: sum_marker(m, ctas) if sums else marker(m, ctas, extra.get(m, ""))
+            for i, m in at.items()}
     out = []
     for i, line in enumerate(lines):
         if i == body + 1:
-            out.append(REGS)
-        if i in inserts:
-            out.append(inserts[i])
+            out.append(REGS + (SUM_REGS if sums else ""))
+        if i in code:
+            out.append(code[i])
         out.append(line)
     decl = f".global .align 8 .b64 fir_trace[{WORDS * WGS * ctas}];\n"
     text = ptx[:start] + "\n".join(out) + ptx[end:]
@@ -113,14 +152,14 @@ def instrument(ptx, entry, ctas):
     return text[:first] + decl + text[first:]
 
 
-def traced_bundle(bundle, entry, ctas, out_dir):
+def traced_bundle(bundle, entry, ctas, out_dir, sums=False):
     dst = os.path.join(out_dir, "traced")
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(bundle, dst)
     manifest = json.load(open(os.path.join(dst, "manifest.json")))
     target = [t for t in manifest["targets"] if t["chip"] == "sm_90a"][0]
     ptx_path = os.path.join(dst, target["ptx"])
-    ptx = instrument(open(ptx_path).read(), entry, ctas)
+    ptx = instrument(open(ptx_path).read(), entry, ctas, sums)
     open(ptx_path, "w").write(ptx)
     subprocess.run(["ptxas", "-arch=sm_90a", ptx_path, "-o", os.path.join(dst, target["cubin"])],
                    check=True)
@@ -132,12 +171,29 @@ def quant(xs, q):
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
+def sum_stats(cons, prod, us):
+    """--sums: each phase's cycles per q tile over the consumer records."""
+    phases = ["q_stored", "s0_issued", "s0_done", "tail", "pv_done", "o_staged", "exit"]
+    stats = {}
+    walked = [r for r in cons if r[11]]
+    for p in range(1, 8):
+        d = [us(r[p]) / r[11] for r in walked]
+        stats[phases[p - 1]] = [round(quant(d, q), 3) for q in (0.1, 0.5, 0.9)]
+    stats["tiles_per_worker"] = [quant([r[11] for r in walked], q) for q in (0.0, 0.5, 1.0)]
+    life = [(r[9] - r[8]) / 1000 for r in prod if r[9] > r[8]]
+    stats["producer_life_us"] = [round(quant(life, q), 3) for q in (0.1, 0.5, 0.9)]
+    stats["workers"] = len(walked)
+    return stats
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bundle", required=True)
     ap.add_argument("--func", default="plain_d128_g4_p16_bf16")
     ap.add_argument("--shape", default="4x4096")
     ap.add_argument("--mhz", type=float, default=1980.0, help="SM clock for clock64")
+    ap.add_argument("--sums", action="store_true",
+                    help="phase sums in registers, per q tile (persistent kernels)")
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     b, s = map(int, args.shape.split("x"))
@@ -148,7 +204,7 @@ def main():
     work = tempfile.mkdtemp()
     ptx = open(os.path.join(args.bundle, "kernels.sm_90a.ptx")).read()
     entry = re.search(rf"\.entry ({args.func}_prefill_\d+)\(", ptx).group(1)
-    traced_dir = traced_bundle(args.bundle, entry, ctas, work)
+    traced_dir = traced_bundle(args.bundle, entry, ctas, work, args.sums)
     tk, module = spb.load_with_module(traced_dir, args.func)
     ptr, size = ctypes.c_uint64(), ctypes.c_size_t()
     gc._check(gc._cuda.cuModuleGetGlobal_v2(ctypes.byref(ptr), ctypes.byref(size),
@@ -171,6 +227,12 @@ def main():
     phases = ["q_stored", "s0_issued", "s0_done", "tail", "pv_done", "o_staged", "exit"]
     cons = [r for i, r in enumerate(recs) if i % WGS == 1 and r[8]]
     prod = [r for i, r in enumerate(recs) if i % WGS == 0 and r[8]]
+    if args.sums:
+        report["phases_us_per_tile_p10_p50_p90"] = sum_stats(cons, prod, us)
+        print(json.dumps(report, indent=1))
+        json.dump(report, open(os.path.join(args.out, f"cta_phases_{args.func}.json"), "w"),
+                  indent=1)
+        return
     stats = {}
     for p in range(1, 8):
         d = [us(r[p] - r[p - 1]) for r in cons if r[p] and r[p - 1]]
