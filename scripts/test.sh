@@ -38,33 +38,33 @@ check() {
   fi
 }
 
-echo "== unit tests"
+echo "== unit tests (${SECONDS} s)"
 (cd "$FLASHIR_BUILD_DIR" && ctest --output-on-failure --output-junit "$results/ctest.xml") ||
   true
 if [ -f "$results/ctest.xml" ]; then count "$results/ctest.xml"; else failed=$((failed + 1)); fi
 
-echo "== lit"
+echo "== lit (${SECONDS} s)"
 "$LLVM_PREFIX/bin/lit" -sv --xunit-xml-output "$results/lit.xml" \
   "$FLASHIR_BUILD_DIR/test" || true
 if [ -f "$results/lit.xml" ]; then count "$results/lit.xml"; else failed=$((failed + 1)); fi
 
-echo "== generated docs match the ODS"
+echo "== generated docs match the ODS (${SECONDS} s)"
 check docs-up-to-date "$FLASHIR_ROOT/scripts/update-docs.sh" --check
 
-echo "== Python sources compile (their tests need the GPU machine)"
+echo "== Python sources compile (their tests need the GPU machine) (${SECONDS} s)"
 check python-compile python3 -m py_compile "$FLASHIR_ROOT"/python/flashir/*.py \
   "$FLASHIR_ROOT"/python/flashir/integrations/*.py "$FLASHIR_ROOT"/python/build_backend/*.py \
   "$FLASHIR_ROOT"/python/tests/*.py "$FLASHIR_ROOT"/bench/gpu/*.py \
   "$FLASHIR_ROOT"/bench/gpu/probes/*.py
 
-echo "== Python JIT without a GPU: attn IR, flashir-bundle, the on-disk cache"
+echo "== Python JIT without a GPU: attn IR, flashir-bundle, the on-disk cache (${SECONDS} s)"
 check python-jit env FLASHIR_COMPILER="$FLASHIR_BUILD_DIR/bin/flashir-bundle" \
   python3 "$FLASHIR_ROOT/python/tests/test_jit.py"
 
-echo "== Python package: pip wheel (pyproject.toml, offline), installed and imported"
+echo "== Python package: pip wheel (pyproject.toml, offline), installed and imported (${SECONDS} s)"
 check python-package bash "$FLASHIR_ROOT/scripts/test-python-package.sh"
 
-echo "== runtime-only build (no LLVM/MLIR)"
+echo "== runtime-only build (no LLVM/MLIR) (${SECONDS} s)"
 rt="$FLASHIR_BUILD_DIR-runtime"
 check runtime-only-build bash -c "
   cmake -S '$FLASHIR_ROOT' -B '$rt' -G Ninja -DFLASHIR_ENABLE_COMPILER=OFF \
@@ -73,10 +73,10 @@ check runtime-only-build bash -c "
   ! grep -q '^MLIR_DIR:PATH=/' '$rt/CMakeCache.txt' &&
   cd '$rt' && ctest --output-on-failure"
 
-echo "== embedding: install, then examples/embed against the installed package"
+echo "== embedding: install, then examples/embed against the installed package (${SECONDS} s)"
 check embedding bash "$FLASHIR_ROOT/scripts/test-embed.sh"
 
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer: unit tests and lit"
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer: unit tests and lit (${SECONDS} s)"
 # FlashIR's own code instrumented (LLVM/MLIR are Debian's builds): the tools
 # and the runtime run the whole lit suite, fuzz campaigns included, and the
 # unit tests. Any report fails the run (-fno-sanitize-recover).
@@ -103,7 +103,7 @@ asanUbsan() (
 )
 check asan-ubsan asanUbsan
 
-echo "== ThreadSanitizer: the dialect's threaded verification"
+echo "== ThreadSanitizer: the dialect's threaded verification (${SECONDS} s)"
 tsan() (
   dir="$FLASHIR_BUILD_DIR-tsan"
   configureSanitized "$dir" thread &&
@@ -113,7 +113,7 @@ tsan() (
 )
 check tsan tsan
 
-echo "== GCC build: lit, and the same kernels as clang's build"
+echo "== GCC build: lit, and the same kernels as clang's build (${SECONDS} s)"
 # The emitted IR must not depend on the host compiler: C++ leaves the order
 # of a call's arguments unspecified (GCC evaluates them right to left, clang
 # left to right), so operands are built in statements
@@ -156,7 +156,7 @@ gccBuild() (
 )
 check gcc gccBuild
 
-echo "== plan() time (Google Benchmark; reported, not asserted)"
+echo "== plan() time (Google Benchmark; reported, not asserted) (${SECONDS} s)"
 if [ -x "$FLASHIR_BUILD_DIR/bench/planner/flashir-plan-bench" ]; then
   "$FLASHIR_BUILD_DIR/bench/planner/flashir-plan-bench" --benchmark_min_time=0.2 2>&1 |
     grep -E '^(BM_|Run on|CPU)' || true
@@ -164,5 +164,6 @@ fi
 
 rm -rf "$results"
 echo
+echo "(${SECONDS} s in all; each section's start in its heading)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
