@@ -23,7 +23,8 @@
 // CHECK: %[[IS_WORKER:.*]] = arith.cmpi ult, %[[WORKER:.*]], %[[COUNT]] : index
 // CHECK: scf.if %[[IS_WORKER]]
 // CHECK: gpu.barrier
-// Both roles walk the grid in rounds of %nsmid positions; the ring's
+// Both roles walk the grid in rounds of min(%nsmid, launched) positions
+// (the worker count); the ring's
 // uses carry across q tiles, so the producer fills the next q tile's slots
 // while the consumers finish this one. The producer (it computes each q
 // tile's frame) keeps 40 registers, the consumers 232.
@@ -31,12 +32,12 @@
 // The walked grid has all 8 query heads, whatever the launch's z.
 // CHECK: %[[WALKED_PLANE:.*]] = arith.muli %grid_dim_x, %grid_dim_y : index
 // CHECK: %[[WALKED:.*]] = arith.muli %[[WALKED_PLANE]], %c8 : index
-// Causal: rounds of %nsmid positions, the odd ones walked from the other
-// end (worker -> count - 1 - worker), so that the workers' sums of keys
-// even out; positions past the walked grid are skipped.
+// Causal: rounds of worker-count positions, the odd ones walked from the
+// other end (worker -> count - 1 - worker), so that the workers' sums of
+// keys even out; positions past the walked grid are skipped.
 // CHECK: %[[COUNT_LESS_1:.*]] = arith.subi %[[COUNT]], %c1{{.*}} : index
 // CHECK: %[[MIRRORED:.*]] = arith.subi %[[COUNT_LESS_1]], %[[WORKER]] : index
-// CHECK: scf.for %[[BASE:.*]] = %c0 to %[[WALKED]] step %[[COUNT]] iter_args(%{{.*}} = %c0) -> (index)
+// CHECK: scf.for %[[BASE:.*]] = %c0 to %[[WALKED]] step %[[COUNT]] iter_args(%[[USES:.*]] = %c0) -> (index)
 // CHECK: %[[ROUND:.*]] = arith.divui %[[BASE]], %[[COUNT]] : index
 // CHECK: %[[ROUND64:.*]] = arith.index_castui %[[ROUND]] : index to i64
 // CHECK: %[[ODD:.*]] = arith.trunci %[[ROUND64]] : i64 to i1
@@ -62,10 +63,19 @@
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "=r,0"
 // CHECK: nvvm.elect.sync -> i1
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: scf.yield
+// A position the guards skip carries the ring's use count through.
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %[[USES]] : index
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.yield %{{.*}} : index
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[USES]] : index
+// The consumers walk the same tiles.
 // CHECK: nvvm.setmaxregister  increase 232
+// CHECK: %[[C_MIRRORED:.*]] = arith.subi %{{.*}}, %[[WORKER]] : index
 // CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %[[COUNT]] iter_args(%{{.*}} = %c0) -> (index)
-// CHECK: arith.select %{{.*}}, %[[MIRRORED_C:.*]], %[[WORKER]] : index
+// CHECK: arith.select %{{.*}}, %[[C_MIRRORED]], %[[WORKER]] : index
+// CHECK: arith.muli %grid_dim_y, %c8{{.*}} : index
 // CHECK: nvvm.wgmma.mma_async
 // The epilogue's last read of the warpgroup's staged O rows comes before
 // the next q tile's Q rows overwrite them.
