@@ -48,7 +48,7 @@ import shared_prefix_bench as spb  # noqa: E402
 from cascade_cta_trace import CTA_LINEAR  # noqa: E402
 
 WORDS = 12  # per (CTA, warpgroup): clock64 x 8, globaltimer in / out, smid, -
-WGS = 4
+WGS = 8  # record slots per CTA: at most 8 warpgroups (d64 plain has 5)
 REGS = """\t.reg .b64 %firT<4>;
 \t.reg .b32 %firW<5>;
 \t.reg .pred %firP;
