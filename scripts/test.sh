@@ -28,6 +28,9 @@ PY
   failed=$((failed + f))
 }
 
+# A section's heading, with the seconds since the start.
+section() { echo "== $1 (${SECONDS} s)"; }
+
 # A check that is not a test framework's: one pass or one failure.
 check() {
   local name=$1; shift
@@ -38,33 +41,33 @@ check() {
   fi
 }
 
-echo "== unit tests (${SECONDS} s)"
+section "unit tests"
 (cd "$FLASHIR_BUILD_DIR" && ctest --output-on-failure --output-junit "$results/ctest.xml") ||
   true
 if [ -f "$results/ctest.xml" ]; then count "$results/ctest.xml"; else failed=$((failed + 1)); fi
 
-echo "== lit (${SECONDS} s)"
+section "lit"
 "$LLVM_PREFIX/bin/lit" -sv --xunit-xml-output "$results/lit.xml" \
   "$FLASHIR_BUILD_DIR/test" || true
 if [ -f "$results/lit.xml" ]; then count "$results/lit.xml"; else failed=$((failed + 1)); fi
 
-echo "== generated docs match the ODS (${SECONDS} s)"
+section "generated docs match the ODS"
 check docs-up-to-date "$FLASHIR_ROOT/scripts/update-docs.sh" --check
 
-echo "== Python sources compile (their tests need the GPU machine) (${SECONDS} s)"
+section "Python sources compile (their tests need the GPU machine)"
 check python-compile python3 -m py_compile "$FLASHIR_ROOT"/python/flashir/*.py \
   "$FLASHIR_ROOT"/python/flashir/integrations/*.py "$FLASHIR_ROOT"/python/build_backend/*.py \
   "$FLASHIR_ROOT"/python/tests/*.py "$FLASHIR_ROOT"/bench/gpu/*.py \
   "$FLASHIR_ROOT"/bench/gpu/probes/*.py
 
-echo "== Python JIT without a GPU: attn IR, flashir-bundle, the on-disk cache (${SECONDS} s)"
+section "Python JIT without a GPU: attn IR, flashir-bundle, the on-disk cache"
 check python-jit env FLASHIR_COMPILER="$FLASHIR_BUILD_DIR/bin/flashir-bundle" \
   python3 "$FLASHIR_ROOT/python/tests/test_jit.py"
 
-echo "== Python package: pip wheel (pyproject.toml, offline), installed and imported (${SECONDS} s)"
+section "Python package: pip wheel (pyproject.toml, offline), installed and imported"
 check python-package bash "$FLASHIR_ROOT/scripts/test-python-package.sh"
 
-echo "== runtime-only build (no LLVM/MLIR) (${SECONDS} s)"
+section "runtime-only build (no LLVM/MLIR)"
 rt="$FLASHIR_BUILD_DIR-runtime"
 check runtime-only-build bash -c "
   cmake -S '$FLASHIR_ROOT' -B '$rt' -G Ninja -DFLASHIR_ENABLE_COMPILER=OFF \
@@ -73,10 +76,10 @@ check runtime-only-build bash -c "
   ! grep -q '^MLIR_DIR:PATH=/' '$rt/CMakeCache.txt' &&
   cd '$rt' && ctest --output-on-failure"
 
-echo "== embedding: install, then examples/embed against the installed package (${SECONDS} s)"
+section "embedding: install, then examples/embed against the installed package"
 check embedding bash "$FLASHIR_ROOT/scripts/test-embed.sh"
 
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer: unit tests and lit (${SECONDS} s)"
+section "AddressSanitizer + UndefinedBehaviorSanitizer: unit tests and lit"
 # FlashIR's own code instrumented (LLVM/MLIR are Debian's builds): the tools
 # and the runtime run the whole lit suite, fuzz campaigns included, and the
 # unit tests. Any report fails the run (-fno-sanitize-recover).
@@ -103,7 +106,7 @@ asanUbsan() (
 )
 check asan-ubsan asanUbsan
 
-echo "== ThreadSanitizer: the dialect's threaded verification (${SECONDS} s)"
+section "ThreadSanitizer: the dialect's threaded verification"
 tsan() (
   dir="$FLASHIR_BUILD_DIR-tsan"
   configureSanitized "$dir" thread &&
@@ -113,7 +116,7 @@ tsan() (
 )
 check tsan tsan
 
-echo "== GCC build: lit, and the same kernels as clang's build (${SECONDS} s)"
+section "GCC build: lit, and the same kernels as clang's build"
 # The emitted IR must not depend on the host compiler: C++ leaves the order
 # of a call's arguments unspecified (GCC evaluates them right to left, clang
 # left to right), so operands are built in statements
@@ -156,7 +159,7 @@ gccBuild() (
 )
 check gcc gccBuild
 
-echo "== plan() time (Google Benchmark; reported, not asserted) (${SECONDS} s)"
+section "plan() time (Google Benchmark; reported, not asserted)"
 if [ -x "$FLASHIR_BUILD_DIR/bench/planner/flashir-plan-bench" ]; then
   "$FLASHIR_BUILD_DIR/bench/planner/flashir-plan-bench" --benchmark_min_time=0.2 2>&1 |
     grep -E '^(BM_|Run on|CPU)' || true

@@ -65,8 +65,11 @@ ADDR = CTA_LINEAR + """\tmin.u32 %firW0, %firW0, {last};
 """
 
 
-def marker(i, ctas, extra=""):
-    s = ADDR.format(last=ctas - 1, wgs=WGS, rec=8 * WORDS)
+PHASES = ["q_stored", "s0_issued", "s0_done", "tail", "pv_done", "o_staged", "exit"]
+
+
+def marker(i, ctas, extra="", before=""):
+    s = ADDR.format(last=ctas - 1, wgs=WGS, rec=8 * WORDS) + before
     s += f"\tmov.u64 %firT0, %clock64;\n\t@%firP st.global.u64 [%firT1+{8 * i}], %firT0;\n"
     return s + extra
 
@@ -91,10 +94,9 @@ SUM_REGS = "\t.reg .b32 %firS<9>;\n"
 
 def sum_marker(i, ctas):
     if i == 0:
-        s = "\tmov.u32 %firS0, %clock;\n"
-        s += "".join(f"\tmov.u32 %firS{j}, 0;\n" for j in range(1, 9))
-        return marker(0, ctas, ENTRY_EXTRA).replace(
-            "\tmov.u64 %firT0, %clock64;\n", s + "\tmov.u64 %firT0, %clock64;\n", 1)
+        init = "\tmov.u32 %firS0, %clock;\n"
+        init += "".join(f"\tmov.u32 %firS{j}, 0;\n" for j in range(1, 9))
+        return marker(0, ctas, ENTRY_EXTRA, before=init)
     s = ("\tmov.u32 %firW4, %clock;\n\tsub.u32 %firW3, %firW4, %firS0;\n"
          f"\tadd.u32 %firS{i}, %firS{i}, %firW3;\n\tmov.u32 %firS0, %firW4;\n")
     if i == 1:
@@ -173,16 +175,49 @@ def quant(xs, q):
 
 def sum_stats(cons, prod, us):
     """--sums: each phase's cycles per q tile over the consumer records."""
-    phases = ["q_stored", "s0_issued", "s0_done", "tail", "pv_done", "o_staged", "exit"]
     stats = {}
     walked = [r for r in cons if r[11]]
     for p in range(1, 8):
         d = [us(r[p]) / r[11] for r in walked]
-        stats[phases[p - 1]] = [round(quant(d, q), 3) for q in (0.1, 0.5, 0.9)]
+        stats[PHASES[p - 1]] = [round(quant(d, q), 3) for q in (0.1, 0.5, 0.9)]
     stats["tiles_per_worker"] = [quant([r[11] for r in walked], q) for q in (0.0, 0.5, 1.0)]
     life = [(r[9] - r[8]) / 1000 for r in prod if r[9] > r[8]]
     stats["producer_life_us"] = [round(quant(life, q), 3) for q in (0.1, 0.5, 0.9)]
     stats["workers"] = len(walked)
+    return stats
+
+
+def cta_stats(cons, prod, us, keys):
+    """Each phase's time per CTA over the consumer records, the loop's time
+    per key tile, the fixed cost in tiles and the gaps between CTAs."""
+    stats = {}
+    for p in range(1, 8):
+        d = [us(r[p] - r[p - 1]) for r in cons if r[p] and r[p - 1]]
+        stats[PHASES[p - 1]] = [round(quant(d, q), 3) for q in (0.1, 0.5, 0.9)]
+    total = [us(r[7] - r[0]) for r in cons if r[7]]
+    stats["consumer_total"] = [round(quant(total, q), 3) for q in (0.1, 0.5, 0.9)]
+    ptot = [us(r[7] - r[0]) for r in prod if r[7]]
+    stats["producer_total"] = [round(quant(ptot, q), 3) for q in (0.1, 0.5, 0.9)]
+    # The loop: key tiles of a full q tile (non-causal): ceil(s / kv) - 1.
+    kv = int(os.environ.get("FIR_KV_TILE", "128"))
+    tiles = (keys + kv - 1) // kv
+    loop = quant([us(r[4] - r[3]) for r in cons if r[4]], 0.5)
+    per = loop / max(1, tiles - 1)
+    med_total = quant(total, 0.5)
+    stats["per_tile_us"] = round(per, 3)
+    stats["fixed_tiles"] = round(med_total / per - tiles, 2)
+    # Gaps between CTAs on one SM (globaltimer, ns).
+    by_sm = {}
+    for r in prod:
+        by_sm.setdefault(r[10], []).append((r[8], r[9]))
+    gaps = []
+    for ctas_on in by_sm.values():
+        ctas_on.sort()
+        gaps += [(b2[0] - a[1]) / 1000 for a, b2 in zip(ctas_on, ctas_on[1:]) if b2[0] > a[1]]
+    stats["sm_gap_us"] = [round(quant(gaps, q), 3) for q in (0.1, 0.5, 0.9)]
+    overlap = sum(1 for v in by_sm.values() for a, b2 in zip(v, v[1:]) if b2[0] < a[1])
+    stats["overlapping_ctas"] = overlap
+    stats["ctas"] = len(prod)
     return stats
 
 
@@ -224,44 +259,12 @@ def main():
     gc._check(gc._cuda.cuMemcpyDtoH_v2(buf, ptr, words * 8), "DtoH")
     recs = [list(buf[r * WORDS:(r + 1) * WORDS]) for r in range(words // WORDS)]
     us = lambda c: c / args.mhz
-    phases = ["q_stored", "s0_issued", "s0_done", "tail", "pv_done", "o_staged", "exit"]
     cons = [r for i, r in enumerate(recs) if i % WGS == 1 and r[8]]
     prod = [r for i, r in enumerate(recs) if i % WGS == 0 and r[8]]
     if args.sums:
         report["phases_us_per_tile_p10_p50_p90"] = sum_stats(cons, prod, us)
-        print(json.dumps(report, indent=1))
-        json.dump(report, open(os.path.join(args.out, f"cta_phases_{args.func}.json"), "w"),
-                  indent=1)
-        return
-    stats = {}
-    for p in range(1, 8):
-        d = [us(r[p] - r[p - 1]) for r in cons if r[p] and r[p - 1]]
-        stats[f"{phases[p - 1]}"] = [round(quant(d, q), 3) for q in (0.1, 0.5, 0.9)]
-    total = [us(r[7] - r[0]) for r in cons if r[7]]
-    stats["consumer_total"] = [round(quant(total, q), 3) for q in (0.1, 0.5, 0.9)]
-    ptot = [us(r[7] - r[0]) for r in prod if r[7]]
-    stats["producer_total"] = [round(quant(ptot, q), 3) for q in (0.1, 0.5, 0.9)]
-    # The loop: key tiles of a full q tile (non-causal): ceil(s / kv) - 1.
-    kv = int(os.environ.get("FIR_KV_TILE", "128"))
-    tiles = (s + kv - 1) // kv
-    loop = quant([us(r[4] - r[3]) for r in cons if r[4]], 0.5)
-    per = loop / max(1, tiles - 1)
-    med_total = quant(total, 0.5)
-    stats["per_tile_us"] = round(per, 3)
-    stats["fixed_tiles"] = round(med_total / per - tiles, 2)
-    # Gaps between CTAs on one SM (globaltimer, ns).
-    by_sm = {}
-    for r in prod:
-        by_sm.setdefault(r[10], []).append((r[8], r[9]))
-    gaps = []
-    for ctas_on in by_sm.values():
-        ctas_on.sort()
-        gaps += [(b2[0] - a[1]) / 1000 for a, b2 in zip(ctas_on, ctas_on[1:]) if b2[0] > a[1]]
-    stats["sm_gap_us"] = [round(quant(gaps, q), 3) for q in (0.1, 0.5, 0.9)]
-    overlap = sum(1 for v in by_sm.values() for a, b2 in zip(v, v[1:]) if b2[0] < a[1])
-    stats["overlapping_ctas"] = overlap
-    stats["ctas"] = len(prod)
-    report["phases_us_p10_p50_p90"] = stats
+    else:
+        report["phases_us_p10_p50_p90"] = cta_stats(cons, prod, us, s)
     print(json.dumps(report, indent=1))
     json.dump(report, open(os.path.join(args.out, f"cta_phases_{args.func}.json"), "w"),
               indent=1)
