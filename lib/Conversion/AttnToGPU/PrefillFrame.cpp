@@ -89,19 +89,27 @@ KernelBuilder::prefillGridPosition(LocBuilder &b, const PrefillGrid &grid,
   int64_t band = s.fusedHeadGroups ? 1 : s.group;
   if (acrossHeads)
     band = s.fusedHeadGroups ? s.numKvHeads : s.numQoHeads;
-  Value bandCtas = grid.y;
-  if (band > 1)
-    bandCtas = arith::MulIOp::create(b, grid.y, cIndex(b, band));
-  Value bandIndex = arith::DivUIOp::create(b, rest, bandCtas);
-  Value inBand = arith::RemUIOp::create(b, rest, bandCtas);
+  // Across heads the band is the whole grid: `rest` is already in it.
+  Value bandIndex, inBand = rest;
+  if (!acrossHeads) {
+    Value bandCtas = grid.y;
+    if (band > 1)
+      bandCtas = arith::MulIOp::create(b, grid.y, cIndex(b, band));
+    bandIndex = arith::DivUIOp::create(b, rest, bandCtas);
+    inBand = arith::RemUIOp::create(b, rest, bandCtas);
+  }
   Value fromLast = inBand;
   pos.head = bandIndex;
   if (band > 1) {
     fromLast = arith::DivUIOp::create(b, inBand, cIndex(b, band));
-    Value headInBand = arith::RemUIOp::create(b, inBand, cIndex(b, band));
-    Value bandStart = arith::MulIOp::create(b, bandIndex, cIndex(b, band));
-    pos.head = arith::AddIOp::create(b, bandStart, headInBand);
+    pos.head = arith::RemUIOp::create(b, inBand, cIndex(b, band));
+    if (bandIndex) {
+      Value bandStart = arith::MulIOp::create(b, bandIndex, cIndex(b, band));
+      pos.head = arith::AddIOp::create(b, bandStart, pos.head);
+    }
   }
+  if (!pos.head) // one head, walked across
+    pos.head = cIndex(b, 0);
   Value lastTile = arith::SubIOp::create(b, grid.y, cIndex(b, 1));
   pos.qTile = arith::SubIOp::create(b, lastTile, fromLast);
   return pos;

@@ -49,12 +49,9 @@
 // reversed (the longest first) and slowest: a round's tiles are about
 // equally long.
 // CHECK: %[[REST:.*]] = arith.divui %[[LINEAR]], %grid_dim_x : index
-// CHECK: %[[BAND_CTAS:.*]] = arith.muli %grid_dim_y, %c8{{.*}} : index
-// CHECK: %[[BAND:.*]] = arith.divui %[[REST]], %[[BAND_CTAS]] : index
-// CHECK: %[[IN_BAND:.*]] = arith.remui %[[REST]], %[[BAND_CTAS]] : index
-// CHECK: %[[FROM_LAST:.*]] = arith.divui %[[IN_BAND]], %c8{{.*}} : index
-// CHECK: arith.remui %[[IN_BAND]], %c8{{.*}} : index
-// CHECK: arith.muli %[[BAND]], %c8{{.*}} : index
+// CHECK-NOT: arith.{{divui|remui}} %[[REST]], %{{[0-9]+}}
+// CHECK: %[[FROM_LAST:.*]] = arith.divui %[[REST]], %c8{{.*}} : index
+// CHECK: arith.remui %[[REST]], %c8{{.*}} : index
 // CHECK: %[[LAST:.*]] = arith.subi %grid_dim_y, %c1{{.*}} : index
 // CHECK: arith.subi %[[LAST]], %[[FROM_LAST]] : index
 // CHECK: scf.if
@@ -75,7 +72,8 @@
 // CHECK: %[[C_MIRRORED:.*]] = arith.subi %{{.*}}, %[[WORKER]] : index
 // CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %[[COUNT]] iter_args(%{{.*}} = %c0) -> (index)
 // CHECK: arith.select %{{.*}}, %[[C_MIRRORED]], %[[WORKER]] : index
-// CHECK: arith.muli %grid_dim_y, %c8{{.*}} : index
+// CHECK: %[[C_REST:.*]] = arith.divui %{{.*}}, %grid_dim_x : index
+// CHECK: arith.divui %[[C_REST]], %c8{{.*}} : index
 // CHECK: nvvm.wgmma.mma_async
 // The epilogue's last read of the warpgroup's staged O rows comes before
 // the next q tile's Q rows overwrite them.
