@@ -12,9 +12,10 @@ record, plus %globaltimer at entry and exit and its %smid:
 
 One batch (gpu_check.make_batch, page 16 shuffled) is launched a few times;
 the last launch's records are read back. Prints the 10% / median / 90% of
-each phase in microseconds (clock64 over --mhz: under load the SM runs
-below its nominal clock, so scale by the kernel's real period per CTA,
-kernel time over waves, against the phases' sum plus the gap), the
+each phase in microseconds (clock64 over the SM clock: by default the
+clock measured per CTA, its producer's clock64 over its globaltimer from
+entry to exit, the median over CTAs, as `sm_mhz`; under load the SMs run
+well below their nominal 1980 MHz; --mhz sets it), the
 per-key-tile time of the loop (phase 3 -> 4 over the CTA's key tiles minus
 one), the CTA's fixed cost in key tiles, and the gap between the
 producer's exit and the next CTA's entry on the same SM (globaltimer; the
@@ -22,8 +23,8 @@ consumers leave ~consumer_total - producer_total after the producer).
 A persistent kernel (`--persistent-prefill=on`) needs --sums: each thread
 adds each phase's cycles into registers and stores the sums at exit, so a
 worker's record holds its phases per q tile (phase 1 from the second tile
-on includes the previous tile's O stores). Not yet run on a GPU (ptxas
-13.0: no spills at d128 plain, 80 bytes at d128 causal).
+on includes the previous tile's O stores). With --sums, ptxas 13.0 gives no
+spills at d128 plain and 80 bytes at d128 causal.
 
     python3 bench/gpu/probes/cta_phases.py --bundle build-gpu/wgG \\
         --func plain_d128_g4_p16_bf16 --shape 4x4096 --out $OUT
@@ -221,12 +222,25 @@ def cta_stats(cons, prod, us, keys):
     return stats
 
 
+NOMINAL_MHZ = 1980.0
+
+
+def measured_mhz(prod):
+    """The SM clock the CTAs ran at: each producer's clock64 cycles from
+    entry to exit over its globaltimer nanoseconds, the median (the
+    per-CTA records only; --sums records hold sums, not timestamps)."""
+    rates = [(r[7] - r[0]) / ((r[9] - r[8]) / 1000)
+             for r in prod if r[7] > r[0] and r[9] > r[8]]
+    return quant(rates, 0.5) if rates else NOMINAL_MHZ
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bundle", required=True)
     ap.add_argument("--func", default="plain_d128_g4_p16_bf16")
     ap.add_argument("--shape", default="4x4096")
-    ap.add_argument("--mhz", type=float, default=1980.0, help="SM clock for clock64")
+    ap.add_argument("--mhz", type=float, default=0.0,
+                    help="SM clock for clock64 (default: measured; with --sums 1980)")
     ap.add_argument("--sums", action="store_true",
                     help="phase sums in registers, per q tile (persistent kernels)")
     ap.add_argument("--out", default=".")
@@ -258,9 +272,12 @@ def main():
     buf = (ctypes.c_uint64 * words)()
     gc._check(gc._cuda.cuMemcpyDtoH_v2(buf, ptr, words * 8), "DtoH")
     recs = [list(buf[r * WORDS:(r + 1) * WORDS]) for r in range(words // WORDS)]
-    us = lambda c: c / args.mhz
     cons = [r for i, r in enumerate(recs) if i % WGS == 1 and r[8]]
     prod = [r for i, r in enumerate(recs) if i % WGS == 0 and r[8]]
+    mhz = args.mhz or (NOMINAL_MHZ if args.sums else measured_mhz(prod))
+    report["sm_mhz"] = round(mhz, 1)
+    report["sm_mhz_measured"] = not args.mhz and not args.sums
+    us = lambda c: c / mhz
     if args.sums:
         report["phases_us_per_tile_p10_p50_p90"] = sum_stats(cons, prod, us)
     else:
