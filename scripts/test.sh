@@ -88,7 +88,8 @@ section "AddressSanitizer + UndefinedBehaviorSanitizer: unit tests and lit"
 # time); the first build does not, so it checks every file's own includes.
 configureSanitized() {
   [ -f "$1/build.ninja" ] || cmake -S "$FLASHIR_ROOT" -B "$1" -G Ninja \
-    -DCMAKE_BUILD_TYPE=Release -DFLASHIR_SANITIZE="$2" -DFLASHIR_PRECOMPILED_HEADERS=ON \
+    -DCMAKE_BUILD_TYPE=Release -DFLASHIR_SANITIZE="$2" \
+    -DFLASHIR_PRECOMPILED_HEADERS=ON \
     -DCMAKE_C_COMPILER="$LLVM_PREFIX/bin/clang" \
     -DCMAKE_CXX_COMPILER="$LLVM_PREFIX/bin/clang++" -DLLVM_USE_LINKER=lld \
     -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
