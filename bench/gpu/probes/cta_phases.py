@@ -228,10 +228,11 @@ NOMINAL_MHZ = 1980.0
 def measured_mhz(prod):
     """The SM clock the CTAs ran at: each producer's clock64 cycles from
     entry to exit over its globaltimer nanoseconds, the median (the
-    per-CTA records only; --sums records hold sums, not timestamps)."""
+    per-CTA records only; --sums records hold sums, not timestamps); None
+    without a usable record."""
     rates = [(r[7] - r[0]) / ((r[9] - r[8]) / 1000)
              for r in prod if r[7] > r[0] and r[9] > r[8]]
-    return quant(rates, 0.5) if rates else NOMINAL_MHZ
+    return quant(rates, 0.5) if rates else None
 
 
 def main():
@@ -274,9 +275,10 @@ def main():
     recs = [list(buf[r * WORDS:(r + 1) * WORDS]) for r in range(words // WORDS)]
     cons = [r for i, r in enumerate(recs) if i % WGS == 1 and r[8]]
     prod = [r for i, r in enumerate(recs) if i % WGS == 0 and r[8]]
-    mhz = args.mhz or (NOMINAL_MHZ if args.sums else measured_mhz(prod))
+    measured = None if args.mhz or args.sums else measured_mhz(prod)
+    mhz = args.mhz or measured or NOMINAL_MHZ
     report["sm_mhz"] = round(mhz, 1)
-    report["sm_mhz_measured"] = not args.mhz and not args.sums
+    report["sm_mhz_measured"] = measured is not None
     us = lambda c: c / mhz
     if args.sums:
         report["phases_us_per_tile_p10_p50_p90"] = sum_stats(cons, prod, us)
