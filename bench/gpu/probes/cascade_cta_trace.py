@@ -18,8 +18,6 @@ import ctypes
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -29,6 +27,8 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, ".."))
 import gpu_check as gc  # noqa: E402
 import shared_prefix_bench as spb  # noqa: E402
+import ptx_trace  # noqa: E402
+from ptx_trace import CTA_LINEAR  # noqa: E402
 
 SLOTS = 8192  # CTA records of 4 x u64: start, end, smid, unused
 BASES = {"prefill": 0, "decode": 512, "merge": 4096}
@@ -44,16 +44,6 @@ PROLOGUE = """\t.reg .b64 %firT<4>;
 EPILOGUE = """\tmov.u64 %firT0, %globaltimer;
 {slot}\tst.global.u64 [%firT1+8], %firT0;
 \tret;"""
-# %firW0 = the CTA's linear index (x fastest); uses %firW0-3.
-CTA_LINEAR = """\tmov.u32 %firW0, %ctaid.x;
-\tmov.u32 %firW1, %ctaid.y;
-\tmov.u32 %firW2, %nctaid.x;
-\tmad.lo.u32 %firW0, %firW1, %firW2, %firW0;
-\tmov.u32 %firW1, %ctaid.z;
-\tmov.u32 %firW3, %nctaid.y;
-\tmul.lo.u32 %firW2, %firW2, %firW3;
-\tmad.lo.u32 %firW0, %firW1, %firW2, %firW0;
-"""
 SLOT = CTA_LINEAR + """\tadd.u32 %firW0, %firW0, {base};
 \tmin.u32 %firW0, %firW0, {last};
 \tmul.wide.u32 %firT1, %firW0, 32;
@@ -90,18 +80,7 @@ def instrument(ptx):
 def traced_bundle(bundle, out_dir):
     """A copy of `bundle` whose sm_90a cubin is the instrumented PTX."""
     dst = os.path.join(out_dir, os.path.basename(bundle.rstrip("/")) + "-traced")
-    shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(bundle, dst)
-    manifest = json.load(open(os.path.join(dst, "manifest.json")))
-    target = [t for t in manifest["targets"] if t["chip"] == "sm_90a"][0]
-    ptx_path = os.path.join(dst, target["ptx"])
-    with open(ptx_path) as f:
-        ptx = instrument(f.read())
-    with open(ptx_path, "w") as f:
-        f.write(ptx)
-    subprocess.run(["ptxas", "-arch=sm_90a", ptx_path, "-o", os.path.join(dst, target["cubin"])],
-                   check=True)
-    return dst
+    return ptx_trace.traced_bundle(bundle, dst, instrument)
 
 
 class Trace:

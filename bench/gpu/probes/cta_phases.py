@@ -35,8 +35,6 @@ import ctypes
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -46,7 +44,8 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, ".."))
 import gpu_check as gc  # noqa: E402
 import shared_prefix_bench as spb  # noqa: E402
-from cascade_cta_trace import CTA_LINEAR  # noqa: E402
+import ptx_trace  # noqa: E402
+from ptx_trace import CTA_LINEAR, consumer_lines, entry_span, splice  # noqa: E402
 
 WORDS = 12  # per (CTA, warpgroup): clock64 x 8, globaltimer in / out, smid, -
 WGS = 8  # record slots per CTA: at most 8 warpgroups (d64 plain has 5)
@@ -110,20 +109,9 @@ def sum_marker(i, ctas):
     return s + EXIT_EXTRA
 
 
-def consumer_lines(lines):
-    """The consumers' branch: from setmaxnreg.inc to the producer's
-    setmaxnreg.dec or the end."""
-    inc = next(i for i, l in enumerate(lines) if "setmaxnreg.inc" in l)
-    dec = next(i for i, l in enumerate(lines) if "setmaxnreg.dec" in l)
-    return inc, dec if dec > inc else len(lines)
-
-
 def instrument(ptx, entry, ctas, sums=False):
     """`ptx` with the markers in `entry` and fir_trace declared."""
-    start = ptx.index(f".entry {entry}(")
-    nxt = ptx.find(".entry", start + 10)
-    end = ptx.rfind("\n}\n", start, len(ptx) if nxt < 0 else nxt) + 2
-    lines = ptx[start:end].split("\n")
+    start, end, lines = entry_span(ptx, entry)
     body = lines.index("{")
     lo, hi = consumer_lines(lines)
     find = lambda pat, lo=lo: [i for i in range(lo, hi) if re.search(pat, lines[i])]
@@ -150,23 +138,12 @@ def instrument(ptx, entry, ctas, sums=False):
             out.append(code[i])
         out.append(line)
     decl = f".global .align 8 .b64 fir_trace[{WORDS * WGS * ctas}];\n"
-    text = ptx[:start] + "\n".join(out) + ptx[end:]
-    first = text.index(".visible .entry")
-    return text[:first] + decl + text[first:]
+    return splice(ptx, start, end, out, decl)
 
 
 def traced_bundle(bundle, entry, ctas, out_dir, sums=False):
-    dst = os.path.join(out_dir, "traced")
-    shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(bundle, dst)
-    manifest = json.load(open(os.path.join(dst, "manifest.json")))
-    target = [t for t in manifest["targets"] if t["chip"] == "sm_90a"][0]
-    ptx_path = os.path.join(dst, target["ptx"])
-    ptx = instrument(open(ptx_path).read(), entry, ctas, sums)
-    open(ptx_path, "w").write(ptx)
-    subprocess.run(["ptxas", "-arch=sm_90a", ptx_path, "-o", os.path.join(dst, target["cubin"])],
-                   check=True)
-    return dst
+    return ptx_trace.traced_bundle(bundle, os.path.join(out_dir, "traced"),
+                                   lambda ptx: instrument(ptx, entry, ctas, sums))
 
 
 def quant(xs, q):
@@ -222,6 +199,31 @@ def cta_stats(cons, prod, us, keys):
     return stats
 
 
+def trace_records(plain, traced_dir, func, batch, words_per_record, report):
+    """Times `func` of the traced bundle and the plain kernel on `batch`
+    (into `report`, with whether their outputs agree), then runs the traced
+    one three times from zeroed records and returns the last launch's
+    fir_trace records."""
+    tk, module = spb.load_with_module(traced_dir, func)
+    ptr, size = ctypes.c_uint64(), ctypes.c_size_t()
+    gc._check(gc._cuda.cuModuleGetGlobal_v2(ctypes.byref(ptr), ctypes.byref(size),
+                                            module.handle, b"fir_trace"), "fir_trace")
+    words = size.value // 8
+    out_t, _, tcall = gc.run_kernel(tk, batch)
+    out_p, _, pcall = gc.run_kernel(plain, batch)
+    report.update({"plain_ms": gc.time_ms(pcall), "traced_ms": gc.time_ms(tcall),
+                   "same_output": bool(torch.equal(out_t, out_p))})
+    torch.cuda.synchronize()
+    gc._check(gc._cuda.cuMemsetD8_v2(ptr, 0, words * 8), "memset")
+    for _ in range(3):
+        tcall()
+    torch.cuda.synchronize()
+    buf = (ctypes.c_uint64 * words)()
+    gc._check(gc._cuda.cuMemcpyDtoH_v2(buf, ptr, words * 8), "DtoH")
+    n = words_per_record
+    return [list(buf[r * n:(r + 1) * n]) for r in range(words // n)]
+
+
 NOMINAL_MHZ = 1980.0
 
 
@@ -255,24 +257,8 @@ def main():
     ptx = open(os.path.join(args.bundle, "kernels.sm_90a.ptx")).read()
     entry = re.search(rf"\.entry ({args.func}_prefill_\d+)\(", ptx).group(1)
     traced_dir = traced_bundle(args.bundle, entry, ctas, work, args.sums)
-    tk, module = spb.load_with_module(traced_dir, args.func)
-    ptr, size = ctypes.c_uint64(), ctypes.c_size_t()
-    gc._check(gc._cuda.cuModuleGetGlobal_v2(ctypes.byref(ptr), ctypes.byref(size),
-                                            module.handle, b"fir_trace"), "fir_trace")
-    words = size.value // 8
-    out_t, _, tcall = gc.run_kernel(tk, batch)
-    out_p, _, pcall = gc.run_kernel(plain, batch)
-    report = {"device": torch.cuda.get_device_name(), "func": args.func, "shape": args.shape,
-              "plain_ms": gc.time_ms(pcall), "traced_ms": gc.time_ms(tcall),
-              "same_output": bool(torch.equal(out_t, out_p))}
-    torch.cuda.synchronize()
-    gc._check(gc._cuda.cuMemsetD8_v2(ptr, 0, words * 8), "memset")
-    for _ in range(3):
-        tcall()
-    torch.cuda.synchronize()
-    buf = (ctypes.c_uint64 * words)()
-    gc._check(gc._cuda.cuMemcpyDtoH_v2(buf, ptr, words * 8), "DtoH")
-    recs = [list(buf[r * WORDS:(r + 1) * WORDS]) for r in range(words // WORDS)]
+    report = {"device": torch.cuda.get_device_name(), "func": args.func, "shape": args.shape}
+    recs = trace_records(plain, traced_dir, args.func, batch, WORDS, report)
     cons = [r for i, r in enumerate(recs) if i % WGS == 1 and r[8]]
     prod = [r for i, r in enumerate(recs) if i % WGS == 0 and r[8]]
     measured = None if args.mhz or args.sums else measured_mhz(prod)

@@ -1,0 +1,63 @@
+"""PTX rewriting shared by the timing probes (cascade_cta_trace.py,
+cta_phases.py, loop_phases.py): the CTA's linear index, one entry's lines,
+the consumers' branch of a wgmma prefill kernel, and a bundle whose sm_90a
+cubin is assembled from rewritten PTX. No torch and no CUDA here, so that a
+rewrite can be assembled and checked on a machine without a GPU.
+"""
+import json
+import os
+import shutil
+import subprocess
+
+# %firW0 = the CTA's linear index (x fastest); uses %firW0-3.
+CTA_LINEAR = """\tmov.u32 %firW0, %ctaid.x;
+\tmov.u32 %firW1, %ctaid.y;
+\tmov.u32 %firW2, %nctaid.x;
+\tmad.lo.u32 %firW0, %firW1, %firW2, %firW0;
+\tmov.u32 %firW1, %ctaid.z;
+\tmov.u32 %firW3, %nctaid.y;
+\tmul.lo.u32 %firW2, %firW2, %firW3;
+\tmad.lo.u32 %firW0, %firW1, %firW2, %firW0;
+"""
+
+
+def entry_span(ptx, entry):
+    """(start, end, lines) of kernel `entry`'s text in `ptx`."""
+    start = ptx.index(f".entry {entry}(")
+    nxt = ptx.find(".entry", start + 10)
+    end = ptx.rfind("\n}\n", start, len(ptx) if nxt < 0 else nxt) + 2
+    return start, end, ptx[start:end].split("\n")
+
+
+def splice(ptx, start, end, lines, decl):
+    """`ptx` with the entry's text replaced by `lines` and the global
+    declaration `decl` before the first entry."""
+    text = ptx[:start] + "\n".join(lines) + ptx[end:]
+    first = text.index(".visible .entry")
+    return text[:first] + decl + text[first:]
+
+
+def consumer_lines(lines):
+    """The consumers' branch: from setmaxnreg.inc to the producer's
+    setmaxnreg.dec or the end."""
+    inc = next(i for i, l in enumerate(lines) if "setmaxnreg.inc" in l)
+    dec = next(i for i, l in enumerate(lines) if "setmaxnreg.dec" in l)
+    return inc, dec if dec > inc else len(lines)
+
+
+def traced_bundle(bundle, dst, rewrite, ptxas="ptxas", verbose=False):
+    """A copy of `bundle` at `dst` whose sm_90a PTX is rewrite(PTX) and
+    whose cubin is assembled from it."""
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(bundle, dst)
+    manifest = json.load(open(os.path.join(dst, "manifest.json")))
+    target = [t for t in manifest["targets"] if t["chip"] == "sm_90a"][0]
+    ptx_path = os.path.join(dst, target["ptx"])
+    with open(ptx_path) as f:
+        ptx = rewrite(f.read())
+    with open(ptx_path, "w") as f:
+        f.write(ptx)
+    subprocess.run([ptxas] + (["-v"] if verbose else []) +
+                   ["-arch=sm_90a", ptx_path, "-o", os.path.join(dst, target["cubin"])],
+                   check=True)
+    return dst
