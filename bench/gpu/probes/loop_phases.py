@@ -47,9 +47,9 @@ import ptx_trace  # noqa: E402
 from ptx_trace import CTA_LINEAR, consumer_lines, entry_span, splice  # noqa: E402
 
 SEGMENTS = ["k_wait", "k_landed", "s_issued", "v_landed", "pv_issued", "s_done", "pv_done"]
-WORDS = 16  # per (CTA, warpgroup): see RECORD
+WORDS = 16  # per (CTA, warpgroup), as below
 WGS = 8
-# Record words: 0 clock64 at entry, 1..7 the segments' sums, 8 / 9
+# A record's words: 0 clock64 at entry, 1..7 the segments' sums, 8 / 9
 # globaltimer at entry / exit, 10 smid, 11 iterations, 12 clock64 at exit.
 REGS = """\t.reg .b64 %firT<4>;
 \t.reg .b32 %firW<5>;
