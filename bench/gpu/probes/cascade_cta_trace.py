@@ -111,10 +111,10 @@ class Trace:
 
 
 def summary(rows, t0, p_end):
-    starts = sorted((r[0] - t0) / 1000 for r in rows)
-    ends = sorted((r[1] - t0) / 1000 for r in rows)
+    starts = [(r[0] - t0) / 1000 for r in rows]
+    ends = [(r[1] - t0) / 1000 for r in rows]
     during = [r for r in rows if r[0] < p_end]
-    pick = lambda xs, q: round(xs[min(len(xs) - 1, int(q * len(xs)))], 2) if xs else None
+    pick = lambda xs, q: round(ptx_trace.quant(xs, q), 2) if xs else None
     return {"ctas": len(rows), "sms": len({r[2] for r in rows}),
             "start_us": [pick(starts, q) for q in (0, 0.5, 1.0)],
             "end_us": [pick(ends, q) for q in (0, 0.5, 0.9, 1.0)],

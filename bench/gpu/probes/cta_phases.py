@@ -45,7 +45,8 @@ sys.path.insert(0, os.path.join(here, ".."))
 import gpu_check as gc  # noqa: E402
 import shared_prefix_bench as spb  # noqa: E402
 import ptx_trace  # noqa: E402
-from ptx_trace import CTA_LINEAR, consumer_lines, entry_span, splice  # noqa: E402
+from ptx_trace import (consumer_lines, cycles_into, entry_span, quant, splice,  # noqa: E402
+                       warpgroup_record)
 
 WORDS = 12  # per (CTA, warpgroup): clock64 x 8, globaltimer in / out, smid, -
 WGS = 8  # record slots per CTA: at most 8 warpgroups (d64 plain has 5)
@@ -53,23 +54,13 @@ REGS = """\t.reg .b64 %firT<4>;
 \t.reg .b32 %firW<5>;
 \t.reg .pred %firP;
 """
-ADDR = CTA_LINEAR + """\tmin.u32 %firW0, %firW0, {last};
-\tmov.u32 %firW1, %tid.x;
-\tshr.u32 %firW2, %firW1, 7;
-\tmad.lo.u32 %firW0, %firW0, {wgs}, %firW2;
-\tand.b32 %firW1, %firW1, 127;
-\tsetp.eq.u32 %firP, %firW1, 0;
-\tmul.wide.u32 %firT1, %firW0, {rec};
-\tmov.u64 %firT3, fir_trace;
-\tadd.u64 %firT1, %firT3, %firT1;
-"""
 
 
 PHASES = ["q_stored", "s0_issued", "s0_done", "tail", "pv_done", "o_staged", "exit"]
 
 
 def marker(i, ctas, extra="", before=""):
-    s = ADDR.format(last=ctas - 1, wgs=WGS, rec=8 * WORDS) + before
+    s = warpgroup_record(ctas, WGS, WORDS) + before
     s += f"\tmov.u64 %firT0, %clock64;\n\t@%firP st.global.u64 [%firT1+{8 * i}], %firT0;\n"
     return s + extra
 
@@ -97,13 +88,12 @@ def sum_marker(i, ctas):
         init = "\tmov.u32 %firS0, %clock;\n"
         init += "".join(f"\tmov.u32 %firS{j}, 0;\n" for j in range(1, 9))
         return marker(0, ctas, ENTRY_EXTRA, before=init)
-    s = ("\tmov.u32 %firW4, %clock;\n\tsub.u32 %firW3, %firW4, %firS0;\n"
-         f"\tadd.u32 %firS{i}, %firS{i}, %firW3;\n\tmov.u32 %firS0, %firW4;\n")
+    s = cycles_into(i)
     if i == 1:
         s += "\tadd.u32 %firS8, %firS8, 1;\n"
     if i < 7:
         return s
-    s += ADDR.format(last=ctas - 1, wgs=WGS, rec=8 * WORDS)
+    s += warpgroup_record(ctas, WGS, WORDS)
     for j, word in [(j, j) for j in range(1, 8)] + [(8, 11)]:
         s += f"\tcvt.u64.u32 %firT0, %firS{j};\n\t@%firP st.global.u64 [%firT1+{8 * word}], %firT0;\n"
     return s + EXIT_EXTRA
@@ -144,11 +134,6 @@ def instrument(ptx, entry, ctas, sums=False):
 def traced_bundle(bundle, entry, ctas, out_dir, sums=False):
     return ptx_trace.traced_bundle(bundle, os.path.join(out_dir, "traced"),
                                    lambda ptx: instrument(ptx, entry, ctas, sums))
-
-
-def quant(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
 def sum_stats(cons, prod, us):

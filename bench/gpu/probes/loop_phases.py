@@ -44,7 +44,8 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, ".."))
 sys.path.insert(0, here)
 import ptx_trace  # noqa: E402
-from ptx_trace import CTA_LINEAR, consumer_lines, entry_span, splice  # noqa: E402
+from ptx_trace import (consumer_lines, cycles_into, entry_span, quant, splice,  # noqa: E402
+                       warpgroup_record)
 
 SEGMENTS = ["k_wait", "k_landed", "s_issued", "v_landed", "pv_issued", "s_done", "pv_done"]
 WORDS = 16  # per (CTA, warpgroup), as below
@@ -58,21 +59,8 @@ REGS = """\t.reg .b64 %firT<4>;
 """
 
 
-def addr(ctas):
-    return CTA_LINEAR + f"""\tmin.u32 %firW0, %firW0, {ctas - 1};
-\tmov.u32 %firW1, %tid.x;
-\tshr.u32 %firW2, %firW1, 7;
-\tmad.lo.u32 %firW0, %firW0, {WGS}, %firW2;
-\tand.b32 %firW1, %firW1, 127;
-\tsetp.eq.u32 %firP, %firW1, 0;
-\tmul.wide.u32 %firT1, %firW0, {8 * WORDS};
-\tmov.u64 %firT3, fir_trace;
-\tadd.u64 %firT1, %firT3, %firT1;
-"""
-
-
 def entry_code(ctas):
-    s = addr(ctas)
+    s = warpgroup_record(ctas, WGS, WORDS)
     s += "\tmov.u64 %firT0, %clock64;\n\t@%firP st.global.u64 [%firT1], %firT0;\n"
     s += "\tmov.u64 %firT0, %globaltimer;\n\t@%firP st.global.u64 [%firT1+64], %firT0;\n"
     s += "\tmov.u32 %firW4, %smid;\n\tcvt.u64.u32 %firT0, %firW4;\n"
@@ -83,15 +71,14 @@ def entry_code(ctas):
 
 def segment_code(i):
     """Marker i (1..7): the cycles since the last marker into %firS<i>."""
-    s = ("\tmov.u32 %firW4, %clock;\n\tsub.u32 %firW3, %firW4, %firS0;\n"
-         f"\tadd.u32 %firS{i}, %firS{i}, %firW3;\n\tmov.u32 %firS0, %firW4;\n")
+    s = cycles_into(i)
     if i == 1:
         s += "\tadd.u32 %firS8, %firS8, 1;\n"
     return s
 
 
 def exit_code(ctas):
-    s = addr(ctas)
+    s = warpgroup_record(ctas, WGS, WORDS)
     for j, word in [(j, j) for j in range(1, 8)] + [(8, 11)]:
         s += f"\tcvt.u64.u32 %firT0, %firS{j};\n\t@%firP st.global.u64 [%firT1+{8 * word}], %firT0;\n"
     s += "\tmov.u64 %firT0, %globaltimer;\n\t@%firP st.global.u64 [%firT1+72], %firT0;\n"
@@ -144,11 +131,6 @@ def instrument(ptx, entry, ctas):
 def traced_bundle(bundle, entry, ctas, dst, ptxas="ptxas"):
     return ptx_trace.traced_bundle(bundle, dst, lambda ptx: instrument(ptx, entry, ctas),
                                    ptxas, verbose=True)
-
-
-def quant(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
 def consumer_stats(recs):

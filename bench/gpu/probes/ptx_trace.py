@@ -1,8 +1,10 @@
 """PTX rewriting shared by the timing probes (cascade_cta_trace.py,
-cta_phases.py, loop_phases.py): the CTA's linear index, one entry's lines,
-the consumers' branch of a wgmma prefill kernel, and a bundle whose sm_90a
-cubin is assembled from rewritten PTX. No torch and no CUDA here, so that a
-rewrite can be assembled and checked on a machine without a GPU.
+cta_phases.py, loop_phases.py): the CTA's linear index, a warpgroup's
+record, a cycle-sum step, one entry's lines, the consumers' branch of a
+wgmma prefill kernel, a bundle whose sm_90a cubin is assembled from
+rewritten PTX, and the quantiles the reports take. No torch and no CUDA
+here, so that a rewrite can be assembled and checked on a machine without
+a GPU.
 """
 import json
 import os
@@ -19,6 +21,35 @@ CTA_LINEAR = """\tmov.u32 %firW0, %ctaid.x;
 \tmul.lo.u32 %firW2, %firW2, %firW3;
 \tmad.lo.u32 %firW0, %firW1, %firW2, %firW0;
 """
+
+
+def warpgroup_record(ctas, wgs, words):
+    """%firT1 = the address of the record of `words` u64 of the CTA's
+    warpgroup (`wgs` records per CTA, `ctas` CTAs) in fir_trace; %firP: the
+    warpgroup's first thread. Uses %firW0-3, %firT1 and %firT3."""
+    return CTA_LINEAR + f"""\tmin.u32 %firW0, %firW0, {ctas - 1};
+\tmov.u32 %firW1, %tid.x;
+\tshr.u32 %firW2, %firW1, 7;
+\tmad.lo.u32 %firW0, %firW0, {wgs}, %firW2;
+\tand.b32 %firW1, %firW1, 127;
+\tsetp.eq.u32 %firP, %firW1, 0;
+\tmul.wide.u32 %firT1, %firW0, {8 * words};
+\tmov.u64 %firT3, fir_trace;
+\tadd.u64 %firT1, %firT3, %firT1;
+"""
+
+
+def cycles_into(i):
+    """Adds the %clock cycles since the last marker (%firS0) into %firS<i>
+    and makes now the last marker. Uses %firW3-4."""
+    return ("\tmov.u32 %firW4, %clock;\n\tsub.u32 %firW3, %firW4, %firS0;\n"
+            f"\tadd.u32 %firS{i}, %firS{i}, %firW3;\n\tmov.u32 %firS0, %firW4;\n")
+
+
+def quant(xs, q):
+    """The q-quantile of `xs` (nan when empty)."""
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
 def entry_span(ptx, entry):
