@@ -45,8 +45,8 @@ sys.path.insert(0, os.path.join(here, ".."))
 import gpu_check as gc  # noqa: E402
 import shared_prefix_bench as spb  # noqa: E402
 import ptx_trace  # noqa: E402
-from ptx_trace import (consumer_lines, cycles_into, entry_span, quant, splice,  # noqa: E402
-                       warpgroup_record)
+from ptx_trace import (SUM_REGS, consumer_lines, entry_span, quant, splice,  # noqa: E402
+                       store_sums, sum_step, sums_init, warpgroup_record)
 
 WORDS = 12  # per (CTA, warpgroup): clock64 x 8, globaltimer in / out, smid, -
 WGS = 8  # record slots per CTA: at most 8 warpgroups (d64 plain has 5)
@@ -75,28 +75,19 @@ EXIT_EXTRA = """\tmov.u64 %firT0, %globaltimer;
 \t@%firP st.global.u64 [%firT1+72], %firT0;
 """
 
-# --sums: each thread adds the cycles since the previous marker into register
-# %firS<i> (%firS0: the last marker's %clock, %firS8: q tiles), stored at
-# exit as record words 1..7 and 11. Markers inside a persistent kernel's
-# walk then sum over its q tiles; phase 1 of the second tile on includes the
-# previous tile's O stores.
-SUM_REGS = "\t.reg .b32 %firS<9>;\n"
+# --sums: each thread adds the cycles since the previous marker into a
+# register (ptx_trace's cycle sums; %firS8 counts q tiles). Markers inside a
+# persistent kernel's walk then sum over its q tiles; phase 1 of the second
+# tile on includes the previous tile's O stores.
 
 
 def sum_marker(i, ctas):
     if i == 0:
-        init = "\tmov.u32 %firS0, %clock;\n"
-        init += "".join(f"\tmov.u32 %firS{j}, 0;\n" for j in range(1, 9))
-        return marker(0, ctas, ENTRY_EXTRA, before=init)
-    s = cycles_into(i)
-    if i == 1:
-        s += "\tadd.u32 %firS8, %firS8, 1;\n"
+        return marker(0, ctas, ENTRY_EXTRA, before=sums_init())
+    s = sum_step(i)
     if i < 7:
         return s
-    s += warpgroup_record(ctas, WGS, WORDS)
-    for j, word in [(j, j) for j in range(1, 8)] + [(8, 11)]:
-        s += f"\tcvt.u64.u32 %firT0, %firS{j};\n\t@%firP st.global.u64 [%firT1+{8 * word}], %firT0;\n"
-    return s + EXIT_EXTRA
+    return s + warpgroup_record(ctas, WGS, WORDS) + store_sums() + EXIT_EXTRA
 
 
 def instrument(ptx, entry, ctas, sums=False):

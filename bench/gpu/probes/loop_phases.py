@@ -44,8 +44,8 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, ".."))
 sys.path.insert(0, here)
 import ptx_trace  # noqa: E402
-from ptx_trace import (consumer_lines, cycles_into, entry_span, quant, splice,  # noqa: E402
-                       warpgroup_record)
+from ptx_trace import (SUM_REGS, consumer_lines, entry_span, quant, splice,  # noqa: E402
+                       store_sums, sum_step, sums_init, warpgroup_record)
 
 SEGMENTS = ["k_wait", "k_landed", "s_issued", "v_landed", "pv_issued", "s_done", "pv_done"]
 WORDS = 16  # per (CTA, warpgroup), as below
@@ -55,8 +55,7 @@ WGS = 8
 REGS = """\t.reg .b64 %firT<4>;
 \t.reg .b32 %firW<5>;
 \t.reg .pred %firP;
-\t.reg .b32 %firS<9>;
-"""
+""" + SUM_REGS
 
 
 def entry_code(ctas):
@@ -65,22 +64,11 @@ def entry_code(ctas):
     s += "\tmov.u64 %firT0, %globaltimer;\n\t@%firP st.global.u64 [%firT1+64], %firT0;\n"
     s += "\tmov.u32 %firW4, %smid;\n\tcvt.u64.u32 %firT0, %firW4;\n"
     s += "\t@%firP st.global.u64 [%firT1+80], %firT0;\n"
-    s += "\tmov.u32 %firS0, %clock;\n"
-    return s + "".join(f"\tmov.u32 %firS{j}, 0;\n" for j in range(1, 9))
-
-
-def segment_code(i):
-    """Marker i (1..7): the cycles since the last marker into %firS<i>."""
-    s = cycles_into(i)
-    if i == 1:
-        s += "\tadd.u32 %firS8, %firS8, 1;\n"
-    return s
+    return s + sums_init()
 
 
 def exit_code(ctas):
-    s = warpgroup_record(ctas, WGS, WORDS)
-    for j, word in [(j, j) for j in range(1, 8)] + [(8, 11)]:
-        s += f"\tcvt.u64.u32 %firT0, %firS{j};\n\t@%firP st.global.u64 [%firT1+{8 * word}], %firT0;\n"
+    s = warpgroup_record(ctas, WGS, WORDS) + store_sums()
     s += "\tmov.u64 %firT0, %globaltimer;\n\t@%firP st.global.u64 [%firT1+72], %firT0;\n"
     s += "\tmov.u64 %firT0, %clock64;\n\t@%firP st.global.u64 [%firT1+96], %firT0;\n"
     return s
@@ -112,7 +100,7 @@ def instrument(ptx, entry, ctas):
     start, end, lines = entry_span(ptx, entry)
     body = lines.index("{")
     lo, hi = consumer_lines(lines)
-    code = {i: ("\tmov.u32 %firS0, %clock;\n" if m == 0 else segment_code(m))
+    code = {i: ("\tmov.u32 %firS0, %clock;\n" if m == 0 else sum_step(m))
             for i, m in loop_markers(lines, lo, hi).items()}
     for i, line in enumerate(lines):
         if line.strip() == "ret;":

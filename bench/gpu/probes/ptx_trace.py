@@ -1,6 +1,6 @@
 """PTX rewriting shared by the timing probes (cascade_cta_trace.py,
 cta_phases.py, loop_phases.py): the CTA's linear index, a warpgroup's
-record, a cycle-sum step, one entry's lines, the consumers' branch of a
+record, the cycle sums (start, step, store), one entry's lines, the consumers' branch of a
 wgmma prefill kernel, a bundle whose sm_90a cubin is assembled from
 rewritten PTX, and the quantiles the reports take. No torch and no CUDA
 here, so that a rewrite can be assembled and checked on a machine without
@@ -44,6 +44,32 @@ def cycles_into(i):
     and makes now the last marker. Uses %firW3-4."""
     return ("\tmov.u32 %firW4, %clock;\n\tsub.u32 %firW3, %firW4, %firS0;\n"
             f"\tadd.u32 %firS{i}, %firS{i}, %firW3;\n\tmov.u32 %firS0, %firW4;\n")
+
+
+# Cycle sums (cta_phases.py --sums, loop_phases.py): %firS0 holds the last
+# marker's %clock, %firS1..7 the segments' sums, %firS8 the iterations; at
+# exit they leave as record words 1..7 and 11.
+SUM_REGS = "\t.reg .b32 %firS<9>;\n"
+
+
+def sums_init():
+    """Starts the sums: now is the last marker, every sum 0."""
+    return "\tmov.u32 %firS0, %clock;\n" + "".join(f"\tmov.u32 %firS{j}, 0;\n" for j in range(1, 9))
+
+
+def sum_step(i):
+    """Marker i (1..7): cycles_into(i); the first also counts an iteration."""
+    s = cycles_into(i)
+    if i == 1:
+        s += "\tadd.u32 %firS8, %firS8, 1;\n"
+    return s
+
+
+def store_sums():
+    """Stores the sums into the warpgroup's record at %firT1 (its first
+    thread, %firP: warpgroup_record)."""
+    return "".join(f"\tcvt.u64.u32 %firT0, %firS{j};\n\t@%firP st.global.u64 [%firT1+{8 * word}], %firT0;\n"
+                   for j, word in [(j, j) for j in range(1, 8)] + [(8, 11)])
 
 
 def quant(xs, q):
